@@ -1,0 +1,297 @@
+"""Byte automata: a code-point DFA lowered to UTF-8, as dense arrays.
+
+Token vocabularies are byte strings, and a token may end in the middle of a character, so token
+masks walk a DFA over bytes. :class:`ByteDFA` is that automaton in the form a Numba kernel wants:
+
+- ``byte_classes``: ``uint8[256]``, each byte's class (bytes the automaton never tells apart share one);
+- ``table``: ``int32[num_states, num_byte_classes]``, dense, **state 0 dead** (its row all zeros);
+- ``accepting``: ``bool[num_states]``; ``start``: the start state (0 for the empty language).
+
+Every state but 0 is reachable and can still reach acceptance, so a token that ends in a nonzero
+state can always be completed. The lowering accepts exactly the UTF-8 encodings of the code-point
+language: no overlong forms, no surrogates, nothing above U+10FFFF.
+
+:meth:`ByteDFA.to_codepoints` is the exact inverse: it collapses byte paths back into code-point
+classes (one transition per ASCII character, never a second byte path for it).
+
+Example
+-------
+>>> from tokenfsm.automata import DFA
+>>> b = DFA.from_regex("é+").to_bytes()
+>>> b.accepts("éé".encode()), b.accepts(b"\\xc3"), b.num_states
+(True, False, 3)
+
+Suffix sharing of continuation-byte states is regex-automata's ``Utf8SuffixMap`` idea
+(rust-lang/regex); byte classes are its ``ByteClasses``.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from .charset import CharSet, refine
+from .errors import AutomatonError
+from .minimize import minimize_table
+from .utf8 import utf8_sequences
+
+__all__ = ["ByteDFA"]
+
+# Valid code points for each lead byte, used to clip when collapsing back.
+_LEAD = {}
+for _b in range(0xC2, 0xE0):
+    _LEAD[_b] = (1, (_b & 0x1F) << 6, 0x80, 0x7FF)
+for _b in range(0xE0, 0xF0):
+    _LEAD[_b] = (2, (_b & 0x0F) << 12, 0x800, 0xFFFF)
+for _b in range(0xF0, 0xF5):
+    _LEAD[_b] = (3, (_b & 0x07) << 18, 0x10000, 0x10FFFF)
+
+
+class ByteDFA:
+    """An immutable DFA over bytes, stored as dense arrays with dead state 0.
+
+    Parameters
+    ----------
+    byte_classes : array-like of int, shape (256,)
+    table : array-like of int, shape (num_states, num_byte_classes)
+    accepting : array-like of bool, shape (num_states,)
+    start : int
+    """
+
+    __slots__ = ("byte_classes", "table", "accepting", "start")
+
+    def __init__(self, byte_classes, table, accepting, start: int):
+        bc = np.ascontiguousarray(byte_classes, dtype=np.uint8)
+        tab = np.ascontiguousarray(table, dtype=np.int32)
+        acc = np.ascontiguousarray(accepting, dtype=np.bool_)
+        if bc.shape != (256,):
+            raise AutomatonError(f"byte_classes must have shape (256,), got {bc.shape}")
+        if tab.ndim != 2 or tab.shape[0] < 1:
+            raise AutomatonError(f"table must be 2-D with at least the dead state, got {tab.shape}")
+        if int(bc.max()) >= tab.shape[1]:
+            raise AutomatonError("byte_classes refers to a class the table does not have")
+        if acc.shape != (tab.shape[0],):
+            raise AutomatonError("accepting must have one entry per state")
+        if tab.size and (tab.min() < 0 or tab.max() >= tab.shape[0]):
+            raise AutomatonError("table refers to nonexistent states")
+        if tab[0].any() or acc[0]:
+            raise AutomatonError("state 0 must be dead: all transitions to 0, not accepting")
+        if not 0 <= start < tab.shape[0]:
+            raise AutomatonError("start state out of range")
+        for arr in (bc, tab, acc):
+            arr.setflags(write=False)
+        object.__setattr__(self, "byte_classes", bc)
+        object.__setattr__(self, "table", tab)
+        object.__setattr__(self, "accepting", acc)
+        object.__setattr__(self, "start", int(start))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ByteDFA is immutable")
+
+    @property
+    def num_states(self) -> int:
+        """States including the dead state 0."""
+        return int(self.table.shape[0])
+
+    @property
+    def num_byte_classes(self) -> int:
+        return int(self.table.shape[1])
+
+    def step(self, state: int, byte: int) -> int:
+        return int(self.table[state, self.byte_classes[byte]])
+
+    def walk(self, data: bytes, state: int | None = None) -> int:
+        """The state after reading ``data`` from ``state`` (default: start); 0 if it died."""
+        s = self.start if state is None else state
+        tab, bc = self.table, self.byte_classes
+        for b in data:
+            s = tab[s, bc[b]]
+            if s == 0:
+                return 0
+        return int(s)
+
+    def accepts(self, data: bytes) -> bool:
+        """Whether ``data`` as a whole is in the language."""
+        return bool(self.accepting[self.walk(bytes(data))])
+
+    def __repr__(self) -> str:
+        return f"<ByteDFA: {self.num_states} states (incl. dead), {self.num_byte_classes} byte classes>"
+
+    # ------------------------------------------------------------------ lowering
+    @classmethod
+    def from_codepoint_dfa(cls, dfa) -> "ByteDFA":
+        """Lower a minimal code-point :class:`~.dfa.DFA` to UTF-8 bytes."""
+        if dfa.start == 0:
+            return cls(np.zeros(256, np.uint8), np.zeros((1, 1), np.int32), [False], 0)
+        n = len(dfa.delta)
+        seqs_of_class = [[seq for lo, hi in cs.ranges for seq in utf8_sequences(lo, hi)]
+                         for cs in dfa.classes]
+        rows: list[list[int]] = [[0] * 256 for _ in range(n)]   # states 0..n-1 as in dfa
+        suffix_ids: dict[frozenset, int] = {}
+
+        def node_for(items: frozenset) -> int:
+            """A byte state reading the remaining byte ranges of ``items`` = {(tail, target)}."""
+            got = suffix_ids.get(items)
+            if got is not None:
+                return got
+            sid = len(rows)
+            rows.append([0] * 256)
+            suffix_ids[items] = sid
+            fill(rows[sid], items)
+            return sid
+
+        def fill(row: list[int], items) -> None:
+            # group items by the byte range they start with, split into elementary intervals
+            bounds = set()
+            for tail, _ in items:
+                lo, hi = tail[0]
+                bounds.add(lo)
+                bounds.add(hi + 1)
+            pts = sorted(bounds)
+            for k in range(len(pts) - 1):
+                lo, hi = pts[k], pts[k + 1] - 1
+                here = [(tail, t) for tail, t in items if tail[0][0] <= lo and hi <= tail[0][1]]
+                if not here:
+                    continue
+                if len(here[0][0]) == 1:
+                    target = here[0][1]
+                else:
+                    target = node_for(frozenset((tail[1:], t) for tail, t in here))
+                for b in range(lo, hi + 1):
+                    row[b] = target
+
+        for s in range(1, n):
+            items = []
+            for c, t in enumerate(dfa.delta[s]):
+                if t:
+                    items.extend((tuple(seq), t) for seq in seqs_of_class[c])
+            fill(rows[s], items)
+        table = np.array(rows, dtype=np.int32)
+        accepting = np.zeros(len(rows), dtype=np.bool_)
+        for a in dfa.accepting:
+            accepting[a] = True
+        return cls._canonical(table, accepting, dfa.start)
+
+    @classmethod
+    def _canonical(cls, full: np.ndarray, accepting: np.ndarray, start: int) -> "ByteDFA":
+        """Minimise a dense 256-column table and compress its columns into byte classes."""
+        bc, cols = _byte_classes(full)
+        compressed = full[:, cols]
+        delta, acc, start = minimize_table(compressed.tolist(), set(np.flatnonzero(accepting).tolist()), start)
+        table = np.array(delta, dtype=np.int32)
+        # minimisation may make more byte columns identical
+        bc2, cols2 = _byte_classes(table)
+        table = np.ascontiguousarray(table[:, cols2])
+        final_bc = bc2[bc]
+        acc_arr = np.zeros(table.shape[0], dtype=np.bool_)
+        for a in acc:
+            acc_arr[a] = True
+        return cls(final_bc.astype(np.uint8), table, acc_arr, start)
+
+    # ------------------------------------------------------------------ back to code points
+    def to_codepoints(self):
+        """The code-point :class:`~.dfa.DFA` whose UTF-8 encodings this automaton accepts.
+
+        Only valid UTF-8 paths count; byte paths that are not UTF-8 are ignored.
+        """
+        from .dfa import DFA
+        if self.start == 0:
+            return DFA.empty()
+        tab, bc = self.table, self.byte_classes
+        memo: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+
+        def suffix(s: int, k: int) -> list[tuple[int, int, int]]:
+            """Ranges (lo, hi, target) of the k-continuation-byte value space from state s."""
+            key = (s, k)
+            got = memo.get(key)
+            if got is not None:
+                return got
+            out: list[tuple[int, int, int]] = []
+            width = 1 << (6 * (k - 1))
+            for b in range(0x80, 0xC0):
+                t = int(tab[s, bc[b]])
+                if t == 0:
+                    continue
+                base = (b - 0x80) * width
+                if k == 1:
+                    _append(out, base, base, t)
+                else:
+                    for lo, hi, tt in suffix(t, k - 1):
+                        _append(out, base + lo, base + hi, tt)
+            memo[key] = out
+            return out
+
+        states = {self.start: 0}
+        order = [self.start]
+        trans: list[list[tuple[int, int, int]]] = []
+        i = 0
+        while i < len(order):
+            s = order[i]
+            i += 1
+            out: list[tuple[int, int, int]] = []
+            for b in range(0x00, 0x80):
+                t = int(tab[s, bc[b]])
+                if t:
+                    _append(out, b, b, t)
+            for b in range(0xC2, 0xF5):
+                t = int(tab[s, bc[b]])
+                if t == 0:
+                    continue
+                k, base, vmin, vmax = _LEAD[b]
+                for lo, hi, tt in suffix(t, k):
+                    lo2, hi2 = max(base + lo, vmin), min(base + hi, vmax)
+                    if lo2 <= hi2:
+                        _append(out, lo2, hi2, tt)
+            for _, _, t in out:
+                if t not in states:
+                    states[t] = len(order)
+                    order.append(t)
+            trans.append(out)
+        # assemble a code-point DFA: classes are the refinement of every range used
+        sets = []
+        for out in trans:
+            by_t: dict[int, list] = {}
+            for lo, hi, t in out:
+                by_t.setdefault(t, []).append((lo, hi))
+            sets.extend(CharSet(rs) for rs in by_t.values())
+        classes = refine(sets)
+        firsts = [c.min() for c in classes]     # sorted: refine() orders classes by first member
+        delta = [[0] * len(classes)]
+        for out in trans:
+            row = [0] * len(classes)
+            for lo, hi, t in out:
+                # a class lies wholly inside or outside each range; its first member tells which
+                for ci in range(bisect.bisect_left(firsts, lo), bisect.bisect_right(firsts, hi)):
+                    row[ci] = states[t] + 1
+            delta.append(row)
+        accepting = {states[s] + 1 for s in order if self.accepting[s]}
+        return DFA._minimal_of(classes, delta, accepting, 1)
+
+
+def _append(out: list, lo: int, hi: int, t: int) -> None:
+    """Append a range, merging with the previous one when adjacent and to the same target."""
+    if out and out[-1][2] == t and out[-1][1] + 1 == lo:
+        out[-1] = (out[-1][0], hi, t)
+    else:
+        out.append((lo, hi, t))
+
+
+def _byte_classes(table: np.ndarray):
+    """Group identical columns: returns (class of each column, one representative column each).
+
+    Classes are numbered in order of their first byte, so the numbering is canonical."""
+    ncols = table.shape[1]
+    seen: dict[bytes, int] = {}
+    cls = np.zeros(ncols, dtype=np.int64)
+    reps = []
+    t = np.ascontiguousarray(table.T)
+    for b in range(ncols):
+        key = t[b].tobytes()
+        c = seen.get(key)
+        if c is None:
+            c = len(reps)
+            seen[key] = c
+            reps.append(b)
+        cls[b] = c
+    return cls, np.array(reps, dtype=np.int64)

@@ -1,0 +1,816 @@
+"""Deterministic finite automata over Unicode code points, with a set algebra.
+
+A :class:`DFA` reads code points. Its alphabet is partitioned into classes (:class:`CharSet`\\ s
+whose members the automaton never tells apart), and it is stored as a complete table
+``delta[state][class]`` with state 0 the dead state. Every operation returns a new, minimal,
+pruned, canonically numbered automaton, so sizes are honest and two automata of the same language
+are identical objects field by field (``==`` is language equality).
+
+Construction: :meth:`DFA.from_regex` (Python ``re`` dialect), :meth:`DFA.literal`,
+:meth:`DFA.from_charset`, :meth:`DFA.excluding` (strings with none of some substrings),
+:meth:`DFA.from_interegular`. Composition: concatenation (``+``), union (``|``), intersection
+(``&``), difference (``-``), symmetric difference (``^``), complement (``~``), star, optional,
+bounded repetition, and :meth:`DFA.substitute` (replace each character by a language). Products
+are built over reachable pairs only and every construction runs under a :class:`Budget`.
+
+Example
+-------
+>>> d = DFA.from_regex(r"[a-z]+@[a-z]+\\.com")
+>>> d.accepts("ada@x.com"), d.num_states
+(True, 8)
+>>> (d & DFA.excluding(["xx"])).accepts("ada@xx.com")
+False
+
+Where the ideas come from: the alphabet partition and set operators follow greenery; the layering
+(regex tree, NFA, DFA, byte DFA) follows rust-lang/regex's regex-automata.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random as _random
+from collections import deque
+from typing import Callable, Iterable, Sequence
+
+from .charset import MAX_CODEPOINT, CharSet, refine
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded
+from .minimize import minimize_table, prune_table
+from .nfa import NFA, determinize, from_ast
+from .regex_ast import Node
+
+__all__ = ["DFA"]
+
+
+def _segments(classes: Sequence[CharSet]) -> list[tuple[int, int, int]]:
+    """Sorted (lo, hi, class) ranges covering the alphabet."""
+    segs = [(lo, hi, c) for c, cs in enumerate(classes) for lo, hi in cs.ranges]
+    segs.sort()
+    return segs
+
+
+def _joint_classes(a: "DFA", b: "DFA") -> tuple[list[CharSet], list[int], list[int]]:
+    """The common refinement of two partitions: classes plus each one's class in ``a`` and ``b``."""
+    sa, sb = a._segs, b._segs
+    i = j = 0
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    while i < len(sa) and j < len(sb):
+        lo = max(sa[i][0], sb[j][0])
+        hi = min(sa[i][1], sb[j][1])
+        if lo <= hi:
+            groups.setdefault((sa[i][2], sb[j][2]), []).append((lo, hi))
+        if sa[i][1] < sb[j][1]:
+            i += 1
+        else:
+            j += 1
+    items = sorted(groups.items(), key=lambda kv: kv[1][0][0])
+    classes = [CharSet(rs) for _, rs in items]
+    return classes, [k[0] for k, _ in items], [k[1] for k, _ in items]
+
+
+class DFA:
+    """An immutable, complete DFA over code-point classes; state 0 is dead.
+
+    Use the constructors (:meth:`from_regex`, :meth:`literal`, ...) rather than ``DFA(...)``;
+    :meth:`from_parts` builds one from raw tables.
+
+    Attributes
+    ----------
+    classes : tuple of CharSet
+        The alphabet partition; ``delta[s][c]`` is the successor on any character of ``classes[c]``.
+    delta : tuple of tuple of int
+    accepting : frozenset of int
+    start : int
+    """
+
+    __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
+                 "_seg_class", "_hash", "_bytes")
+
+    def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
+        self.classes = tuple(classes)
+        self.delta = tuple(tuple(r) for r in delta)
+        self.accepting = frozenset(accepting)
+        self.start = int(start)
+        self._minimal = _minimal
+        self._segs = _segments(self.classes)
+        self._starts = [s[0] for s in self._segs]
+        self._seg_class = [s[2] for s in self._segs]
+        self._hash = None
+        self._bytes = None
+
+    # ------------------------------------------------------------------ construction helpers
+    @classmethod
+    def from_parts(cls, classes: Sequence[CharSet], delta: Sequence[Sequence[int]],
+                   accepting: Iterable[int], start: int) -> "DFA":
+        """Build from raw tables, validating them. State 0 must be a dead state.
+
+        Parameters
+        ----------
+        classes : sequence of CharSet
+            A partition of every scalar value (disjoint, non-empty, covering all).
+        delta : sequence of sequences of int
+            Complete transition table, ``len(classes)`` entries per state.
+        accepting : iterable of int
+        start : int
+        """
+        classes = list(classes)
+        n = len(delta)
+        total = 0
+        for c in classes:
+            if not isinstance(c, CharSet) or not c:
+                raise AutomatonError("classes must be non-empty CharSets")
+            total += len(c)
+        if total != len(CharSet.any()) or len(refine(classes)) != len(classes):
+            raise AutomatonError("classes must partition all Unicode scalar values")
+        if n == 0:
+            raise AutomatonError("a DFA needs at least the dead state 0")
+        for s, row in enumerate(delta):
+            if len(row) != len(classes):
+                raise AutomatonError(f"state {s} has {len(row)} transitions for {len(classes)} classes")
+            for t in row:
+                if not 0 <= t < n:
+                    raise AutomatonError(f"state {s} moves to nonexistent state {t}")
+        if any(t != 0 for t in delta[0]):
+            raise AutomatonError("state 0 must be dead (all its transitions to 0)")
+        acc = frozenset(accepting)
+        if 0 in acc:
+            raise AutomatonError("state 0 must not be accepting")
+        if not all(0 <= a < n for a in acc) or not 0 <= start < n:
+            raise AutomatonError("accepting or start state out of range")
+        return cls(classes, delta, acc, start)
+
+    @classmethod
+    def _minimal_of(cls, classes, delta, accepting, start) -> "DFA":
+        """Minimise a raw table, merge equivalent classes, return the canonical DFA."""
+        delta, accepting, start = minimize_table(delta, accepting, start)
+        classes, delta = _merge_classes(list(classes), delta)
+        # merging classes changes BFS order only through class order, which is by first member:
+        # renumber again so the numbering stays canonical.
+        delta, accepting, start = minimize_table(delta, accepting, start) if len(delta) > 1 else (delta, accepting, start)
+        return cls(classes, delta, accepting, start, _minimal=True)
+
+    @classmethod
+    def _from_nfa(cls, nfa: NFA, budget: Budget | None, operation: str) -> "DFA":
+        classes, delta, accepting, start = determinize(nfa, budget, operation)
+        return cls._minimal_of(classes, delta, accepting, start)
+
+    # ------------------------------------------------------------------ basic languages
+    @classmethod
+    def empty(cls) -> "DFA":
+        """The automaton of no strings."""
+        return cls([CharSet.any()], [[0]], (), 0, _minimal=True)
+
+    @classmethod
+    def epsilon(cls) -> "DFA":
+        """The automaton of the empty string only."""
+        return cls([CharSet.any()], [[0], [0]], {1}, 1, _minimal=True)
+
+    @classmethod
+    def universal(cls) -> "DFA":
+        """Every string (``[\\s\\S]*``)."""
+        return cls([CharSet.any()], [[0], [1]], {1}, 1, _minimal=True)
+
+    @classmethod
+    def from_charset(cls, cs: CharSet) -> "DFA":
+        """Exactly one character from ``cs``."""
+        if not cs:
+            return cls.empty()
+        if cs == CharSet.any():
+            return cls([cs], [[0], [2], [0]], {2}, 1, _minimal=True)
+        return cls([cs, ~cs] if cs.min() < (~cs).min() else [~cs, cs],
+                   *(([[0, 0], [2, 0], [0, 0]], {2}, 1) if cs.min() < (~cs).min()
+                     else ([[0, 0], [0, 2], [0, 0]], {2}, 1)), _minimal=True)
+
+    @classmethod
+    def literal(cls, s: str) -> "DFA":
+        """Exactly the string ``s``."""
+        if not s:
+            return cls.epsilon()
+        chars = sorted(set(s))
+        sets = [CharSet.of(c) for c in chars]
+        classes = refine(sets)
+        cls_of = {}
+        for i, c in enumerate(classes):
+            if len(c) == 1:
+                cls_of[chr(c.min())] = i
+        n = len(s)
+        delta = [[0] * len(classes) for _ in range(n + 2)]
+        for k, ch in enumerate(s):
+            delta[k + 1][cls_of[ch]] = k + 2
+        return cls._minimal_of(classes, delta, {n + 1}, 1)
+
+    @classmethod
+    def from_ast(cls, node: Node, budget: Budget | None = None) -> "DFA":
+        """The automaton of a regex tree (:mod:`.regex_ast`)."""
+        return cls._from_nfa(from_ast(node), budget, "determinize")
+
+    @classmethod
+    def from_regex(cls, pattern: str, flags: int = 0, budget: Budget | None = None) -> "DFA":
+        """Compile a Python ``re`` pattern; accepts exactly the strings ``re.fullmatch`` matches.
+
+        Parameters
+        ----------
+        pattern : str
+        flags : int
+            ``re`` flags (IGNORECASE, DOTALL, MULTILINE, ASCII, VERBOSE).
+        budget : Budget, optional
+
+        Raises
+        ------
+        RegexError
+            Malformed patterns and constructs that are not regular (back-references,
+            look-around, conditionals, atomic groups), with the position.
+        """
+        from .regex_parse import parse_regex
+        return cls.from_ast(parse_regex(pattern, flags), budget)
+
+    @classmethod
+    def excluding(cls, substrings: Iterable[str], budget: Budget | None = None) -> "DFA":
+        """Strings that contain none of ``substrings`` (an Aho-Corasick automaton)."""
+        from .exclusion import excluding_table
+        classes, delta, accepting, start = excluding_table(list(substrings), budget)
+        return cls._minimal_of(classes, delta, accepting, start)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def num_states(self) -> int:
+        """Live states (the dead state is not counted)."""
+        return len(self._live_states())
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def num_transitions(self) -> int:
+        """Transitions between live states, one per (state, class) pair."""
+        live = self._live_states()
+        return sum(1 for s in live for t in self.delta[s] if t in live)
+
+    def _live_states(self) -> set[int]:
+        if self._minimal:
+            return set(range(1, len(self.delta))) if self.start else set()
+        from .minimize import coreachable, reachable
+        order = reachable(self.delta, self.start)
+        return coreachable(self.delta, self.accepting, order) - {0}
+
+    def class_of(self, ch: str) -> int:
+        """The index of the class containing the character ``ch``."""
+        x = ord(ch)
+        i = bisect.bisect_right(self._starts, x) - 1
+        return self._seg_class[i]
+
+    def accepts(self, s: str) -> bool:
+        """Whether the whole string ``s`` is in the language."""
+        state = self.start
+        delta = self.delta
+        starts, seg_class = self._starts, self._seg_class
+        br = bisect.bisect_right
+        for ch in s:
+            x = ord(ch)
+            if 0xD800 <= x <= 0xDFFF:
+                return False
+            state = delta[state][seg_class[br(starts, x) - 1]]
+            if state == 0:
+                return False
+        return state in self.accepting
+
+    def is_empty(self) -> bool:
+        return self.minimize().start == 0
+
+    def is_universal(self) -> bool:
+        return self.complement().is_empty()
+
+    def is_finite(self) -> bool:
+        """Whether the language has finitely many strings."""
+        m = self.minimize()
+        if m.start == 0:
+            return True
+        # a cycle among live states means infinitely many strings
+        color = {}
+        stack = [(m.start, iter(set(m.delta[m.start])))]
+        color[m.start] = 1
+        while stack:
+            s, it = stack[-1]
+            for t in it:
+                if t == 0:
+                    continue
+                c = color.get(t)
+                if c == 1:
+                    return False
+                if c is None:
+                    color[t] = 1
+                    stack.append((t, iter(set(m.delta[t]))))
+                    break
+            else:
+                color[s] = 2
+                stack.pop()
+        return True
+
+    def equivalent(self, other: "DFA") -> bool:
+        """Whether both accept the same language (canonical minimal forms are compared)."""
+        a, b = self.minimize(), other.minimize()
+        return (a.classes, a.delta, a.accepting, a.start) == (b.classes, b.delta, b.accepting, b.start)
+
+    def issubset(self, other: "DFA", budget: Budget | None = None) -> bool:
+        return self.difference(other, budget=budget).is_empty()
+
+    def __le__(self, other: "DFA") -> bool:
+        return self.issubset(other)
+
+    def __ge__(self, other: "DFA") -> bool:
+        return other.issubset(self)
+
+    def __lt__(self, other: "DFA") -> bool:
+        return self.issubset(other) and not self.equivalent(other)
+
+    def __gt__(self, other: "DFA") -> bool:
+        return other < self
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, DFA):
+            return NotImplemented
+        return self.equivalent(other)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            m = self.minimize()
+            self._hash = hash((m.classes, m.delta, m.accepting, m.start))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"<DFA: {self.num_states} states, {len(self.classes)} classes>"
+
+    # ------------------------------------------------------------------ normal forms
+    def minimize(self) -> "DFA":
+        """The minimal, pruned, canonically numbered DFA of the same language, with the coarsest
+        alphabet partition."""
+        if self._minimal:
+            return self
+        return DFA._minimal_of(self.classes, self.delta, self.accepting, self.start)
+
+    def prune(self) -> "DFA":
+        """Remove states that are unreachable or cannot reach an accepting state."""
+        if self._minimal:
+            return self
+        delta, accepting, start = prune_table(self.delta, self.accepting, self.start)
+        return DFA(self.classes, delta, accepting, start)
+
+    # ------------------------------------------------------------------ products
+    def _product(self, other: "DFA", accept: Callable[[bool, bool], bool], operation: str,
+                 budget: Budget | None, dead_if_either: bool) -> "DFA":
+        classes, ca, cb = _joint_classes(self, other)
+        meter = (budget or DEFAULT_BUDGET).meter(operation)
+        da, db = self.delta, other.delta
+        acc_a, acc_b = self.accepting, other.accepting
+        index: dict[tuple[int, int], int] = {(0, 0): 0}
+        delta: list = [[0] * len(classes)]
+        accepting = set()
+        todo = []
+        pairs_ab = list(zip(ca, cb))
+
+        def intern(p):
+            i = len(delta)
+            index[p] = i
+            delta.append(None)
+            meter.add()
+            if accept(p[0] in acc_a, p[1] in acc_b):
+                accepting.add(i)
+            todo.append(p)
+            return i
+
+        start_pair = (self.start, other.start)
+        if dead_if_either and 0 in start_pair:
+            return DFA.empty()
+        start = intern(start_pair) if start_pair != (0, 0) else 0
+        while todo:
+            p = todo.pop()
+            ra, rb = da[p[0]], db[p[1]]
+            row = []
+            for x, y in pairs_ab:
+                q = (ra[x], rb[y])
+                if dead_if_either and (q[0] == 0 or q[1] == 0):
+                    row.append(0)
+                    continue
+                j = index.get(q)
+                if j is None:
+                    j = intern(q)
+                row.append(j)
+            delta[index[p]] = row
+        return DFA._minimal_of(classes, delta, accepting, start)
+
+    def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
+        """Strings in both (product over reachable pairs, under ``budget``)."""
+        return self._product(other, lambda x, y: x and y, "intersect", budget, True)
+
+    def union(self, other: "DFA", budget: Budget | None = None) -> "DFA":
+        return self._product(other, lambda x, y: x or y, "union", budget, False)
+
+    def difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
+        """Strings in ``self`` but not in ``other``."""
+        return self._product(other, lambda x, y: x and not y, "difference", budget, False)
+
+    def symmetric_difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
+        return self._product(other, lambda x, y: x != y, "symmetric_difference", budget, False)
+
+    def complement(self) -> "DFA":
+        """Every string not in the language (over all Unicode scalar values)."""
+        m = self.minimize()
+        # complete automaton: flip acceptance; the old dead state becomes an accepting sink
+        n = len(m.delta)
+        acc = {s for s in range(n) if s not in m.accepting}
+        # state 0 is now accepting: move it to a fresh sink and keep 0 as a (unreachable) dead state
+        sink = n
+        delta = [[sink if t == 0 else t for t in row] for row in m.delta]
+        delta[0] = [0] * len(m.classes)
+        delta.append([sink] * len(m.classes))
+        acc.discard(0)
+        acc.add(sink)
+        start = m.start if m.start != 0 else sink
+        return DFA._minimal_of(m.classes, delta, acc, start)
+
+    __and__ = intersect
+    __or__ = union
+    __sub__ = difference
+    __xor__ = symmetric_difference
+    __invert__ = complement
+
+    @staticmethod
+    def intersect_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
+        """Intersection of several automata (smallest first, stopping early when empty)."""
+        parts = sorted(parts, key=lambda d: d.minimize().num_states)
+        if not parts:
+            return DFA.universal()
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = acc.intersect(p, budget)
+            if acc.is_empty():
+                break
+        return acc
+
+    @staticmethod
+    def union_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
+        """Union of several automata, built as one NFA and determinised once."""
+        parts = list(parts)
+        if not parts:
+            return DFA.empty()
+        if len(parts) == 1:
+            return parts[0].minimize()
+        nfa = NFA()
+        start = nfa.new_state()
+        final = nfa.new_state()
+        for p in parts:
+            e = _embed(nfa, p, final)
+            if e is not None:
+                nfa.eps[start].append(e)
+        nfa.start = start
+        nfa.accepting = {final}
+        return DFA._from_nfa(nfa, budget, "union")
+
+    # ------------------------------------------------------------------ regular operations
+    @staticmethod
+    def concat_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
+        """Concatenation of several automata, built as one NFA and determinised once."""
+        parts = list(parts)
+        if not parts:
+            return DFA.epsilon()
+        if any(p.minimize().start == 0 for p in parts):
+            return DFA.empty()
+        if len(parts) == 1:
+            return parts[0].minimize()
+        nfa = NFA()
+        final = nfa.new_state()
+        nxt = final
+        for p in reversed(parts):
+            nxt = _embed(nfa, p, nxt)
+        nfa.start = nxt
+        nfa.accepting = {final}
+        return DFA._from_nfa(nfa, budget, "concat")
+
+    def concat(self, other: "DFA", budget: Budget | None = None) -> "DFA":
+        """Strings ``xy`` with ``x`` in ``self`` and ``y`` in ``other``."""
+        return DFA.concat_all([self, other], budget)
+
+    __add__ = concat
+
+    def repeat(self, min: int, max: int | None = None, budget: Budget | None = None) -> "DFA":
+        """Between ``min`` and ``max`` (None: unbounded) concatenated copies."""
+        if min < 0 or (max is not None and max < min):
+            raise ValueError(f"bad repetition bounds {min}, {max}")
+        m = self.minimize()
+        if m.start == 0:
+            return DFA.epsilon() if min == 0 else DFA.empty()
+        nfa = NFA()
+        final = nfa.new_state()
+        nxt = final
+        if max is None:
+            # loop: head -> copy -> head; head -> final
+            head = nfa.new_state()
+            nfa.eps[head].append(final)
+            entry = _embed(nfa, m, head)
+            nfa.eps[head].append(entry)
+            nxt = head
+        else:
+            # optional copies nested from the end: (x(x(x)?)?)?
+            for _ in range(max - min):
+                entry = _embed(nfa, m, nxt)
+                skip = nfa.new_state()
+                nfa.eps[skip].append(entry)
+                nfa.eps[skip].append(final)
+                nxt = skip
+        for _ in range(min):
+            nxt = _embed(nfa, m, nxt)
+        nfa.start = nxt
+        nfa.accepting = {final}
+        return DFA._from_nfa(nfa, budget, "repeat")
+
+    def star(self, budget: Budget | None = None) -> "DFA":
+        return self.repeat(0, None, budget)
+
+    def plus(self, budget: Budget | None = None) -> "DFA":
+        return self.repeat(1, None, budget)
+
+    def optional(self, budget: Budget | None = None) -> "DFA":
+        return self.union(DFA.epsilon(), budget)
+
+    def substitute(self, image: Callable[[CharSet], "DFA"], budget: Budget | None = None) -> "DFA":
+        """Replace every character by a language: the homomorphic image of the automaton.
+
+        Parameters
+        ----------
+        image : callable
+            ``image(cs)`` returns the DFA of the strings that the characters of class ``cs`` may
+            become. It is called once per alphabet class.
+        budget : Budget, optional
+
+        Returns
+        -------
+        DFA
+            Accepts ``w1 w2 ... wn`` where each ``wi`` is in the image of the class of the
+            ``i``-th character of some string ``c1 ... cn`` of ``self``.
+        """
+        m = self.minimize()
+        if m.start == 0:
+            return m
+        images = [image(cs).minimize() for cs in m.classes]
+        nfa = NFA()
+        n = len(m.delta)
+        for _ in range(n):
+            nfa.new_state()
+        shared: dict[tuple[int, int], int] = {}
+        for s in range(1, n):
+            for c, t in enumerate(m.delta[s]):
+                if t == 0 or images[c].start == 0:
+                    continue
+                key = (c, t)
+                entry = shared.get(key)
+                if entry is None:
+                    entry = _embed(nfa, images[c], t)
+                    shared[key] = entry
+                nfa.eps[s].append(entry)
+        nfa.start = m.start
+        nfa.accepting = set(m.accepting)
+        return DFA._from_nfa(nfa, budget, "substitute")
+
+    def reverse(self, budget: Budget | None = None) -> "DFA":
+        """The automaton of the reversed strings."""
+        m = self.minimize()
+        if m.start == 0:
+            return m
+        nfa = NFA()
+        n = len(m.delta)
+        for _ in range(n + 1):
+            nfa.new_state()
+        new_start = n
+        for s in range(1, n):
+            by_target: dict[int, list[tuple[int, int]]] = {}
+            for c, t in enumerate(m.delta[s]):
+                if t:
+                    by_target.setdefault(t, []).extend(m.classes[c].ranges)
+            for t, rs in by_target.items():
+                nfa.edges[t].append((CharSet(rs), s))
+        for a in m.accepting:
+            nfa.eps[new_start].append(a)
+        nfa.start = new_start
+        nfa.accepting = {m.start}
+        return DFA._from_nfa(nfa, budget, "reverse")
+
+    # ------------------------------------------------------------------ strings out
+    def _distance_to_accept(self) -> list[int]:
+        m = self.minimize()
+        INF = 1 << 60
+        dist = [INF] * len(m.delta)
+        preds: dict[int, set[int]] = {}
+        for s, row in enumerate(m.delta):
+            for t in row:
+                preds.setdefault(t, set()).add(s)
+        queue = deque()
+        for a in m.accepting:
+            dist[a] = 0
+            queue.append(a)
+        while queue:
+            t = queue.popleft()
+            for s in preds.get(t, ()):
+                if dist[s] == INF:
+                    dist[s] = dist[t] + 1
+                    queue.append(s)
+        return dist
+
+    def shortest(self) -> str | None:
+        """A shortest accepted string (None if the language is empty)."""
+        m = self.minimize()
+        if m.start == 0:
+            return None
+        dist = m._distance_to_accept()
+        out = []
+        s = m.start
+        while dist[s] > 0:
+            for c, t in enumerate(m.delta[s]):
+                if t and dist[t] == dist[s] - 1:
+                    out.append(m.classes[c].representative())
+                    s = t
+                    break
+        return "".join(out)
+
+    def sample(self, rng: _random.Random | None = None, max_length: int = 64) -> str:
+        """A random accepted string.
+
+        Walks the automaton choosing uniformly among stopping (where accepting) and the live
+        classes, then a character in the class (half the time an ASCII one when the class has
+        any). Past ``max_length`` characters it steers along a shortest way to acceptance.
+        """
+        rng = rng or _random.Random()
+        m = self.minimize()
+        if m.start == 0:
+            raise ValueError("cannot sample from an empty language")
+        dist = m._distance_to_accept()
+        out = []
+        s = m.start
+        ascii_ = CharSet.range(0x20, 0x7E)
+        while True:
+            live = [c for c, t in enumerate(m.delta[s]) if t]
+            if len(out) >= max_length:
+                if s in m.accepting:
+                    break
+                live = [c for c in live if dist[m.delta[s][c]] < dist[s]]
+            options = len(live) + (1 if s in m.accepting else 0)
+            k = rng.randrange(options)
+            if k == len(live):
+                break
+            cs = m.classes[live[k]]
+            sub = cs & ascii_
+            out.append(sub.sample(rng) if sub and rng.random() < 0.5 else cs.sample(rng))
+            s = m.delta[s][live[k]]
+        return "".join(out)
+
+    def examples(self, n: int = 10, max_length: int = 1000) -> list[str]:
+        """Up to ``n`` distinct accepted strings, shortest first, one readable character per class."""
+        m = self.minimize()
+        if m.start == 0:
+            return []
+        dist = m._distance_to_accept()
+        reps = [c.representative() for c in m.classes]
+        out: list[str] = []
+        queue = deque([(m.start, "")])
+        while queue and len(out) < n:
+            s, w = queue.popleft()
+            if s in m.accepting:
+                out.append(w)
+            if len(w) >= max_length:
+                continue
+            for c, t in enumerate(m.delta[s]):
+                if t and dist[t] < (1 << 60):
+                    queue.append((t, w + reps[c]))
+            if len(queue) > 50 * n + 1000:
+                # keep the frontier bounded: shortest-first is preserved by the FIFO order
+                for _ in range(len(queue) - (50 * n + 1000)):
+                    queue.pop()
+        return out
+
+    # ------------------------------------------------------------------ output for people
+    def _grouped(self):
+        """Per live state, its outgoing transitions grouped by target: {target: CharSet}."""
+        m = self.minimize()
+        out = {}
+        for s in range(1, len(m.delta)) if m.start else ():
+            by_t: dict[int, list] = {}
+            for c, t in enumerate(m.delta[s]):
+                if t:
+                    by_t.setdefault(t, []).extend(m.classes[c].ranges)
+            out[s] = {t: CharSet(rs) for t, rs in by_t.items()}
+        return m, out
+
+    def to_rules(self) -> str:
+        """EBNF-like rules, one per live state, alternatives grouped by target state.
+
+        ``S1 ::= [a-z] S2 | "@" S3 | ε``. The number of alternatives is :attr:`rule_count`, the
+        unit in which grammar blowup is counted.
+        """
+        m, grouped = self._grouped()
+        if m.start == 0:
+            return "S1 ::= ∅"
+        lines = []
+        for s in sorted(grouped):
+            alts = [f"{_show(cs)} S{t}" for t, cs in sorted(grouped[s].items())]
+            if s in m.accepting:
+                alts.append("ε")
+            lines.append(f"S{s} ::= " + " | ".join(alts))
+        return "\n".join(lines)
+
+    @property
+    def rule_count(self) -> int:
+        """Number of rule alternatives in :meth:`to_rules` (grouped transitions plus one ε per
+        accepting state)."""
+        m, grouped = self._grouped()
+        return sum(len(g) for g in grouped.values()) + len(m.accepting)
+
+    def to_dot(self) -> str:
+        """A Graphviz ``digraph`` of the live states."""
+        m, grouped = self._grouped()
+        lines = ["digraph DFA {", "  rankdir=LR;", '  node [shape=circle];', '  __start [shape=point];']
+        for s in sorted(grouped):
+            shape = "doublecircle" if s in m.accepting else "circle"
+            lines.append(f'  S{s} [shape={shape}];')
+        if m.start:
+            lines.append(f"  __start -> S{m.start};")
+        for s in sorted(grouped):
+            for t, cs in sorted(grouped[s].items()):
+                label = _show(cs).replace("\\", "\\\\").replace('"', '\\"')
+                lines.append(f'  S{s} -> S{t} [label="{label}"];')
+        lines.append("}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ lowering and interop
+    def to_bytes(self):
+        """The UTF-8 byte automaton accepting exactly the encodings of this language.
+
+        Returns
+        -------
+        ByteDFA
+        """
+        if self._bytes is None:
+            from .bytedfa import ByteDFA
+            self._bytes = ByteDFA.from_codepoint_dfa(self.minimize())
+        return self._bytes
+
+    @classmethod
+    def from_interegular(cls, fsm) -> "DFA":
+        """Convert an ``interegular.fsm.FSM``."""
+        from .interop import from_interegular
+        return from_interegular(cls, fsm)
+
+    def to_interegular(self):
+        """Convert to an ``interegular.fsm.FSM`` (its alphabet lists characters one by one, so
+        classes other than the largest must be of moderate size)."""
+        from .interop import to_interegular
+        return to_interegular(self.minimize())
+
+
+def _show(cs: CharSet) -> str:
+    if len(cs.ranges) == 1 and cs.ranges[0][0] == cs.ranges[0][1]:
+        c = chr(cs.ranges[0][0])
+        if c.isprintable() and c not in '"\\':
+            return f'"{c}"'
+    return cs.to_class()
+
+
+def _merge_classes(classes: list[CharSet], delta):
+    """Merge alphabet classes whose columns are identical in every state (coarsest partition)."""
+    ncls = len(classes)
+    if ncls <= 1:
+        return classes, delta
+    cols: dict[tuple, list[int]] = {}
+    for c in range(ncls):
+        cols.setdefault(tuple(row[c] for row in delta), []).append(c)
+    if len(cols) == ncls:
+        return classes, delta
+    groups = list(cols.values())
+    merged = [CharSet([r for c in g for r in classes[c].ranges]) for g in groups]
+    order = sorted(range(len(groups)), key=lambda i: merged[i].min())
+    new_classes = [merged[i] for i in order]
+    reps = [groups[i][0] for i in order]
+    new_delta = [[row[c] for c in reps] for row in delta]
+    return new_classes, new_delta
+
+
+def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
+    """Copy the live part of ``d`` into ``nfa``; accepting states get an epsilon to ``exit_``.
+
+    Returns the NFA state for ``d``'s start, or None if ``d`` is empty."""
+    m = d.minimize()
+    if m.start == 0:
+        return None
+    n = len(m.delta)
+    base = len(nfa.edges)
+    for _ in range(n - 1):
+        nfa.new_state()
+    for s in range(1, n):
+        q = base + s - 1
+        by_t: dict[int, list] = {}
+        for c, t in enumerate(m.delta[s]):
+            if t:
+                by_t.setdefault(t, []).extend(m.classes[c].ranges)
+        for t, rs in by_t.items():
+            nfa.edges[q].append((CharSet(rs), base + t - 1))
+        if s in m.accepting:
+            nfa.eps[q].append(exit_)
+    return base + m.start - 1

@@ -1,0 +1,202 @@
+"""Minimisation and canonical numbering of complete DFAs given as integer tables.
+
+Both the code-point automata (:mod:`.dfa`) and the byte automata (:mod:`.bytedfa`) are, underneath,
+a table ``delta[state][symbol] -> state`` with a dead state 0, a start state and a set of
+accepting states. This module works on that representation only:
+
+- :func:`minimize_table` drops unreachable states, merges every state that cannot reach
+  acceptance into the dead state 0 (so the result is pruned), merges equivalent states with
+  Hopcroft's partition refinement, and numbers the result canonically (breadth-first from the
+  start, symbols in order), so equal languages over the same alphabet give identical tables.
+- :func:`prune_table` only does the first two steps (no merging).
+
+Example
+-------
+>>> delta = [[0, 0], [2, 3], [2, 3], [0, 0]]   # 0 dead; 1 and 2 equivalent
+>>> minimize_table(delta, {3}, 1)
+([[0, 0], [1, 2], [0, 0]], {2}, 1)
+
+Hopcroft, "An n log n algorithm for minimizing states in a finite automaton" (1971), in the
+formulation of Valmari & Lehtinen (2008) with blocks as lists and a splitter worklist.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+__all__ = ["minimize_table", "prune_table", "reachable", "coreachable"]
+
+
+def reachable(delta, start: int) -> list[int]:
+    """States reachable from ``start``, in breadth-first order by symbol."""
+    seen = {start}
+    order = [start]
+    queue = deque([start])
+    while queue:
+        s = queue.popleft()
+        for t in delta[s]:
+            if t not in seen:
+                seen.add(t)
+                order.append(t)
+                queue.append(t)
+    return order
+
+
+def coreachable(delta, accepting, states=None) -> set[int]:
+    """States (among ``states``, default all) from which an accepting state can be reached."""
+    n = len(delta)
+    states = range(n) if states is None else states
+    preds: dict[int, list[int]] = {}
+    for s in states:
+        for t in set(delta[s]):
+            preds.setdefault(t, []).append(s)
+    live = set(a for a in accepting)
+    stack = list(live)
+    while stack:
+        t = stack.pop()
+        for s in preds.get(t, ()):
+            if s not in live:
+                live.add(s)
+                stack.append(s)
+    return live
+
+
+def prune_table(delta, accepting, start):
+    """Keep reachable states that can reach acceptance; everything else becomes dead state 0.
+
+    Returns ``(delta, accepting, start)`` renumbered breadth-first (dead state 0 first)."""
+    order = reachable(delta, start)
+    live = coreachable(delta, accepting, order)
+    if start not in live:
+        return [[0] * len(delta[0]) if delta else []], set(), 0
+    keep = [s for s in order if s in live]
+    return _renumber(delta, accepting, start, keep, {s: s for s in keep})
+
+
+def _renumber(delta, accepting, start, keep, rep):
+    """Number the representatives of ``keep`` breadth-first from ``start``; others map to 0.
+
+    ``rep`` maps each kept state to its block representative."""
+    nsym = len(delta[0])
+    number: dict[int, int] = {}
+    new_delta = [[0] * nsym]
+    queue = deque()
+    r0 = rep[start]
+    number[r0] = 1
+    new_delta.append(None)
+    queue.append(r0)
+    while queue:
+        r = queue.popleft()
+        row = []
+        for t in delta[r]:
+            rt = rep.get(t)
+            if rt is None:
+                row.append(0)
+                continue
+            j = number.get(rt)
+            if j is None:
+                j = len(new_delta)
+                number[rt] = j
+                new_delta.append(None)
+                queue.append(rt)
+            row.append(j)
+        new_delta[number[r]] = row
+    new_accepting = {number[rep[s]] for s in keep if s in accepting and rep[s] in number}
+    return new_delta, new_accepting, 1
+
+
+def minimize_table(delta, accepting, start):
+    """Minimal, pruned, canonically numbered equivalent of a complete DFA table.
+
+    Parameters
+    ----------
+    delta : sequence of sequences of int
+        ``delta[s][a]``: successor of ``s`` on symbol ``a``. Must be complete.
+    accepting : collection of int
+    start : int
+
+    Returns
+    -------
+    (delta, accepting, start)
+        ``delta`` as a list of lists with dead state 0 (all-zero row), ``start`` 1 unless the
+        language is empty (then 0 and a single dead state).
+    """
+    nsym = len(delta[0]) if len(delta) else 0
+    order = reachable(delta, start)
+    live = coreachable(delta, accepting, order)
+    if start not in live:
+        return [[0] * nsym], set(), 0
+    states = [s for s in order if s in live]
+    # Local numbering 0..n-1 for live states; n stands for "dead".
+    local = {s: i for i, s in enumerate(states)}
+    n = len(states)
+    DEAD = n
+    tab = [[local.get(t, DEAD) for t in delta[s]] for s in states]
+    tab.append([DEAD] * nsym)
+    total = n + 1
+    # inverse transitions per symbol
+    inv = [dict() for _ in range(nsym)]
+    for s in range(total):
+        row = tab[s]
+        for a in range(nsym):
+            inv[a].setdefault(row[a], []).append(s)
+
+    acc_local = [i for i, s in enumerate(states) if s in accepting]
+    acc_set = set(acc_local)
+    blocks: list[list[int]] = []
+    block_of = [0] * total
+    first = acc_local
+    second = [s for s in range(total) if s not in acc_set]
+    for members in (first, second):
+        if members:
+            b = len(blocks)
+            blocks.append(members)
+            for s in members:
+                block_of[s] = b
+    # Splitters: all (block, symbol) pairs of the smaller initial block suffice; use both to be simple.
+    work = deque((b, a) for b in range(len(blocks)) for a in range(nsym))
+    in_work = set(work)
+    while work:
+        b, a = work.popleft()
+        in_work.discard((b, a))
+        inv_a = inv[a]
+        # states with an a-transition into block b
+        marked: dict[int, list[int]] = {}
+        for t in blocks[b]:
+            for s in inv_a.get(t, ()):
+                marked.setdefault(block_of[s], []).append(s)
+        for y, xs in marked.items():
+            members = blocks[y]
+            if len(xs) == len(members):
+                continue
+            xs_set = set(xs)
+            rest = [s for s in members if s not in xs_set]
+            # keep the larger part in y, the smaller becomes a new block
+            if len(xs) <= len(rest):
+                small, large = xs, rest
+            else:
+                small, large = rest, xs
+            blocks[y] = large
+            z = len(blocks)
+            blocks.append(small)
+            for s in small:
+                block_of[s] = z
+            for c in range(nsym):
+                if (y, c) in in_work:
+                    work.append((z, c))
+                    in_work.add((z, c))
+                else:
+                    work.append((z, c))
+                    in_work.add((z, c))
+    # representatives; the dead block maps to nothing (state 0)
+    dead_block = block_of[DEAD]
+    rep = {}
+    rep_of_block: dict[int, int] = {}
+    for s in range(n):
+        b = block_of[s]
+        if b == dead_block:
+            continue
+        r = rep_of_block.setdefault(b, s)
+        rep[s] = r
+    acc = set(acc_local)
+    return _renumber(tab, acc, 0, [s for s in range(n) if s in rep], rep)

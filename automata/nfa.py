@@ -1,0 +1,422 @@
+"""Nondeterministic automata over code-point sets, and their determinisation.
+
+An :class:`NFA` has transitions labelled with :class:`~.charset.CharSet`, epsilon moves, and
+zero-width assertion moves (``^``, ``$``, ``\\b`` ...). It is the meeting point of the regex tree
+(:func:`from_ast`, Thompson's construction) and of the code-level combinators on DFAs
+(concatenation, star, repetition), which embed whole DFAs as NFA fragments.
+
+:func:`determinize` is the subset construction over alphabet classes: the coarsest partition of the
+code points that every transition label is a union of (:func:`.charset.refine`), so a DFA state has
+one transition per class, not per character.
+
+Assertions are handled exactly, wherever they occur (``a^b`` matches nothing, ``a$\\n`` matches
+``"a\\n"``). Each assertion has a look-behind part, checked while computing an epsilon closure
+(the character just read is known), and a look-ahead part that becomes an *obligation* carried by
+the NFA state into the next step: "the next character must be a word character", "only a final
+newline may follow" and so on. A subset-construction state is a set of (NFA state, obligations)
+pairs; obligations are discharged, transformed or violated by the next character, or checked at
+the end of the input for acceptance. This is the same idea as regex-automata's look-around
+handling (rust-lang/regex), generalised to Python's ``$``, which may look two characters ahead.
+
+Example
+-------
+>>> from tokenfsm.automata.regex_ast import Chars, Repeat
+>>> from tokenfsm.automata.charset import CharSet
+>>> n = from_ast(Repeat(Chars(CharSet.range("a", "c")), 2, 3))
+>>> classes, delta, accepting, start = determinize(n)
+>>> len(classes)
+2
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .charset import CharSet, refine
+from .errors import DEFAULT_BUDGET, Budget
+from .regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
+
+__all__ = ["NFA", "from_ast", "determinize"]
+
+# Does this interpreter's \B match the empty string? (CPython changed it in 3.14.)
+_NOT_BOUNDARY_MATCHES_EMPTY = re.fullmatch(r"\B", "") is not None
+_NEWLINE = CharSet.of("\n")
+
+
+class NFA:
+    """A mutable Thompson NFA under construction.
+
+    States are integers. ``edges[q]`` holds ``(CharSet, target)`` pairs, ``eps[q]`` epsilon
+    targets, ``asserts[q]`` ``(Assert, target)`` pairs. ``start`` and ``accepting`` are set by the
+    builder.
+    """
+
+    __slots__ = ("edges", "eps", "asserts", "start", "accepting")
+
+    def __init__(self):
+        self.edges: list[list[tuple[CharSet, int]]] = []
+        self.eps: list[list[int]] = []
+        self.asserts: list[list[tuple[Assert, int]]] = []
+        self.start = 0
+        self.accepting: set[int] = set()
+
+    def new_state(self) -> int:
+        self.edges.append([])
+        self.eps.append([])
+        self.asserts.append([])
+        return len(self.edges) - 1
+
+    @property
+    def num_states(self) -> int:
+        return len(self.edges)
+
+    @property
+    def has_assertions(self) -> bool:
+        return any(self.asserts)
+
+    def add_fragment(self, node: Node) -> tuple[int, int]:
+        """Add the Thompson fragment of ``node``; return its (entry, exit) states."""
+        if isinstance(node, Chars):
+            a, b = self.new_state(), self.new_state()
+            if node.cs:
+                self.edges[a].append((node.cs, b))
+            return a, b
+        if isinstance(node, Seq):
+            if not node.items:
+                a = self.new_state()
+                return a, a
+            entry, cur = self.add_fragment(node.items[0])
+            for item in node.items[1:]:
+                s, e = self.add_fragment(item)
+                self.eps[cur].append(s)
+                cur = e
+            return entry, cur
+        if isinstance(node, Alt):
+            a, b = self.new_state(), self.new_state()
+            for item in node.items:
+                s, e = self.add_fragment(item)
+                self.eps[a].append(s)
+                self.eps[e].append(b)
+            return a, b
+        if isinstance(node, Repeat):
+            return self._add_repeat(node)
+        if isinstance(node, Assert):
+            a, b = self.new_state(), self.new_state()
+            self.asserts[a].append((node, b))
+            return a, b
+        raise TypeError(f"not a regex tree node: {node!r}")
+
+    def _add_repeat(self, node: Repeat) -> tuple[int, int]:
+        lo, hi = node.min, node.max
+        if lo < 0 or (hi is not None and hi < lo):
+            raise ValueError(f"bad repetition bounds {{{lo},{hi}}}")
+        entry = cur = self.new_state()
+        for _ in range(lo):
+            s, e = self.add_fragment(node.item)
+            self.eps[cur].append(s)
+            cur = e
+        if hi is None:
+            # x* as a loop: entry -> item -> back; exit reachable from the loop head
+            head = self.new_state()
+            self.eps[cur].append(head)
+            s, e = self.add_fragment(node.item)
+            self.eps[head].append(s)
+            self.eps[e].append(head)
+            return entry, head
+        # optional copies nested as (x(x(x)?)?)?, so a subset holds O(1) positions, not O(n)
+        exit_ = self.new_state()
+        self.eps[cur].append(exit_)
+        for _ in range(hi - lo):
+            s, e = self.add_fragment(node.item)
+            self.eps[cur].append(s)
+            self.eps[e].append(exit_)
+            cur = e
+        return entry, exit_
+
+
+def from_ast(node: Node) -> NFA:
+    """Thompson's construction: an NFA accepting exactly the strings ``node`` matches."""
+    nfa = NFA()
+    s, e = nfa.add_fragment(node)
+    nfa.start = s
+    nfa.accepting = {e}
+    return nfa
+
+
+# -- obligations -------------------------------------------------------------------------------
+# An obligation is a small tuple: ("end",), ("nl_end",), ("nl",), ("w", wid), ("nw", wid),
+# ("nw!", wid). ``wid`` indexes the distinct word-character sets of the pattern.
+_END = ("end",)
+_OK = object()      # obligation discharged
+_FAIL = None        # obligation violated
+
+
+def _lookbehind(a: Assert, prev, is_nl, is_word, wid_of):
+    """Apply the look-behind part of ``a`` given the previous class (None at the start).
+
+    Returns ``_FAIL``, ``_OK`` (no obligation) or the obligation left on the future."""
+    k = a.kind
+    if k == "start":
+        return _OK if prev is None else _FAIL
+    if k == "start_line":
+        return _OK if prev is None or is_nl[prev] else _FAIL
+    if k == "end":
+        return ("nl_end",)
+    if k == "end_string":
+        return _END
+    if k == "end_line":
+        return ("nl",)
+    wid = wid_of[a.word]
+    prev_word = prev is not None and is_word[wid][prev]
+    if k == "word_boundary":
+        return ("nw", wid) if prev_word else ("w", wid)
+    # not_word_boundary
+    if prev_word:
+        return ("w", wid)
+    if prev is None and not _NOT_BOUNDARY_MATCHES_EMPTY:
+        return ("nw!", wid)
+    return ("nw", wid)
+
+
+def _discharge(ob, c, is_nl, is_word):
+    """What the obligation ``ob`` becomes after reading class ``c``."""
+    k = ob[0]
+    if k == "end":
+        return _FAIL
+    if k == "nl_end":
+        return _END if is_nl[c] else _FAIL
+    if k == "nl":
+        return _OK if is_nl[c] else _FAIL
+    if k == "w":
+        return _OK if is_word[ob[1]][c] else _FAIL
+    return _FAIL if is_word[ob[1]][c] else _OK   # "nw", "nw!"
+
+
+def _ok_at_end(ob) -> bool:
+    return ob[0] in ("end", "nl_end", "nl", "nw")
+
+
+def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determinize",
+                extra_sets: Sequence[CharSet] = ()):
+    """Subset construction.
+
+    Parameters
+    ----------
+    nfa : NFA
+    budget : Budget, optional
+        Limits the number of DFA states created.
+    operation : str
+        Name reported in :class:`~.errors.BudgetExceeded`.
+    extra_sets : sequence of CharSet
+        Further sets the alphabet partition must separate.
+
+    Returns
+    -------
+    classes : list of CharSet
+        The alphabet partition.
+    delta : list of list of int
+        ``delta[s][c]``: the successor of state ``s`` on class ``c``. State 0 is the dead state.
+    accepting : set of int
+    start : int
+    """
+    meter = (budget or DEFAULT_BUDGET).meter(operation)
+    label_sets = {cs for out in nfa.edges for cs, _ in out}
+    word_sets: list[CharSet] = []
+    if nfa.has_assertions:
+        label_sets.add(_NEWLINE)
+        for out in nfa.asserts:
+            for a, _ in out:
+                if a.word is not None and a.word not in word_sets:
+                    word_sets.append(a.word)
+        label_sets.update(word_sets)
+    label_sets.update(extra_sets)
+    classes = refine(label_sets)
+    nclasses = len(classes)
+
+    # Which classes each label covers: a class lies wholly inside or outside every label.
+    firsts = [c.ranges[0][0] for c in classes]
+    cover_cache: dict[CharSet, list[int]] = {}
+
+    def cover(cs: CharSet) -> list[int]:
+        got = cover_cache.get(cs)
+        if got is None:
+            got = [i for i, x in enumerate(firsts) if x in cs] if len(cs.ranges) < 64 or nclasses < 64 \
+                else _cover_sweep(cs, classes)
+            cover_cache[cs] = got
+        return got
+
+    # moves[q]: class -> list of targets
+    moves: list[dict[int, list[int]]] = []
+    for out in nfa.edges:
+        m: dict[int, list[int]] = {}
+        for cs, t in out:
+            for c in cover(cs):
+                m.setdefault(c, []).append(t)
+        moves.append(m)
+
+    if not nfa.has_assertions:
+        return _determinize_plain(nfa, moves, classes, meter)
+    is_nl = [c == _NEWLINE or (c.ranges[0][0] == 10 and len(c) == 1) for c in classes]
+    wid_of = {w: i for i, w in enumerate(word_sets)}
+    is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
+    return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of)
+
+
+def _cover_sweep(cs: CharSet, classes: list[CharSet]) -> list[int]:
+    return [i for i, c in enumerate(classes) if c.ranges[0][0] in cs]
+
+
+def _determinize_plain(nfa: NFA, moves, classes, meter):
+    eps = nfa.eps
+    accepting_nfa = nfa.accepting
+    nclasses = len(classes)
+
+    def closure(states) -> frozenset:
+        stack = list(states)
+        seen = set(stack)
+        while stack:
+            q = stack.pop()
+            for t in eps[q]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+    dead = frozenset()
+    index: dict[frozenset, int] = {dead: 0}
+    delta: list[list[int]] = [[0] * nclasses]
+    accepting: set[int] = set()
+    start_set = closure([nfa.start])
+    todo = []
+
+    def intern(S: frozenset) -> int:
+        i = index.get(S)
+        if i is None:
+            meter.add()
+            i = len(delta)
+            index[S] = i
+            delta.append(None)
+            if not accepting_nfa.isdisjoint(S):
+                accepting.add(i)
+            todo.append(S)
+        return i
+
+    start = intern(start_set)
+    while todo:
+        S = todo.pop()
+        i = index[S]
+        succ: dict[int, set[int]] = {}
+        for q in S:
+            for c, ts in moves[q].items():
+                got = succ.get(c)
+                if got is None:
+                    succ[c] = set(ts)
+                else:
+                    got.update(ts)
+        row = [0] * nclasses
+        closure_cache: dict[frozenset, int] = {}
+        for c, ts in succ.items():
+            key = frozenset(ts)
+            j = closure_cache.get(key)
+            if j is None:
+                j = intern(closure(ts))
+                closure_cache[key] = j
+            row[c] = j
+        delta[i] = row
+    return classes, delta, accepting, start
+
+
+def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of):
+    eps = nfa.eps
+    asserts = nfa.asserts
+    accepting_nfa = nfa.accepting
+    nclasses = len(classes)
+
+    def closure(items, prev) -> frozenset:
+        """items: iterable of (q, obligations frozenset). prev: class just read, None at start."""
+        stack = list(items)
+        seen = set(stack)
+        while stack:
+            q, obs = stack.pop()
+            for t in eps[q]:
+                item = (t, obs)
+                if item not in seen:
+                    seen.add(item)
+                    stack.append(item)
+            for a, t in asserts[q]:
+                r = _lookbehind(a, prev, is_nl, is_word, wid_of)
+                if r is _FAIL:
+                    continue
+                nobs = obs if r is _OK else obs | {r}
+                if _contradictory(nobs):
+                    continue
+                item = (t, nobs)
+                if item not in seen:
+                    seen.add(item)
+                    stack.append(item)
+        return frozenset(seen)
+
+    def step_obligations(obs, c):
+        out = set()
+        for ob in obs:
+            r = _discharge(ob, c, is_nl, is_word)
+            if r is _FAIL:
+                return None
+            if r is not _OK:
+                out.add(r)
+        return frozenset(out)
+
+    empty = frozenset()
+    dead = frozenset()
+    index: dict[frozenset, int] = {dead: 0}
+    delta: list[list[int]] = [[0] * nclasses]
+    accepting: set[int] = set()
+    todo = []
+
+    def intern(S: frozenset) -> int:
+        i = index.get(S)
+        if i is None:
+            meter.add()
+            i = len(delta)
+            index[S] = i
+            delta.append(None)
+            for q, obs in S:
+                if q in accepting_nfa and all(_ok_at_end(ob) for ob in obs):
+                    accepting.add(i)
+                    break
+            todo.append(S)
+        return i
+
+    start = intern(closure([(nfa.start, empty)], None))
+    while todo:
+        S = todo.pop()
+        i = index[S]
+        row = [0] * nclasses
+        for c in range(nclasses):
+            nxt = []
+            for q, obs in S:
+                ts = moves[q].get(c)
+                if not ts:
+                    continue
+                nobs = step_obligations(obs, c) if obs else empty
+                if nobs is None:
+                    continue
+                nxt.extend((t, nobs) for t in ts)
+            if nxt:
+                T = closure(nxt, c)
+                row[c] = intern(T) if T else 0
+        delta[i] = row
+    return classes, delta, accepting, start
+
+
+def _contradictory(obs: frozenset) -> bool:
+    """Obligations no continuation can satisfy together (kept small, not exhaustive)."""
+    if len(obs) < 2:
+        return False
+    kinds = {ob[0] for ob in obs}
+    if "end" in kinds and (kinds & {"w", "nw!"}):
+        return True
+    ws = {ob[1] for ob in obs if ob[0] == "w"}
+    nws = {ob[1] for ob in obs if ob[0] in ("nw", "nw!")}
+    return bool(ws & nws)
