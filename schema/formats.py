@@ -1,0 +1,301 @@
+"""JSON Schema ``format`` values as automata over decoded characters.
+
+Most formats people put in schemas are regular languages: dates and times (RFC 3339, including
+month lengths and leap years, since a date has a four-digit year), IP addresses, UUIDs, host names,
+URIs (RFC 3986's grammar is regular), e-mail addresses (RFC 5321's ``Mailbox``, without length
+limits). Each format here is built from its grammar in code and is *sound* against the
+``jsonschema`` format checker: every string the automaton accepts passes it. Where the RFC is wider
+than the checker (leap second ``60``, year ``0000``, ``V`` in ``IPvFuture``), the narrower reading
+is taken.
+
+============================  ==========================================================
+format                        grammar
+============================  ==========================================================
+``date``                      RFC 3339 ``full-date``, years 0001-9999, real month lengths
+``time``                      RFC 3339 ``full-time`` (offset required), seconds 00-59
+``date-time``                 ``full-date`` ``T``/``t`` ``full-time``
+``duration``                  RFC 3339 Appendix A ``duration``
+``email``                     RFC 5321 ``Mailbox``: dot-string or quoted local part,
+                              host name or address literal
+``hostname``                  RFC 1123 labels (letters, digits, inner hyphens), up to 4
+                              labels of 62, 8 of 30, 16 of 14 or 32 of 6 characters
+                              (a sound part of "labels <= 63, names <= 253", which
+                              needs ~24,000 states: :func:`hostname_exact`)
+``ipv4``                      dotted quad 0-255 without leading zeros
+``ipv6``                      RFC 3986 ``IPv6address`` (no zone id)
+``uuid``                      8-4-4-4-12 hex digits, either case
+``uri``, ``uri-reference``    RFC 3986 ``URI`` / ``URI-reference``
+``json-pointer``              RFC 6901
+============================  ==========================================================
+
+Example
+-------
+>>> format_dfa("ipv4").accepts("192.168.0.1"), format_dfa("ipv4").accepts("192.168.0.01")
+(True, False)
+>>> format_dfa("date").accepts("2024-02-29"), format_dfa("date").accepts("2023-02-29")
+(True, False)
+>>> format_dfa("no-such-format") is None
+True
+
+The grammars are the RFCs' ABNF, transcribed rule by rule into regex trees.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
+
+from .numbers import fixed_width_range
+
+__all__ = ["format_dfa", "FORMATS", "hostname_exact"]
+
+
+def _cs(chars: str = "", *ranges: tuple[str, str]) -> CharSet:
+    return CharSet.from_chars(chars) | CharSet((ord(a), ord(b)) for a, b in ranges)
+
+
+def lit(s: str) -> Node:
+    return Seq(tuple(Chars(CharSet.of(ch)) for ch in s))
+
+
+def seq(*items: Node) -> Node:
+    return Seq(tuple(items))
+
+
+def alt(*items: Node) -> Node:
+    return Alt(tuple(items))
+
+
+def rep(node: Node, lo: int = 0, hi: int | None = None) -> Node:
+    return Repeat(node, lo, hi)
+
+
+def opt(node: Node) -> Node:
+    return Repeat(node, 0, 1)
+
+
+def one_of(*words: str) -> Node:
+    return Alt(tuple(lit(w) for w in words))
+
+
+ALPHA = Chars(_cs("", ("a", "z"), ("A", "Z")))
+DIGIT = Chars(_cs("", ("0", "9")))
+HEXDIG = Chars(_cs("", ("0", "9"), ("a", "f"), ("A", "F")))
+
+
+def _two_digits(lo: int, hi: int) -> Node:
+    return fixed_width_range(lo, hi, 2)
+
+
+# ---------------------------------------------------------------- RFC 3339 dates and times
+
+def _months(*ms: int) -> Node:
+    return one_of(*(f"{m:02d}" for m in ms))
+
+
+def full_date() -> Node:
+    """``YYYY-MM-DD`` with years 0001-9999, each month's length and the Gregorian leap years."""
+    year = fixed_width_range(1, 9999, 4)
+    month_day = alt(
+        seq(_months(*range(1, 13)), lit("-"), _two_digits(1, 28)),
+        seq(_months(1, *range(3, 13)), lit("-"), one_of("29", "30")),
+        seq(_months(1, 3, 5, 7, 8, 10, 12), lit("-31")),
+    )
+    fours = one_of(*(f"{n:02d}" for n in range(4, 100, 4)))
+    # a leap year: last two digits a non-zero multiple of 4, or "00" after a multiple of 4
+    # (which may not be "00": there is no year 0000)
+    leap = alt(seq(DIGIT, DIGIT, fours), seq(fours, lit("00")))
+    return alt(seq(year, lit("-"), month_day), seq(leap, lit("-02-29")))
+
+
+def full_time() -> Node:
+    """``hh:mm:ss[.frac](Z|+hh:mm|-hh:mm)``, ``Z`` in either case."""
+    hour, minute = _two_digits(0, 23), _two_digits(0, 59)
+    partial = seq(hour, lit(":"), minute, lit(":"), _two_digits(0, 59),
+                  opt(seq(lit("."), rep(DIGIT, 1))))
+    offset = alt(Chars(_cs("Zz")), seq(Chars(_cs("+-")), hour, lit(":"), minute))
+    return seq(partial, offset)
+
+
+def date_time() -> Node:
+    return seq(full_date(), Chars(_cs("Tt")), full_time())
+
+
+def duration() -> Node:
+    """RFC 3339 Appendix A: ``P`` then years/months/days with an optional time, or weeks."""
+    n = rep(DIGIT, 1)
+
+    def unit(letter: str) -> Node:
+        return seq(n, lit(letter))
+
+    second = unit("S")
+    minute = seq(unit("M"), opt(second))
+    hour = seq(unit("H"), opt(minute))
+    time = seq(lit("T"), alt(hour, minute, second))
+    day = unit("D")
+    month = seq(unit("M"), opt(day))
+    year = seq(unit("Y"), opt(month))
+    date = seq(alt(day, month, year), opt(time))
+    return seq(lit("P"), alt(date, time, unit("W")))
+
+
+# ---------------------------------------------------------------- addresses
+
+def dec_octet() -> Node:
+    """0-255 without leading zeros."""
+    return alt(fixed_width_range(0, 9, 1), fixed_width_range(10, 99, 2),
+               fixed_width_range(100, 255, 3))
+
+
+def ipv4() -> Node:
+    return seq(dec_octet(), rep(seq(lit("."), dec_octet()), 3, 3))
+
+
+def ipv6() -> Node:
+    """RFC 3986 ``IPv6address``: eight 16-bit groups, one ``::`` for a run of zero groups, the last
+    two groups optionally written as an IPv4 address."""
+    h16 = rep(HEXDIG, 1, 4)
+    h16c = seq(h16, lit(":"))
+    ls32 = alt(seq(h16, lit(":"), h16), ipv4())
+    dc = lit("::")
+
+    def head(k: int) -> Node:  # [ *k( h16 ":" ) h16 ]
+        return opt(seq(rep(h16c, 0, k), h16))
+
+    return alt(
+        seq(rep(h16c, 6, 6), ls32),
+        seq(dc, rep(h16c, 5, 5), ls32),
+        seq(opt(h16), dc, rep(h16c, 4, 4), ls32),
+        seq(head(1), dc, rep(h16c, 3, 3), ls32),
+        seq(head(2), dc, rep(h16c, 2, 2), ls32),
+        seq(head(3), dc, h16c, ls32),
+        seq(head(4), dc, ls32),
+        seq(head(5), dc, h16),
+        seq(head(6), dc),
+    )
+
+
+def uuid() -> Node:
+    return seq(*(item for k, width in enumerate((8, 4, 4, 4, 12))
+                 for item in ((lit("-"),) if k else ()) + (rep(HEXDIG, width, width),)))
+
+
+def hostname_labels(max_labels: int | None = None, max_label: int = 63) -> Node:
+    """Dot-separated labels of letters, digits and inner hyphens (RFC 1123), each of 1 to
+    ``max_label`` characters, at most ``max_labels`` of them (None: any number)."""
+    let_dig = Chars(_cs("", ("a", "z"), ("A", "Z"), ("0", "9")))
+    inner = Chars(_cs("-", ("a", "z"), ("A", "Z"), ("0", "9")))
+    label = seq(let_dig, opt(seq(rep(inner, 0, max_label - 2), let_dig)))
+    return seq(label, rep(seq(lit("."), label), 0, None if max_labels is None else max_labels - 1))
+
+
+# (labels, longest label) grids whose names all fit in 253 characters: k * (m + 1) - 1 <= 253
+HOSTNAME_GRIDS = ((4, 62), (8, 30), (16, 14), (32, 6))
+
+
+@lru_cache(maxsize=None)
+def hostname_exact() -> DFA:
+    """Exactly RFC 1123 host names of at most 253 characters (about 24,000 states: the automaton
+    must count the label and the whole name at once)."""
+    return DFA.from_ast(hostname_labels()) & DFA.from_charset(CharSet.any()).repeat(1, 253)
+
+
+@lru_cache(maxsize=None)
+def _hostname() -> DFA:
+    # The 253-character limit crosses labels, which makes the exact automaton large
+    # (hostname_exact). The default is the union of a few grids that each fit the limit: up to 4
+    # labels of 62, 8 of 30, 16 of 14 or 32 of 6 characters -- a sound subset of 1,557 states.
+    return DFA.union_all([DFA.from_ast(hostname_labels(k, m)) for k, m in HOSTNAME_GRIDS])
+
+
+# ---------------------------------------------------------------- e-mail (RFC 5321 Mailbox)
+
+def _mailbox_parts() -> tuple[Node, Node]:
+    atext = Chars(_cs("!#$%&'*+-/=?^_`{|}~", ("a", "z"), ("A", "Z"), ("0", "9")))
+    dot_string = seq(rep(atext, 1), rep(seq(lit("."), rep(atext, 1))))
+    qtext = Chars(CharSet([(32, 33), (35, 91), (93, 126)]))
+    quoted_pair = seq(lit("\\"), Chars(CharSet([(32, 126)])))
+    quoted = seq(lit('"'), rep(alt(qtext, quoted_pair)), lit('"'))
+    local = alt(dot_string, quoted)
+    literal = alt(seq(lit("["), ipv4(), lit("]")), seq(lit("[IPv6:"), ipv6(), lit("]")))
+    return local, literal
+
+
+def _email() -> DFA:
+    local, literal = _mailbox_parts()
+    return DFA.concat_all([DFA.from_ast(seq(local, lit("@"))),
+                           _hostname() | DFA.from_ast(literal)])
+
+
+# ---------------------------------------------------------------- RFC 3986 URIs
+
+def _uri_rules() -> dict[str, Node]:
+    unreserved = _cs("-._~", ("a", "z"), ("A", "Z"), ("0", "9"))
+    sub_delims = _cs("!$&'()*+,;=")
+    pct = seq(lit("%"), HEXDIG, HEXDIG)
+
+    def chars(extra: str = "") -> Node:  # unreserved / pct-encoded / sub-delims / extra
+        return alt(Chars(unreserved | sub_delims | _cs(extra)), pct)
+
+    pchar = chars(":@")
+    segment = rep(pchar)
+    segment_nz = rep(pchar, 1)
+    segment_nz_nc = rep(chars("@"), 1)
+    path_abempty = rep(seq(lit("/"), segment))
+    path_absolute = seq(lit("/"), opt(seq(segment_nz, rep(seq(lit("/"), segment)))))
+    path_rootless = seq(segment_nz, rep(seq(lit("/"), segment)))
+    path_noscheme = seq(segment_nz_nc, rep(seq(lit("/"), segment)))
+    ip_future = seq(lit("v"), rep(HEXDIG, 1), lit("."), rep(Chars(unreserved | sub_delims | _cs(":")), 1))
+    host = alt(seq(lit("["), alt(ipv6(), ip_future), lit("]")), ipv4(), rep(chars()))
+    authority = seq(opt(seq(rep(chars(":")), lit("@"))), host, opt(seq(lit(":"), rep(DIGIT))))
+    tail = seq(opt(seq(lit("?"), rep(chars(":@/?")))), opt(seq(lit("#"), rep(chars(":@/?")))))
+    scheme = seq(ALPHA, rep(Chars(_cs("+-.", ("a", "z"), ("A", "Z"), ("0", "9")))))
+    net = seq(lit("//"), authority, path_abempty)
+    uri = seq(scheme, lit(":"), alt(net, path_absolute, path_rootless, Seq(())), tail)
+    relative = seq(alt(net, path_absolute, path_noscheme, Seq(())), tail)
+    return {"uri": uri, "uri-reference": alt(uri, relative)}
+
+
+def _json_pointer() -> Node:
+    unescaped = Chars(CharSet.any() - _cs("/~"))
+    return rep(seq(lit("/"), rep(alt(unescaped, lit("~0"), lit("~1")))))
+
+
+FORMATS: dict[str, Callable[[], DFA]] = {
+    "date": lambda: DFA.from_ast(full_date()),
+    "time": lambda: DFA.from_ast(full_time()),
+    "date-time": lambda: DFA.from_ast(date_time()),
+    "duration": lambda: DFA.from_ast(duration()),
+    "email": _email,
+    "hostname": _hostname,
+    "ipv4": lambda: DFA.from_ast(ipv4()),
+    "ipv6": lambda: DFA.from_ast(ipv6()),
+    "uuid": lambda: DFA.from_ast(uuid()),
+    "uri": lambda: DFA.from_ast(_uri_rules()["uri"]),
+    "uri-reference": lambda: DFA.from_ast(_uri_rules()["uri-reference"]),
+    "json-pointer": lambda: DFA.from_ast(_json_pointer()),
+}
+"""Builders of the supported formats, by JSON Schema name."""
+
+
+@lru_cache(maxsize=None)
+def format_dfa(name: str) -> DFA | None:
+    """The automaton of the decoded strings valid for ``format: name``, or None if unsupported.
+
+    Parameters
+    ----------
+    name : str
+        A JSON Schema format name (see the module docstring for the list).
+
+    Returns
+    -------
+    DFA or None
+        None for formats without an automaton here (the caller decides whether that is an error
+        or an annotation to ignore).
+    """
+    build = FORMATS.get(name)
+    return None if build is None else build()
