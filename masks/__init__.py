@@ -1,0 +1,61 @@
+"""Token masks for constrained decoding: vocabularies, the token index, the matcher.
+
+A byte DFA (from :mod:`tokenfsm.automata` or :mod:`tokenfsm.schema`) and a :class:`Vocabulary`
+make a :class:`TokenIndex`: for every automaton state, the tokens that keep the text viable and the
+state each leads to, with packed bitmask rows. A :class:`Matcher` walks one sequence through it.
+
+Example
+-------
+>>> from tokenfsm.masks import Vocabulary, IndexCompiler, Matcher, allocate_token_bitmask
+>>> vocab = Vocabulary.from_file("tokenizer.json")              # doctest: +SKIP
+>>> index = IndexCompiler(vocab).regex(r"[a-z]+@[a-z]+\\.com")   # doctest: +SKIP
+>>> m = Matcher(index); bitmask = allocate_token_bitmask(1, vocab.size)   # doctest: +SKIP
+>>> m.fill_next_token_bitmask(bitmask, row=0)                   # doctest: +SKIP
+
+Where the ideas come from: outlines-core's index (per-state token walk), llguidance's token trie
+(subtree skipping), xgrammar's adaptive token mask cache (shared mask rows, bitmask layout).
+"""
+
+from .compiler import IndexCompiler
+from .errors import (
+    BitmaskError,
+    CorruptIndexError,
+    MaskError,
+    RollbackError,
+    TokenRejected,
+    UnknownTokenError,
+    VocabularyError,
+    VocabularyMismatch,
+)
+from .index import FORMAT_VERSION, TokenIndex
+from .matcher import (
+    Matcher,
+    allocate_token_bitmask,
+    apply_token_bitmask_inplace,
+    fill_next_token_bitmasks,
+    unpack_bitmask,
+)
+from .trie import TokenTrie, token_trie
+from .vocab import Vocabulary
+
+__all__ = [
+    "Vocabulary",
+    "TokenTrie",
+    "token_trie",
+    "TokenIndex",
+    "FORMAT_VERSION",
+    "Matcher",
+    "IndexCompiler",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+    "fill_next_token_bitmasks",
+    "unpack_bitmask",
+    "MaskError",
+    "TokenRejected",
+    "UnknownTokenError",
+    "BitmaskError",
+    "VocabularyError",
+    "VocabularyMismatch",
+    "CorruptIndexError",
+    "RollbackError",
+]

@@ -1,0 +1,96 @@
+"""Error types raised by the token-mask layer.
+
+Every failure a caller can provoke (an id outside the vocabulary, a token the grammar forbids, a
+bitmask of the wrong shape, an index saved for another vocabulary or damaged on disk) is a distinct
+type carrying the facts needed to act on it. Operations that raise leave the matcher's state and the
+caller's arrays untouched.
+
+Example
+-------
+>>> from tokenfsm.masks import TokenRejected
+>>> try:
+...     matcher.advance(13)            # doctest: +SKIP
+... except TokenRejected as e:
+...     print(e.token_id, e.state)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MaskError",
+    "TokenRejected",
+    "UnknownTokenError",
+    "BitmaskError",
+    "VocabularyError",
+    "VocabularyMismatch",
+    "CorruptIndexError",
+    "RollbackError",
+]
+
+
+class MaskError(Exception):
+    """Base class of every error raised by ``tokenfsm.masks``."""
+
+
+class TokenRejected(MaskError):
+    """A token id that the grammar does not allow in the matcher's current state.
+
+    Attributes
+    ----------
+    token_id : int
+        The rejected id.
+    state : int
+        The automaton state the matcher was (and still is) in.
+    """
+
+    def __init__(self, token_id: int, state: int, reason: str | None = None):
+        self.token_id = int(token_id)
+        self.state = int(state)
+        msg = f"token {self.token_id} is not allowed in state {self.state}"
+        if reason:
+            msg += f" ({reason})"
+        super().__init__(msg)
+
+
+class UnknownTokenError(MaskError, IndexError):
+    """A token id outside ``0 .. vocab.size - 1`` (or not an integer)."""
+
+    def __init__(self, token_id, vocab_size: int):
+        self.token_id = token_id
+        self.vocab_size = int(vocab_size)
+        super().__init__(f"token id {token_id!r} is not in a vocabulary of size {self.vocab_size}")
+
+
+class BitmaskError(MaskError, ValueError):
+    """A bitmask (or logits array) with the wrong type, dtype, shape or row index."""
+
+
+class VocabularyError(MaskError, ValueError):
+    """A vocabulary that cannot be built from what was given (unknown format, bad ids)."""
+
+
+class VocabularyMismatch(MaskError, ValueError):
+    """An index used or loaded with a vocabulary other than the one it was built for.
+
+    Attributes
+    ----------
+    expected : str
+        Fingerprint of the vocabulary the index was built for.
+    actual : str
+        Fingerprint of the vocabulary given.
+    """
+
+    def __init__(self, expected: str, actual: str, what: str = "index"):
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"{what} was built for vocabulary {expected[:16]}..., not {actual[:16]}..."
+        )
+
+
+class CorruptIndexError(MaskError, ValueError):
+    """A saved index that cannot be read: truncated, altered, or of an unknown format version."""
+
+
+class RollbackError(MaskError, ValueError):
+    """``rollback(n)`` asked to undo more steps than the matcher has taken (or a negative count)."""

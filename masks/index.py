@@ -1,0 +1,414 @@
+"""The token index: for every state of a byte DFA, which tokens may come next and where they lead.
+
+``TokenIndex.build(dfa, vocab)`` walks the vocabulary's token trie through the byte DFA once per live
+state (a Numba kernel, :func:`.kernels.walk_states`) and freezes the result into flat arrays:
+
+* CSR of allowed tokens: ``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the token ids allowed in state
+  ``s`` (ascending) and ``csr_next[...]`` the states they lead to;
+* packed ``int32`` bitmask rows in the xgrammar / vLLM layout (bit ``i % 32`` of word ``i // 32``),
+  stored once per distinct row: ``mask_rows[state_row[s]]`` is the mask of state ``s``, EOS bits
+  included where ``s`` accepts, so filling a mask is one row copy;
+* the byte DFA itself (classes, table, accepting) for walking text and finding forced bytes.
+
+Only tokens that leave the DFA in a live state are allowed; EOS is allowed exactly in accepting
+states. An index is immutable (its arrays are read-only) and may be shared across threads.
+
+Example
+-------
+>>> from tokenfsm.masks import Vocabulary, TokenIndex, Matcher
+>>> vocab = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+>>> index = TokenIndex.build(byte_dfa_of_ab_star, vocab)           # doctest: +SKIP
+>>> index.allowed_token_ids(index.start).tolist()                   # doctest: +SKIP
+[0, 2]
+
+The per-state walk of a token trie is outlines-core's ``Index``; storing each distinct mask once
+follows xgrammar's adaptive token mask cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kernels
+from .errors import CorruptIndexError, VocabularyMismatch
+from .trie import token_trie
+from .vocab import Vocabulary
+
+__all__ = ["TokenIndex", "FORMAT_VERSION", "as_byte_dfa", "ByteTables"]
+
+#: Version of the saved index format; bumped on any incompatible change.
+FORMAT_VERSION = 1
+_MAGIC = "tokenfsm-token-index"
+#: Below this many live states the plain byte trie is walked; from it on, the class-merged trie.
+CLASS_TRIE_MIN_STATES = 4
+
+_ARRAY_FIELDS = (
+    "byte_classes", "table", "accepting", "csr_ptr", "csr_tok", "csr_next",
+    "mask_rows", "state_row", "forced_byte", "eos_ids",
+)
+
+
+def _automaton_error(msg: str) -> Exception:
+    try:
+        from tokenfsm.automata.errors import AutomatonError
+    except Exception:  # noqa: BLE001 - the automata package may be mid-rewrite
+        AutomatonError = ValueError  # noqa: N806
+    return AutomatonError(msg)
+
+
+@dataclass(frozen=True)
+class ByteTables:
+    """A validated byte DFA as plain arrays (see :func:`as_byte_dfa`)."""
+
+    byte_classes: np.ndarray  # uint8[256]
+    table: np.ndarray  # int32[num_states, num_classes], state 0 dead
+    accepting: np.ndarray  # bool[num_states]
+    start: int
+
+
+def as_byte_dfa(obj) -> ByteTables:
+    """Validate a byte DFA (or a DFA with ``to_bytes()``, or an object with ``.dfa``).
+
+    States that cannot reach acceptance are redirected to the dead state 0, so a token is allowed
+    only if it can still be completed, even for an automaton that was not pruned.
+
+    Parameters
+    ----------
+    obj : ByteDFA, DFA or compiled schema
+        Anything with ``byte_classes``, ``table``, ``accepting`` and ``start``; or with
+        ``to_bytes()`` returning one; or with a ``dfa`` attribute that is one of those.
+
+    Returns
+    -------
+    ByteTables
+    """
+    if isinstance(obj, ByteTables):
+        return obj
+    if not hasattr(obj, "table") and hasattr(obj, "dfa"):
+        obj = obj.dfa
+    if not hasattr(obj, "table") and hasattr(obj, "to_bytes"):
+        obj = obj.to_bytes()
+    for attr in ("byte_classes", "table", "accepting", "start"):
+        if not hasattr(obj, attr):
+            raise TypeError(f"{type(obj).__name__} is not a byte DFA (no {attr!r})")
+    classes = np.asarray(obj.byte_classes)
+    table = np.asarray(obj.table)
+    accepting = np.asarray(obj.accepting)
+    if classes.shape != (256,) or not np.issubdtype(classes.dtype, np.integer):
+        raise _automaton_error(f"byte_classes must be an integer array of shape (256,), not {classes.shape}")
+    if table.ndim != 2 or table.shape[0] < 1 or not np.issubdtype(table.dtype, np.integer):
+        raise _automaton_error(f"table must be a 2-D integer array with the dead state 0, not {table.shape}")
+    n, c = table.shape
+    if classes.min() < 0 or classes.max() >= c or c > 256:
+        raise _automaton_error(f"byte_classes refer to classes outside 0..{c - 1}")
+    if table.size and (table.min() < 0 or table.max() >= n):
+        raise _automaton_error(f"table refers to states outside 0..{n - 1}")
+    if np.any(table[0] != 0):
+        raise _automaton_error("state 0 must be dead (its row all zeros)")
+    if accepting.shape != (n,):
+        raise _automaton_error(f"accepting must have shape ({n},), not {accepting.shape}")
+    accepting = accepting.astype(bool)
+    if accepting[0]:
+        raise _automaton_error("the dead state 0 cannot be accepting")
+    start = int(obj.start)
+    if not 0 <= start < n:
+        raise _automaton_error(f"start state {start} is outside 0..{n - 1}")
+    live = _coreachable(table, accepting)
+    table = np.where(live[table], table, 0).astype(np.int32)
+    accepting = accepting & live
+    if not live[start]:
+        start = 0
+    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table), accepting, start)
+
+
+def _coreachable(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:
+    """States from which an accepting state can be reached (state 0 never)."""
+    n, c = table.shape
+    src = np.repeat(np.arange(n, dtype=np.int64), c)
+    dst = table.ravel().astype(np.int64)
+    order = np.argsort(dst, kind="stable")
+    pred = src[order]
+    ptr = np.searchsorted(dst[order], np.arange(n + 1))
+    live = accepting.copy()
+    live[0] = False
+    todo = list(np.flatnonzero(live))
+    while todo:
+        s = todo.pop()
+        for p in pred[ptr[s]:ptr[s + 1]].tolist():
+            if p != 0 and not live[p]:
+                live[p] = True
+                todo.append(p)
+    return live
+
+
+def _forced_bytes(bt: ByteTables) -> np.ndarray:
+    """Per state: the only byte leading to a live state, if exactly one and not accepting; else -1."""
+    n, c = bt.table.shape
+    class_size = np.bincount(bt.byte_classes, minlength=c)
+    live = bt.table != 0
+    live_bytes = live.astype(np.int64) @ class_size
+    forced = np.full(n, -1, dtype=np.int16)
+    one = (live_bytes == 1) & ~bt.accepting
+    if one.any():
+        cls = np.argmax(live[one], axis=1)
+        first_byte = np.full(c, -1, dtype=np.int16)
+        for b in range(255, -1, -1):
+            first_byte[bt.byte_classes[b]] = b
+        forced[one] = first_byte[cls]
+    return forced
+
+
+def _checksum(arrays: dict) -> str:
+    h = hashlib.sha256()
+    for name in _ARRAY_FIELDS:
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+class TokenIndex:
+    """Allowed tokens per state of a byte DFA, for one vocabulary. Build with :meth:`build`.
+
+    Attributes
+    ----------
+    vocab : Vocabulary
+    start : int
+        Start state (0 if the language is empty).
+    num_states : int
+        States of the byte DFA, the dead state 0 included.
+    csr_ptr, csr_tok, csr_next : arrays
+        Allowed tokens per state with their next states.
+    mask_rows : int32[num_rows, ceil(vocab.size / 32)]
+        Distinct bitmask rows; ``mask_rows[state_row[s]]`` is state ``s``'s mask.
+    state_row : int32[num_states]
+    finished_row : int
+        Row allowing only EOS, used once a sequence has ended.
+    byte_classes, table, accepting : arrays
+        The byte DFA.
+    forced_byte : int16[num_states]
+        The single byte forced in each state, or -1.
+    build_info : dict
+        How the index was built (walk strategy, trie nodes visited).
+    """
+
+    def __init__(self, vocab: Vocabulary, arrays: dict, start: int, finished_row: int,
+                 build_info: dict | None = None):
+        self.vocab = vocab
+        self.start = int(start)
+        self.finished_row = int(finished_row)
+        self.build_info = dict(build_info or {})
+        for name in _ARRAY_FIELDS:
+            a = np.ascontiguousarray(arrays[name])
+            a.flags.writeable = False
+            setattr(self, name, a)
+        self.num_states = int(self.table.shape[0])
+        self.vocab_size = vocab.size
+        self.vocab_fingerprint = vocab.fingerprint
+        self._eos_set = frozenset(self.eos_ids.tolist())
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto") -> "TokenIndex":
+        """Index ``dfa`` against ``vocab``.
+
+        Parameters
+        ----------
+        dfa : DFA, ByteDFA or compiled schema
+            See :func:`as_byte_dfa`.
+        vocab : Vocabulary
+        strategy : {"auto", "bytes", "classes"}
+            Walk the byte trie, the trie merged over the DFA's byte classes, or choose by the
+            number of live states (the merged trie costs one pass over the byte trie to build).
+
+        Returns
+        -------
+        TokenIndex
+        """
+        import time
+
+        t0 = time.perf_counter()
+        bt = as_byte_dfa(dfa)
+        if strategy not in ("auto", "bytes", "classes"):
+            raise ValueError(f"strategy must be 'auto', 'bytes' or 'classes', not {strategy!r}")
+        trie = token_trie(vocab)
+        t1 = time.perf_counter()
+        n_states, n_classes = bt.table.shape
+        live_states = int(np.count_nonzero(bt.table.any(axis=1) | bt.accepting))
+        if strategy == "auto":
+            strategy = "classes" if live_states >= CLASS_TRIE_MIN_STATES else "bytes"
+        if strategy == "classes":
+            walk = trie.class_trie(bt.byte_classes, n_classes)
+            sym_class = np.arange(n_classes, dtype=np.uint8)
+        else:
+            walk = trie
+            sym_class = bt.byte_classes
+        eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
+        t2 = time.perf_counter()
+        csr_ptr, csr_tok, csr_next, rows, state_row, finished_row, visited = kernels.walk_states(
+            walk.sym, walk.depth, walk.end, walk.tok_ptr, walk.tok_ids, sym_class,
+            bt.table, bt.accepting, eos, vocab.size, max(trie.num_tokens, 1),
+        )
+        t3 = time.perf_counter()
+        arrays = dict(
+            byte_classes=bt.byte_classes, table=bt.table, accepting=bt.accepting,
+            csr_ptr=csr_ptr, csr_tok=csr_tok, csr_next=csr_next,
+            mask_rows=rows.view(np.int32), state_row=state_row,
+            forced_byte=_forced_bytes(bt), eos_ids=eos,
+        )
+        info = dict(strategy=strategy, trie_nodes=walk.num_nodes, visited=int(visited),
+                    prepare_s=t2 - t1, walk_s=t3 - t2, total_s=time.perf_counter() - t0)
+        return cls(vocab, arrays, bt.start, finished_row, info)
+
+    # -- queries --------------------------------------------------------------------------------
+    @property
+    def num_byte_classes(self) -> int:
+        return int(self.table.shape[1])
+
+    @property
+    def n_words(self) -> int:
+        """Words per bitmask row: ``ceil(vocab.size / 32)``."""
+        return int(self.mask_rows.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index's arrays (the vocabulary and its trie not counted)."""
+        return int(sum(getattr(self, n).nbytes for n in _ARRAY_FIELDS))
+
+    def _check_state(self, state: int) -> int:
+        s = int(state)
+        if not 0 <= s < self.num_states:
+            raise ValueError(f"state {state} is outside 0..{self.num_states - 1}")
+        return s
+
+    def allowed_token_ids(self, state: int, include_eos: bool = True) -> np.ndarray:
+        """Token ids allowed in ``state`` (ascending), EOS included where the state accepts."""
+        s = self._check_state(state)
+        ids = self.csr_tok[self.csr_ptr[s]:self.csr_ptr[s + 1]]
+        if include_eos and self.accepting[s] and self.eos_ids.size:
+            ids = np.union1d(ids, self.eos_ids).astype(np.int32)
+        return ids.copy()
+
+    def next_state(self, state: int, token_id: int) -> int:
+        """The state ``token_id`` leads to from ``state``: 0 if it is not allowed there.
+
+        EOS ids and tokens with no bytes always give 0 here (EOS ends the sequence instead).
+        """
+        s = self._check_state(state)
+        t = self.vocab.check_token_id(token_id)
+        lo, hi = int(self.csr_ptr[s]), int(self.csr_ptr[s + 1])
+        j = lo + int(np.searchsorted(self.csr_tok[lo:hi], t))
+        if j < hi and self.csr_tok[j] == t:
+            return int(self.csr_next[j])
+        return 0
+
+    def mask_row(self, state: int) -> np.ndarray:
+        """The packed bitmask of ``state`` (read-only view)."""
+        return self.mask_rows[self.state_row[self._check_state(state)]]
+
+    def is_accepting(self, state: int) -> bool:
+        return bool(self.accepting[self._check_state(state)])
+
+    def walk_bytes(self, state: int, data: bytes) -> int:
+        """Follow ``data`` through the byte DFA from ``state``; 0 if it dies."""
+        arr = np.frombuffer(bytes(data), dtype=np.uint8)
+        return int(kernels.walk_bytes(self.table, self.byte_classes, self._check_state(state), arr))
+
+    def __repr__(self) -> str:
+        return (f"TokenIndex(num_states={self.num_states}, vocab_size={self.vocab_size}, "
+                f"allowed_pairs={self.csr_tok.size}, mask_rows={self.mask_rows.shape[0]}, "
+                f"nbytes={self.nbytes})")
+
+    # -- persistence ----------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the index to ``path`` (an ``.npz`` archive, written atomically).
+
+        The file carries the format version, the vocabulary fingerprint and a SHA-256 checksum of
+        every array, all checked by :meth:`load`.
+        """
+        arrays = {n: getattr(self, n) for n in _ARRAY_FIELDS}
+        meta = dict(magic=_MAGIC, version=FORMAT_VERSION, vocab_fingerprint=self.vocab_fingerprint,
+                    vocab_size=self.vocab_size, start=self.start, finished_row=self.finished_row,
+                    checksum=_checksum(arrays), build_info=self.build_info)
+        path = os.fspath(path)
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=d)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    @classmethod
+    def load(cls, path, vocab: Vocabulary) -> "TokenIndex":
+        """Read an index written by :meth:`save`.
+
+        Raises
+        ------
+        VocabularyMismatch
+            The index was built for another vocabulary.
+        CorruptIndexError
+            The file is unreadable, truncated, altered or of another format version.
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(bytes(z["meta"]).decode())
+                if not isinstance(meta, dict) or meta.get("magic") != _MAGIC:
+                    raise CorruptIndexError(f"{path}: not a token index")
+                if meta.get("version") != FORMAT_VERSION:
+                    raise CorruptIndexError(
+                        f"{path}: format version {meta.get('version')!r}, expected {FORMAT_VERSION}")
+                if meta.get("vocab_fingerprint") != vocab.fingerprint:
+                    raise VocabularyMismatch(str(meta.get("vocab_fingerprint")), vocab.fingerprint)
+                arrays = {n: z[n] for n in _ARRAY_FIELDS}
+        except (VocabularyMismatch, CorruptIndexError):
+            raise
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # noqa: BLE001 - zip, npy and JSON errors all mean "corrupt"
+            raise CorruptIndexError(f"{path}: cannot read index ({type(e).__name__}: {e})") from e
+        if _checksum(arrays) != meta.get("checksum"):
+            raise CorruptIndexError(f"{path}: checksum mismatch (file altered or damaged)")
+        try:
+            cls._validate_arrays(arrays, vocab, meta)
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            raise CorruptIndexError(f"{path}: inconsistent index ({e})") from e
+        info = dict(meta.get("build_info") or {}, loaded_from=path)
+        return cls(vocab, arrays, meta["start"], meta["finished_row"], info)
+
+    @staticmethod
+    def _validate_arrays(a: dict, vocab: Vocabulary, meta: dict) -> None:
+        n, _ = a["table"].shape
+        words = (vocab.size + 31) // 32
+        checks = [
+            a["byte_classes"].shape == (256,) and a["byte_classes"].dtype == np.uint8,
+            a["table"].dtype == np.int32 and a["accepting"].shape == (n,),
+            a["csr_ptr"].shape == (n + 1,) and a["csr_ptr"][-1] == a["csr_tok"].size,
+            a["csr_tok"].dtype == np.int32 and a["csr_next"].shape == a["csr_tok"].shape,
+            a["mask_rows"].dtype == np.int32 and a["mask_rows"].ndim == 2,
+            a["mask_rows"].shape[1] == words,
+            a["state_row"].shape == (n,) and a["forced_byte"].shape == (n,),
+            0 <= int(meta["start"]) < n,
+            0 <= int(meta["finished_row"]) < a["mask_rows"].shape[0],
+            a["state_row"].size == 0 or (0 <= a["state_row"].min()
+                                         and a["state_row"].max() < a["mask_rows"].shape[0]),
+            a["csr_tok"].size == 0 or (0 <= a["csr_tok"].min() and a["csr_tok"].max() < vocab.size),
+            a["csr_next"].size == 0 or (0 < a["csr_next"].min() and a["csr_next"].max() < n),
+            tuple(a["eos_ids"].tolist()) == vocab.eos_token_ids,
+        ]
+        if not all(checks):
+            raise ValueError(f"array check {checks.index(False)} failed")
+

