@@ -781,7 +781,7 @@ def _merge_classes(classes: list[CharSet], delta):
     cols: dict[tuple, list[int]] = {}
     for c in range(ncls):
         cols.setdefault(tuple(row[c] for row in delta), []).append(c)
-    if len(cols) == ncls:
+    if len(cols) == ncls and all(classes[i].min() < classes[i + 1].min() for i in range(ncls - 1)):
         return classes, delta
     groups = list(cols.values())
     merged = [CharSet([r for c in g for r in classes[c].ranges]) for g in groups]
