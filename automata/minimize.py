@@ -50,7 +50,7 @@ def coreachable(delta, accepting, states=None) -> set[int]:
     for s in states:
         for t in set(delta[s]):
             preds.setdefault(t, []).append(s)
-    live = set(a for a in accepting)
+    live = set(states).intersection(accepting)
     stack = list(live)
     while stack:
         t = stack.pop()
