@@ -1,0 +1,389 @@
+"""Automata of JSON texts: whitespace, objects, arrays, any value, and typed languages of values.
+
+The schema compiler (:mod:`.compiler`) turns each subschema into a :class:`TypedLanguage`: one
+automaton of JSON *text* per JSON type (``null``, ``boolean``, ``number``, ``string``, ``array``,
+``object``), plus the set of types on which the language is *complete*, meaning that it holds every
+spelling (in the shared spelling rules below) of every value the subschema accepts, up to the depth
+limit. Complements (``not``, ``oneOf``, ``if``) are only exact on complete types; elsewhere the
+compiler chooses the sound side.
+
+Shared spelling rules, used by every sublanguage so that set operations on texts are set operations
+on values wherever a language is complete:
+
+* whitespace: at most ``n`` of space, tab, newline, carriage return at every place between
+  structural tokens (after ``{ [ , :``, before ``} ] , :``), none inside scalars;
+* strings: every escape JSON allows (:func:`.strings.json_string`);
+* numbers: the *canonical* spellings for complements are ``-?(0|[1-9][0-9]*)(\\.[0-9]*[1-9])?``
+  (no exponent, no trailing fraction zeros). Every number language the compiler builds contains
+  all canonical spellings of its values (integer schemas emit exactly the canonical integers), so
+  complements are taken against :data:`CANONICAL_NUMBER` and are exact on values;
+* objects: keys in one order (schema order), declared names in their shortest spelling. Object
+  languages are therefore complete only when unconstrained; see :mod:`.compiler` for how
+  ``not``/``oneOf`` stay exact on objects by rewriting schemas instead of complementing texts.
+
+Object and array languages are built as one NFA each (members embedded between counter states)
+and determinised once, the way xgrammar's and llguidance's JSON converters emit one grammar rule per
+object; the subset-of-keys construction for ``property_order="any"`` is exponential in the number of
+keys and runs under the budget.
+
+Example
+-------
+>>> ws = whitespace_dfa(1)
+>>> obj = object_dfa([Member(key_text("a"), integer_range(), True)], None, ws)
+>>> obj.accepts('{"a": 1}'), obj.accepts('{"a":  1}'), obj.accepts('{}')
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable, Hashable, Iterable, Sequence
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
+from tokenfsm.automata.nfa import NFA, determinize
+
+from .numbers import integer_range, json_number  # noqa: F401  (integer_range used in the example)
+
+__all__ = ["TYPES", "TypedLanguage", "Member", "whitespace_dfa", "key_text", "object_dfa",
+           "array_dfa", "CANONICAL_NUMBER", "embed", "nfa_to_dfa"]
+
+TYPES = ("null", "boolean", "number", "string", "array", "object")
+WS_CHARS = CharSet.from_chars(" \t\n\r")
+
+CANONICAL_NUMBER = DFA.from_regex(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")
+
+
+def whitespace_dfa(n: int | None) -> DFA:
+    """At most ``n`` JSON whitespace characters (``None``: any number)."""
+    one = DFA.from_charset(WS_CHARS)
+    return one.star() if n is None else one.repeat(0, n)
+
+
+def key_text(name: str) -> DFA:
+    """The shortest JSON spelling of the property name ``name`` (quotes included)."""
+    return DFA.literal(json.dumps(name, ensure_ascii=False))
+
+
+# ---------------------------------------------------------------- NFA assembly
+
+def embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
+    """Copy the live part of ``d`` into ``nfa``, accepting states leading to ``exit_`` by epsilon.
+
+    Returns the entry state, or None when ``d`` is empty."""
+    m = d.minimize()
+    if m.start == 0:
+        return None
+    base = nfa.num_states - 1
+    for _ in range(len(m.delta) - 1):
+        nfa.new_state()
+    for s in range(1, len(m.delta)):
+        by_target: dict[int, list] = {}
+        for c, t in enumerate(m.delta[s]):
+            if t:
+                by_target.setdefault(t, []).extend(m.classes[c].ranges)
+        q = base + s
+        for t, ranges in by_target.items():
+            nfa.edges[q].append((CharSet(ranges), base + t))
+        if s in m.accepting:
+            nfa.eps[q].append(exit_)
+    return base + m.start
+
+
+def nfa_to_dfa(nfa: NFA, budget: Budget | None, operation: str) -> DFA:
+    """Determinise and minimise an NFA under ``budget``."""
+    classes, delta, accepting, start = determinize(nfa, budget, operation)
+    return DFA.from_parts(classes, delta, accepting, start).minimize()
+
+
+# ---------------------------------------------------------------- typed languages
+
+@dataclass(frozen=True)
+class TypedLanguage:
+    """The JSON texts a subschema accepts, split by JSON type.
+
+    Attributes
+    ----------
+    parts : dict
+        JSON type name to the (non-empty) DFA of the texts of that type; ``number`` covers integers.
+    complete : frozenset of str
+        Types on which the language holds every canonical spelling of every accepted value.
+    """
+
+    parts: dict
+    complete: frozenset
+
+    @staticmethod
+    def nothing() -> "TypedLanguage":
+        return TypedLanguage({}, frozenset(TYPES))
+
+    @staticmethod
+    def of(parts: dict, complete: Iterable[str] = TYPES) -> "TypedLanguage":
+        live = {t: d for t, d in parts.items() if d is not None and not d.is_empty()}
+        return TypedLanguage(live, frozenset(complete))
+
+    def is_empty(self) -> bool:
+        return not self.parts
+
+    def only(self, types: Iterable[str]) -> "TypedLanguage":
+        types = set(types)
+        return TypedLanguage({t: d for t, d in self.parts.items() if t in types},
+                             self.complete | frozenset(t for t in TYPES if t not in types))
+
+    def union(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
+        parts = dict(self.parts)
+        for t, d in other.parts.items():
+            parts[t] = parts[t].union(d, budget) if t in parts else d
+        return TypedLanguage(parts, self.complete & other.complete)
+
+    def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
+        parts = {}
+        for t, d in self.parts.items():
+            if t in other.parts:
+                x = d if d is other.parts[t] else d.intersect(other.parts[t], budget)
+                if not x.is_empty():
+                    parts[t] = x
+        # an empty side is complete when it is complete: X ∩ Y keeps all values of both
+        return TypedLanguage(parts, self.complete & other.complete)
+
+    def difference(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
+        """Texts of ``self`` not in ``other`` (exact on values where ``other`` is complete)."""
+        parts = {}
+        for t, d in self.parts.items():
+            x = d.difference(other.parts[t], budget) if t in other.parts else d
+            if not x.is_empty():
+                parts[t] = x
+        return TypedLanguage(parts, self.complete)
+
+    def to_dfa(self, budget: Budget | None = None) -> DFA:
+        ds = [self.parts[t] for t in TYPES if t in self.parts]
+        if not ds:
+            return DFA.empty()
+        return DFA.union_all(ds, budget) if len(ds) > 1 else ds[0]
+
+
+# ---------------------------------------------------------------- objects
+
+@dataclass(frozen=True)
+class Member:
+    """One declared property: its key text, its value texts, whether it must be present."""
+
+    key: DFA
+    value: DFA
+    required: bool
+
+
+def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
+               min_properties: int = 0, max_properties: int | None = None,
+               any_order: bool = False, budget: Budget | None = None) -> DFA:
+    """The texts of objects with the declared members (in order, or in any order) then extras.
+
+    Parameters
+    ----------
+    members : sequence of Member
+        Declared properties, in schema order.
+    extra : DFA or None
+        The texts ``"key" ws : ws value`` of one undeclared member (None: no undeclared keys).
+        Extras follow the declared members (in ``any_order`` mode they may come anywhere).
+    ws : DFA
+        The whitespace allowed at each place between tokens.
+    min_properties, max_properties : int
+        Bounds on the number of members written.
+    any_order : bool
+        Declared keys in any order, each at most once (a subset-of-keys automaton).
+    budget : Budget, optional
+
+    Returns
+    -------
+    DFA
+    """
+    budget = budget or DEFAULT_BUDGET
+    meter = budget.meter("object")
+    colon = DFA.concat_all([ws, DFA.literal(":"), ws])
+    comma = DFA.concat_all([DFA.literal(","), ws])
+    bodies = [DFA.concat_all([m.key, colon, m.value, ws], budget) for m in members]
+    if extra is not None:
+        extra = DFA.concat_all([extra, ws], budget)
+    k = len(members)
+    cap = max_properties if max_properties is not None else min_properties
+    required = frozenset(i for i, m in enumerate(members) if m.required)
+
+    def bump(c: int) -> int | None:
+        c += 1
+        if max_properties is not None and c > max_properties:
+            return None
+        return min(c, cap)
+
+    # a state is (position, count, written): position is the next declared index (schema order)
+    # or the frozenset of declared keys written (any order), index k meaning declared keys done;
+    # count is capped where it stops mattering; written says whether a "," must come first
+    def moves(state) -> list[tuple[int, Hashable]]:
+        pos, c, _ = state
+        out = []
+        c2 = bump(c)
+        if any_order:
+            if c2 is not None:
+                for i in range(k):
+                    if i not in pos:
+                        out.append((i, (pos | {i}, c2, True)))
+                if extra is not None:
+                    out.append((k, (pos, c2, True)))
+            return out
+        if pos < k:
+            if c2 is not None:
+                out.append((pos, (pos + 1, c2, True)))
+            if pos not in required:
+                out.append((-1, (pos + 1, c, state[2])))
+        elif extra is not None and c2 is not None:
+            out.append((k, (k, c2, True)))
+        return out
+
+    def closable(state) -> bool:
+        pos, c, _ = state
+        if c < min_properties:
+            return False
+        return required <= pos if any_order else pos == k
+
+    nfa = NFA()
+    final = nfa.new_state()
+    close = nfa.new_state()
+    nfa.edges[close].append((CharSet.of("}"), final))
+    node: dict = {}
+    todo = []
+
+    def node_of(state) -> int:
+        q = node.get(state)
+        if q is None:
+            q = node[state] = nfa.new_state()
+            meter.add()
+            todo.append(state)
+        return q
+
+    embedded: dict = {}
+    q0 = node_of((frozenset() if any_order else 0, 0, False))
+    while todo:
+        state = todo.pop()
+        q = node[state]
+        if closable(state):
+            nfa.eps[q].append(close)
+        for i, nxt in moves(state):
+            t = node_of(nxt)
+            if i == -1:
+                nfa.eps[q].append(t)
+                continue
+            written = state[2]
+            key = (i, written, t)
+            entry = embedded.get(key)
+            if entry is None:
+                body = extra if i == k else bodies[i]
+                if written:
+                    body = DFA.concat_all([comma, body], budget)
+                entry = embed(nfa, body, t)
+                meter.add(body.num_states)
+                embedded[key] = entry
+            if entry is not None:
+                nfa.eps[q].append(entry)
+    inner = nfa.new_state()
+    nfa.eps[inner].append(q0)
+    nfa.start = embed(nfa, DFA.concat_all([DFA.literal("{"), ws]), inner)
+    nfa.accepting = {final}
+    return nfa_to_dfa(nfa, budget, "object")
+
+
+# ---------------------------------------------------------------- arrays
+
+def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
+              min_items: int = 0, max_items: int | None = None,
+              contains: tuple[DFA, DFA, int, int | None] | None = None,
+              budget: Budget | None = None) -> DFA:
+    """The texts of arrays whose ``i``-th item is in ``item_at(i)``.
+
+    Parameters
+    ----------
+    item_at : callable
+        ``item_at(i)`` is the DFA of the item texts at position ``i``; for ``i >= fixed`` it must
+        not depend on ``i``. None or an empty DFA: no item may stand there.
+    fixed : int
+        Number of leading positions with their own item language (``prefixItems``).
+    ws : DFA
+    min_items, max_items : int
+    contains : (match, miss, min, max) or None
+        Item texts in ``match`` count as matches, those in ``miss`` do not (items in neither are
+        not emitted: a sound reading when ``miss`` is only known to undershoot the complement);
+        between ``min`` and ``max`` matches.
+    budget : Budget, optional
+
+    Returns
+    -------
+    DFA
+    """
+    budget = budget or DEFAULT_BUDGET
+    meter = budget.meter("array")
+    comma = DFA.concat_all([DFA.literal(","), ws])
+    cap = max(fixed, min_items, max_items if max_items is not None else 0, 1)
+    ccap = 0
+    if contains is not None:
+        _, _, cmin, cmax = contains
+        ccap = cmax + 1 if cmax is not None else cmin
+
+    nfa = NFA()
+    final = nfa.new_state()
+    close = nfa.new_state()
+    nfa.edges[close].append((CharSet.of("]"), final))
+    node: dict = {}
+    todo = []
+    items_cache: dict = {}
+
+    def node_of(state) -> int:
+        q = node.get(state)
+        if q is None:
+            q = node[state] = nfa.new_state()
+            meter.add()
+            todo.append(state)
+        return q
+
+    def langs(i: int) -> list[tuple[DFA, int]]:
+        key = min(i, fixed)
+        if key not in items_cache:
+            item = item_at(i)
+            out = []
+            if item is not None and not item.is_empty():
+                if contains is None:
+                    out.append((item, 0))
+                else:
+                    match, miss = contains[0], contains[1]
+                    out = [(item.intersect(match, budget), 1), (item.intersect(miss, budget), 0)]
+            items_cache[key] = [(d, inc) for d, inc in out if not d.is_empty()]
+        return items_cache[key]
+
+    embedded: dict = {}
+    q0 = node_of((0, 0))
+    while todo:
+        i, m = todo.pop()
+        q = node[(i, m)]
+        ok_len = i >= min_items
+        ok_contains = contains is None or (m >= contains[2] and (contains[3] is None or m <= contains[3]))
+        if ok_len and ok_contains:
+            nfa.eps[q].append(close)
+        if max_items is not None and i >= max_items:
+            continue
+        for d, inc in langs(i):
+            m2 = min(m + inc, ccap)
+            if contains is not None and contains[3] is not None and m + inc > contains[3]:
+                continue
+            nxt = (min(i + 1, cap), m2)
+            t = node_of(nxt)
+            key = (min(i, fixed), inc, i > 0, t)
+            entry = embedded.get(key)
+            if entry is None:
+                body = DFA.concat_all([comma, d, ws] if i > 0 else [d, ws], budget)
+                entry = embed(nfa, body, t)
+                meter.add(body.num_states)
+                embedded[key] = entry
+            if entry is not None:
+                nfa.eps[q].append(entry)
+    nfa.start = embed(nfa, DFA.concat_all([DFA.literal("["), ws]), q0)
+    nfa.accepting = {final}
+    return nfa_to_dfa(nfa, budget, "array")

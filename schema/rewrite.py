@@ -1,0 +1,187 @@
+"""Schema-level algebra: merging conjunctions of schemas and negating them structurally.
+
+Intersecting the *texts* of two object schemas is wrong whenever they declare different keys:
+``{"properties": {"a": ...}}`` and ``{"properties": {"b": ...}}`` each generate objects with their
+own keys only, so the texts share nothing although ``{"a": 1, "b": 2}`` satisfies both. The
+compiler therefore rewrites ``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if/then/else`` and the
+dependency keywords into a disjunction of *merged* keyword dictionaries before building automata
+(a disjunctive normal form), and negates object keywords structurally: an object violates
+``{"required": ["a"], "properties": {"a": S}}`` when ``a`` is absent or when ``a``'s value
+violates ``S``. Whatever cannot be merged stays a residual conjunct, intersected as text (sound,
+possibly incomplete).
+
+Two internal keywords appear in rewritten schemas: ``x-forbidden`` (property names that must be
+absent) and ``x-complement`` (on a residual: the JSON values *not* accepted by a schema, taken on
+texts where exact, see :mod:`.jsontext`).
+
+Example
+-------
+>>> merge({"properties": {"a": {}}, "required": ["a"]}, {"properties": {"b": {}}})[0]
+{'properties': {'a': {}, 'b': {}}, 'required': ['a']}
+
+The merging rules follow the way xgrammar's and llguidance's converters flatten ``allOf``;
+structural negation is the De Morgan reading of the keyword semantics in JSON Schema 2020-12.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+__all__ = ["merge", "ALL_TYPES", "schema_types", "json_equal", "OBJECT_KEYWORDS"]
+
+ALL_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
+                             "propertyNames", "minProperties", "maxProperties",
+                             "unevaluatedProperties", "x-forbidden"})
+_MAX_KEYS = {"maxLength", "maxItems", "maxProperties", "maxContains"}
+_MIN_KEYS = {"minLength", "minItems", "minProperties"}
+
+
+def schema_types(d: dict) -> frozenset:
+    """The allowed types of a keyword dictionary (``integer`` implied by ``number``)."""
+    t = d.get("type")
+    if t is None:
+        return ALL_TYPES
+    ts = frozenset([t] if isinstance(t, str) else t)
+    if "number" in ts:
+        ts |= {"integer"}
+    return ts
+
+
+def _type_value(ts: frozenset):
+    if ts >= ALL_TYPES:
+        return None
+    order = ["null", "boolean", "object", "array", "number", "string", "integer"]
+    out = [t for t in order if t in ts and not (t == "integer" and "number" in ts)]
+    return out[0] if len(out) == 1 else out
+
+
+def _canon(v):
+    """A hashable form of a JSON value with JSON Schema equality (1 == 1.0, True != 1)."""
+    if isinstance(v, bool) or v is None:
+        return ("lit", v)
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and math.isfinite(v) and v == int(v):
+            v = int(v)
+        return ("num", v)
+    if isinstance(v, str):
+        return ("str", v)
+    if isinstance(v, list):
+        return ("arr", tuple(_canon(x) for x in v))
+    if isinstance(v, dict):
+        return ("obj", tuple(sorted((k, _canon(x)) for k, x in v.items())))
+    return ("other", repr(v))
+
+
+def json_equal(a, b) -> bool:
+    """JSON Schema equality of two values."""
+    return _canon(a) == _canon(b)
+
+
+def _enum_of(d: dict):
+    if "const" in d:
+        return [d["const"]]
+    return d.get("enum")
+
+
+def merge(a: dict, b: dict) -> tuple[dict, list]:
+    """The conjunction of two keyword dictionaries (no applicators in either).
+
+    Returns
+    -------
+    (dict, list)
+        The merged keywords and residual schemas whose keywords could not be merged (to be
+        intersected as text).
+    """
+    out = dict(a)
+    residual = []
+    for k, v in b.items():
+        if k not in out:
+            out[k] = v
+            continue
+        u = out[k]
+        if k in ("type",):
+            continue  # handled below
+        if json.dumps(u, sort_keys=True, default=str) == json.dumps(v, sort_keys=True, default=str):
+            continue
+        if k in ("required", "x-forbidden"):
+            out[k] = list(dict.fromkeys(list(u) + list(v)))
+        elif k in _MAX_KEYS:
+            out[k] = min(u, v)
+        elif k in _MIN_KEYS or k == "minContains":
+            out[k] = max(u, v)
+        elif k in ("minimum", "exclusiveMinimum") and not isinstance(u, bool) and not isinstance(v, bool):
+            out[k] = max(u, v)
+        elif k in ("maximum", "exclusiveMaximum") and not isinstance(u, bool) and not isinstance(v, bool):
+            out[k] = min(u, v)
+        elif k in ("const", "enum"):
+            pass  # handled below
+        elif k == "properties":
+            continue  # handled below
+        elif k == "additionalProperties":
+            out[k] = {"allOf": [u, v]}
+        elif k in ("title", "description", "default", "examples", "$comment", "deprecated",
+                   "readOnly", "writeOnly", "$id", "$schema", "$anchor", "$defs", "definitions"):
+            continue
+        else:
+            residual.append({k: v})
+    # types
+    ts = schema_types(a) & schema_types(b)
+    tv = _type_value(ts)
+    if tv is None:
+        out.pop("type", None)
+    else:
+        out["type"] = tv
+    # const / enum: intersect by JSON equality
+    ea, eb = _enum_of(a), _enum_of(b)
+    if ea is not None or eb is not None:
+        out.pop("const", None)
+        if ea is not None and eb is not None:
+            keys = {_canon(x) for x in eb}
+            out["enum"] = [x for x in ea if _canon(x) in keys]
+        else:
+            out["enum"] = list(ea if ea is not None else eb)
+    # properties: a key declared on one side only also meets the other side's
+    # additionalProperties / patternProperties
+    pa, pb = a.get("properties") or {}, b.get("properties") or {}
+    if pa or pb:
+        props = {}
+        for name in list(pa) + [n for n in pb if n not in pa]:
+            parts = []
+            for side, own in ((a, pa), (b, pb)):
+                if name in own:
+                    parts.append(own[name])
+                else:
+                    parts.extend(_other_key_schemas(side, name))
+            parts = [x for x in parts if x is not True and x != {}] or [True]
+            props[name] = parts[0] if len(parts) == 1 else {"allOf": parts}
+        out["properties"] = props
+    # an object that must both have and lack a key cannot exist
+    req = set(out.get("required", ())) & set(out.get("x-forbidden", ()))
+    if req:
+        ts = schema_types(out) - {"object"}
+        out["type"] = _type_value(ts) if ts else []
+    return out, residual
+
+
+def _other_key_schemas(side: dict, name: str) -> list:
+    """What ``side`` says about a key it does not declare in ``properties``."""
+    out = []
+    matched = False
+    for pattern, s in (side.get("patternProperties") or {}).items():
+        from .ecma import ecma_pattern_dfa
+        try:
+            hit = ecma_pattern_dfa(pattern).accepts(name)
+        except Exception:
+            hit = True  # the compiler reports bad patterns; stay on the safe side here
+            out.append(s)
+            continue
+        if hit:
+            matched = True
+            out.append(s)
+    if not matched and "additionalProperties" in side:
+        out.append(side["additionalProperties"])
+    if "x-forbidden" in side and name in side["x-forbidden"]:
+        out.append(False)
+    return out or [True]
