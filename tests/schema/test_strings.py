@@ -1,0 +1,151 @@
+"""JSON string texts against ``json.loads`` / ``json.dumps``."""
+
+import json
+import random
+
+import pytest
+from hypothesis import given, strategies as st
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.schema.strings import (
+    escape_image, json_encode, json_string, literal_json_string, string_value,
+)
+
+# value automata over decoded characters, with a Python predicate for each
+VALUES = {
+    "any": (lambda: DFA.universal(), lambda v: True),
+    "len 2..4": (lambda: string_value(2, 4), lambda v: 2 <= len(v) <= 4),
+    "len <= 1": (lambda: string_value(max_length=1), lambda v: len(v) <= 1),
+    "controls": (lambda: DFA.from_regex(r'[\x00-\x1f"\\/]{0,6}'),
+                 lambda v: len(v) <= 6 and all(c < " " or c in '"\\/' for c in v)),
+    "astral": (lambda: DFA.from_regex("[\U0001F600-\U0001F64F\u00e9a]*"),
+               lambda v: all(c in "\u00e9a" or 0x1F600 <= ord(c) <= 0x1F64F for c in v)),
+    "pattern": (lambda: string_value(pattern=r"^[a-c]+\d$"),
+                lambda v: len(v) >= 2 and set(v[:-1]) <= set("abc") and v[-1] in "0123456789"),
+}
+_BUILT = {}
+
+
+def value_case(name):
+    if name not in _BUILT:
+        build, pred = VALUES[name]
+        value = build()
+        _BUILT[name] = (value, json_string(value), pred)
+    return _BUILT[name]
+
+
+SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+         "\r": "\\r", "\t": "\\t"}
+
+
+def respell(value: str, rng: random.Random) -> str:
+    """A random valid JSON spelling of ``value`` (an independent encoder)."""
+    out = []
+    for ch in value:
+        cp = ord(ch)
+        options = []
+        if ch not in '"\\' and cp >= 0x20:
+            options.append(ch)
+        if ch in SHORT:
+            options.append(SHORT[ch])
+        if cp <= 0xFFFF:
+            options.append("\\u%04x" % cp)
+            options.append("\\u%04X" % cp)
+        else:
+            v = cp - 0x10000
+            hi, lo = 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)
+            options.append("\\u%04x\\u%04X" % (hi, lo))
+            options.append("\\u%04X\\u%04x" % (hi, lo))
+        out.append(rng.choice(options))
+    return '"' + "".join(out) + '"'
+
+
+@given(name=st.sampled_from(sorted(VALUES)), seed=st.integers(0, 2 ** 32))
+def test_sampled_texts_decode_to_accepted_values(name, seed):
+    value, text_dfa, pred = value_case(name)
+    rng = random.Random(seed)
+    for _ in range(5):
+        text = text_dfa.sample(rng, max_length=40)
+        decoded = json.loads(text)
+        assert isinstance(decoded, str)
+        assert value.accepts(decoded) and pred(decoded), (text, decoded)
+
+
+@given(name=st.sampled_from(sorted(VALUES)), v=st.text(max_size=6), seed=st.integers(0, 2 ** 32))
+def test_every_spelling_of_a_valid_value_is_accepted(name, v, seed):
+    value, text_dfa, pred = value_case(name)
+    assert value.accepts(v) == pred(v)
+    for text in (json.dumps(v), json.dumps(v, ensure_ascii=False),
+                 respell(v, random.Random(seed))):
+        assert text_dfa.accepts(text) == pred(v), (name, text)
+
+
+@given(v=st.text(st.characters(codec="utf-8"), max_size=5), seed=st.integers(0, 2 ** 32))
+def test_literal_json_string(v, seed):
+    d = literal_json_string(v)
+    assert d.accepts(json.dumps(v)) and d.accepts(json.dumps(v, ensure_ascii=False))
+    assert d.accepts(respell(v, random.Random(seed)))
+    rng = random.Random(seed)
+    for _ in range(3):
+        assert json.loads(d.sample(rng, max_length=60)) == v
+    assert not d.accepts(json.dumps(v + "x"))
+
+
+def test_invalid_spellings_are_rejected():
+    d = json_string(DFA.universal())
+    for bad in ['"\\x41"', '"\\U0041"', '"\\u41"', '"\\"', '"a', 'a"', '"\n"', '"\x00"',
+                '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d"', '"\\a"', "'a'", '"\\u00"', '"""']:
+        assert not d.accepts(bad), bad
+        with pytest.raises(json.JSONDecodeError):
+            if "\\ud8" in bad or "\\udc" in bad:  # json accepts lone surrogates; we never emit them
+                raise json.JSONDecodeError("lone surrogate", bad, 0)
+            json.loads(bad)
+    for good in ['""', '"\\u00e9\\u00E9\u00e9"', '"\\ud83d\\ude00"', '"\U0001F600"', '"\x7f"',
+                 '"\\/"', '"/"', '"\\b\\f\\n\\r\\t\\"\\\\"']:
+        assert d.accepts(good), good
+
+
+def test_lengths_count_code_points():
+    one = json_string(string_value(1, 1))
+    assert one.accepts('"\\ud83d\\ude00"') and one.accepts('"\U0001F600"')
+    assert one.accepts('"\\n"') and one.accepts('"\\u0041"')
+    assert not one.accepts('"ab"') and not one.accepts('""')
+    assert string_value(2, 3).accepts("\U0001F600\U0001F600")
+
+
+def test_exclusions_are_on_the_emitted_text():
+    value = DFA.universal()
+    assert json_string(value, excludes=[]) == json_string(value)
+    assert json_string(value, excludes=()) == json_string(value)
+    d = json_string(value, excludes=["\\n", "ab"])
+    assert not d.accepts('"x\\ny"') and d.accepts('"x\\u000ay"')  # the written escape is what counts
+    assert not d.accepts('"xaby"') and d.accepts('"xa\\u0062y"')
+    q = json_string(value, excludes=['\\"'])
+    assert not q.accepts('"say \\"hi\\""') and q.accepts('"say \\u0022hi\\u0022"')
+    rng = random.Random(3)
+    for _ in range(20):
+        body = d.sample(rng, max_length=30)[1:-1]
+        assert "\\n" not in body and "ab" not in body
+
+
+def test_escape_image_per_class():
+    img = escape_image(CharSet.range(0x10000, 0x10FFFF))
+    assert img.accepts("\\uD800\\uDC00") and img.accepts("\\udbff\\udfff")
+    assert img.accepts("\U00010000") and not img.accepts("\\uDC00\\uD800")
+    assert not img.accepts("\\uD7FF\\uDC00")
+    quote = escape_image(CharSet.of('"'))
+    assert quote == DFA.union_all([DFA.literal(s) for s in ('\\"', "\\u0022")])
+    encoded = json_encode(DFA.literal("é"))
+    assert encoded == DFA.union_all([DFA.literal(s) for s in ("é", "\\u00e9", "\\u00E9")])
+
+
+def test_string_value_keywords():
+    d = string_value(min_length=3, max_length=10, pattern="^2", format="date")
+    assert d.accepts("2024-01-01") and not d.accepts("1999-01-01") and not d.accepts("2024-02-30")
+    assert string_value(pattern="b").accepts("abc") and not string_value(pattern="^b").accepts("abc")
+    with pytest.raises(ValueError):
+        string_value(format="no-such-format")
+    with pytest.raises(ValueError):
+        string_value(3, 2)
+    assert string_value() == DFA.universal()
