@@ -12,7 +12,12 @@ Two things go beyond ``re``:
 * ``\\p{..}`` / ``\\P{..}`` Unicode properties in the syntax of the ``regex`` module (``\\p{L}``,
   ``\\p{Han}``, ``\\p{Script=Latin}``, ``[^\\p{L}\\d]``), with the sets ``regex`` gives them. They
   are swapped for private-use placeholder characters before ``re`` parses the pattern and swapped
-  back for their sets afterwards.
+  back for their sets afterwards. The rest of the pattern keeps ``re``'s meaning (``\\w`` is
+  ``re``'s, not ``regex``'s). One corner differs from ``regex``: under IGNORECASE, a class that mixes
+  a property with other items is the union of the parts' case-insensitive sets, whereas ``regex``
+  also folds characters such as U+0345 into the class as a whole; and with ASCII and IGNORECASE
+  together, where ``regex`` itself answers differently for ``fullmatch`` and ``search``, the set is
+  what ``regex`` finds when searching.
 * What ``re`` accepts but is not regular (back-references, look-around, conditionals, atomic
   groups, possessive quantifiers) raises :class:`~.errors.RegexError` naming the construct and its
   index in the pattern, found by a small lexer that mirrors the parser's tokenisation.

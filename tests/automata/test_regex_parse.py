@@ -334,3 +334,22 @@ def test_a_2000_character_json_regex_parses_in_milliseconds():
         parse_regex(pattern)
     per_parse = (time.perf_counter() - start) / 5
     assert per_parse < 0.05, per_parse
+
+
+# construct, offset of the reported position within it
+_NON_REGULAR = [
+    ("(?=a)", 0), ("(?!a)", 0), ("(?<=a)", 0), ("(?<!a)", 0), ("(?>a|ab)", 0), ("(?(1)a|b)", 0),
+    (r"\1", 0), ("(?P=h)", 0), ("a*+", 1), ("[*]++", 3), ("(?:ab){1,2}+", 6), ("a?+", 1),
+]
+
+
+@given(st.sampled_from(_NON_REGULAR), patterns, patterns, st.sampled_from(["", " # (?=x) [ \n"]))
+def test_the_first_non_regular_construct_is_located(construct, left, right, comment):
+    text, offset = construct
+    verbose = "(?x)" if comment else ""
+    prefix = verbose + "(?P<h>x)?" + (left if not left.startswith("(?") else "") + comment
+    pattern = prefix + text + right
+    assume(compiles(pattern))
+    with pytest.raises(RegexError) as info:
+        parse_regex(pattern)
+    assert info.value.pos == len(prefix) + offset, (pattern, info.value.msg)
