@@ -29,12 +29,14 @@ that node with ``re``'s own compiler and running it over the universe.
 Example
 -------
 >>> from tokenfsm.automata.regex_parse import parse_regex
->>> parse_regex(r"a\\d?")
-Seq(items=(Chars(cs=CharSet(a)), Repeat(item=Chars(cs=CharSet(...)), min=0, max=1)))
+>>> parse_regex(r"a[0-9]?")
+Seq(items=(Chars(cs=CharSet(a)), Repeat(item=Chars(cs=CharSet([0-9])), min=0, max=1)))
 >>> parse_regex(r"(a)\\1")
 Traceback (most recent call last):
     ...
-tokenfsm.automata.errors.RegexError: back-reference \\1 is not regular at position 3 in pattern ...
+tokenfsm.automata.errors.RegexError: back-reference \\1 is not regular at position 3 in pattern '(a)\\\\1'
+  (a)\\1
+     ^
 
 The design follows regex-syntax (rust-lang/regex): a parser for the concrete syntax, a lowering
 to a small high-level IR, Unicode classes as range sets.
