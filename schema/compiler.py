@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -163,6 +164,27 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     return CompiledSchema(dfa, c.warnings, schema)
 
 
+@lru_cache(maxsize=16)
+def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget) -> TypedLanguage:
+    """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
+    exclusions: the universe in which ``not`` takes complements (cached across compilations)."""
+    ws = whitespace_dfa(whitespace)
+    strings = json_string(DFA.universal(), excludes=excludes, budget=budget)
+    scalars = {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
+               "number": number_schema(), "string": strings}
+    value = DFA.union_all(list(scalars.values()), budget)
+    member_key = DFA.concat_all([strings, ws, DFA.literal(":"), ws], budget)
+    arr = obj = None
+    for _ in range(depth):
+        arr = array_dfa(lambda i, v=value: v, 0, ws, budget=budget)
+        obj = object_dfa([], member_key + value, ws, budget=budget)
+        value = DFA.union_all([value, arr, obj], budget)
+    parts = dict(scalars)
+    if arr is not None:
+        parts["array"], parts["object"] = arr, obj
+    return TypedLanguage.of(parts)
+
+
 def _load(schema):
     if isinstance(schema, (str, bytes)):
         try:
@@ -206,6 +228,7 @@ class _Compiler:
         self.budget = budget
         self.warnings: list[str] = []
         self.ws = whitespace_dfa(whitespace)
+        self.ws_n = whitespace
         self.old_draft = isinstance(root, dict) and any(
             d in str(root.get("$schema", "")) for d in ("draft-03", "draft-04", "draft-06", "draft-07"))
         self.anchors = {}
@@ -482,7 +505,7 @@ class _Compiler:
         for name, sub in (base.get("properties") or {}).items():
             if sub is True or sub == {}:
                 continue
-            alts.append(_Alt({"type": "object", "required": [name],
+            alts.append(_Alt({"type": "object", "required": [name], "x-negated": [name],
                               "properties": {name: {"not": sub}}}, [], _ptr(ptr, "properties", name)))
         return alts if len(alts) <= _MAX_ALTERNATIVES else None
 
@@ -525,8 +548,28 @@ class _Compiler:
             if kind == "schema":
                 lang = lang.intersect(self.compile(sub, ptr), self.budget)
             else:
-                lang = lang.intersect(self.complement(self.compile(sub, ptr), ptr), self.budget)
+                lang = self.subtract(lang, self.compile(sub, ptr), ptr)
         return lang
+
+    def subtract(self, lang: TypedLanguage, other: TypedLanguage, ptr: str) -> TypedLanguage:
+        """Texts of ``lang`` whose values ``other`` rejects: ``lang ∩ complement(other)``, computed
+        without building the complement."""
+        parts = {}
+        complete = set(lang.complete & other.complete)
+        for t, d in lang.parts.items():
+            if t not in other.parts:
+                parts[t] = d
+                continue
+            if t not in other.complete:
+                if self.strict:
+                    continue
+                self.warn(f"complement of {t} texts is taken on spellings, not values", ptr)
+            if t == "number":
+                d = d.intersect(CANONICAL_NUMBER, self.budget)
+            elif t in ("array", "object") or (t == "string" and self.excludes):
+                d = d.intersect(self.canonical().parts[t], self.budget)
+            parts[t] = d.difference(other.parts[t], self.budget)
+        return TypedLanguage.of(parts, complete)
 
     def complement(self, lang: TypedLanguage, ptr: str) -> TypedLanguage:
         """JSON values (up to the depth limit) whose texts ``lang`` does not accept."""
@@ -712,23 +755,11 @@ class _Compiler:
     def any(self) -> TypedLanguage:
         """Every JSON value up to ``max_depth`` levels of nesting (with these spelling rules)."""
         if self._any is None:
-            strings = json_string(DFA.universal(), excludes=self.excludes, budget=self.budget)
-            scalars = {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
-                       "number": number_schema(), "string": strings}
-            value = DFA.union_all(list(scalars.values()), self.budget)
-            member = DFA.concat_all([strings, self.ws, DFA.literal(":"), self.ws], self.budget)
-            arr = obj = None
-            for _ in range(self.max_depth):
-                arr = array_dfa(lambda i, v=value: v, 0, self.ws, budget=self.budget)
-                obj = object_dfa([], member + value, self.ws, budget=self.budget)
-                value = DFA.union_all([value, arr, obj], self.budget)
-            parts = dict(scalars)
-            if arr is not None:
-                parts["array"], parts["object"] = arr, obj
-            self._any = TypedLanguage.of(parts)
+            self._any = any_value(self.ws_n, self.excludes, self.max_depth, self.budget)
         return self._any
 
     def canonical(self) -> TypedLanguage:
+        """:meth:`any` with canonical number spellings: the universe of complements."""
         a = self.any()
         parts = dict(a.parts)
         parts["number"] = CANONICAL_NUMBER
@@ -752,7 +783,9 @@ class _Compiler:
         contains = None
         if "contains" in d:
             c = self.compile(d["contains"], _ptr(ptr, "contains"))
-            miss = self.complement(c, _ptr(ptr, "contains"))
+            miss = TypedLanguage.nothing()
+            for l in langs + [rest]:
+                miss = miss.union(self.subtract(l, c, _ptr(ptr, "contains")), self.budget)
             cmin, cmax = d.get("minContains", 1), d.get("maxContains")
             contains = (c.to_dfa(self.budget), miss.to_dfa(self.budget), cmin, cmax)
             complete = complete and set(TYPES) <= c.complete
@@ -786,6 +819,10 @@ class _Compiler:
                 self.unsupported(f"patternProperties {pat!r}: {e.msg}", _ptr(ptr, "patternProperties"),
                                  "patternProperties")
         members = []
+        undeclared = set(d.get("x-undeclared", ()))
+        if undeclared and d.get("additionalProperties") is None and not self.allow_extra_keys:
+            # only a negation asks for these keys: with declared keys only, nothing to emit
+            return DFA.empty(), False
         for name in order:
             p = _ptr(ptr, "properties", name)
             req = name in required

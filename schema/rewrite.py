@@ -105,7 +105,7 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             continue  # handled below
         if json.dumps(u, sort_keys=True, default=str) == json.dumps(v, sort_keys=True, default=str):
             continue
-        if k in ("required", "x-forbidden"):
+        if k in ("required", "x-forbidden", "x-negated", "x-undeclared"):
             out[k] = list(dict.fromkeys(list(u) + list(v)))
         elif k in _MAX_KEYS:
             out[k] = min(u, v)
@@ -157,6 +157,11 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             parts = [x for x in parts if x is not True and x != {}] or [True]
             props[name] = parts[0] if len(parts) == 1 else {"allOf": parts}
         out["properties"] = props
+    # keys that only a negated schema asks for, undeclared by the positive side
+    for x, y in ((a, b), (b, a)):
+        for name in x.get("x-negated", ()):
+            if "properties" in y and name not in y["properties"] and "x-negated" not in y:
+                out["x-undeclared"] = list(dict.fromkeys(list(out.get("x-undeclared", [])) + [name]))
     # an object that must both have and lack a key cannot exist
     req = set(out.get("required", ())) & set(out.get("x-forbidden", ()))
     if req:
