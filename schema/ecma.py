@@ -135,7 +135,10 @@ class _Parser:
             return Assert("word_boundary", ECMA_WORD)
         if self.p.startswith("\\B", self.i):
             self.i += 2
-            return Assert("not_word_boundary", ECMA_WORD)
+            # ECMA's \B holds in the empty string (no word character on either side); the tree's
+            # not_word_boundary follows Python's re, which may not, so say it explicitly
+            return Alt((Assert("not_word_boundary", ECMA_WORD),
+                        Seq((Assert("start"), Assert("end_string")))))
         for look, what in (("(?=", "look-ahead"), ("(?!", "negative look-ahead"),
                            ("(?<=", "look-behind"), ("(?<!", "negative look-behind")):
             if self.p.startswith(look, self.i):
