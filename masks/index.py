@@ -212,6 +212,8 @@ class TokenIndex:
         self.vocab_size = vocab.size
         self.vocab_fingerprint = vocab.fingerprint
         self._eos_set = frozenset(self.eos_ids.tolist())
+        self._state_rows = self.state_row.tolist()  # plain ints: the per-token fill path
+        self._n_words = int(self.mask_rows.shape[1])
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod

@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 _HASH_MASK = (1 << 40) - 1
+# de Bruijn table: index of the lowest set bit of a 32-bit word
+_DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8,
+                      31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -305,7 +308,7 @@ def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, 
     next_of = np.zeros(vocab_size, dtype=np.int32)
     row = np.zeros(n_words, dtype=np.uint32)
     csr_ptr = np.zeros(num_states + 1, dtype=np.int64)
-    cap = max(16, 2 * max_tokens)
+    cap = max(16, max_tokens)
     csr_tok = np.empty(cap, dtype=np.int32)
     csr_next = np.empty(cap, dtype=np.int32)
     ht_size = 8
@@ -322,6 +325,7 @@ def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, 
     for s in range(1, num_states):
         stack[0] = s
         i = 1
+        count = 0
         while i < n_nodes:
             visited += 1
             ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
@@ -333,26 +337,28 @@ def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, 
                 t = tok_ids[k]
                 next_of[t] = ns
                 row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                count += 1
             i += 1
-        if pos + max_tokens > cap:
-            cap = max(2 * cap, pos + max_tokens)
+        if pos + count > cap:
+            cap = max(2 * cap, pos + count)
             bigger_tok = np.empty(cap, dtype=np.int32)
             bigger_next = np.empty(cap, dtype=np.int32)
             bigger_tok[:pos] = csr_tok[:pos]
             bigger_next[:pos] = csr_next[:pos]
             csr_tok = bigger_tok
             csr_next = bigger_next
-        for w in range(n_words):
+        w = 0
+        while count > 0:  # emit the set bits in id order
             x = np.int64(row[w])
-            b = 0
             while x != 0:
-                if x & 1:
-                    t = w * 32 + b
-                    csr_tok[pos] = t
-                    csr_next[pos] = next_of[t]
-                    pos += 1
-                x >>= 1
-                b += 1
+                low = x & (-x)
+                t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+                csr_tok[pos] = t
+                csr_next[pos] = next_of[t]
+                pos += 1
+                count -= 1
+                x ^= low
+            w += 1
         csr_ptr[s + 1] = pos
         if accepting[s]:
             for e in eos_ids:

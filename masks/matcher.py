@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 
+_INT32 = np.dtype(np.int32)
+
+
 def _is_torch(x) -> bool:
     return type(x).__module__.split(".")[0] == "torch"
 
@@ -133,7 +136,7 @@ class Matcher:
 
     def _row_id(self) -> int:
         ix = self._index
-        return ix.finished_row if self._finished else int(ix.state_row[self._state])
+        return ix.finished_row if self._finished else ix._state_rows[self._state]
 
     def copy(self) -> "Matcher":
         """An independent matcher at the same position, with the same history."""
@@ -164,10 +167,19 @@ class Matcher:
         BitmaskError
             Wrong type, dtype, shape, or row out of range; nothing is written.
         """
-        out = _bitmask_array(bitmask, self._index.n_words)
+        ix = self._index
+        if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
+                and bitmask.ndim == 2 and bitmask.shape[1] == ix._n_words and 0 <= row < bitmask.shape[0]):
+            src = ix.mask_rows[ix.finished_row if self._finished else ix._state_rows[self._state]]
+            try:
+                bitmask[row] = src
+            except ValueError as e:  # read-only: nothing was written
+                raise BitmaskError(f"cannot write the bitmask: {e}") from None
+            return
+        out = _bitmask_array(bitmask, ix.n_words)
         if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
             raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
-        out[row] = self._index.mask_rows[self._row_id()]
+        out[int(row)] = ix.mask_rows[self._row_id()]
 
     def allowed_token_ids(self) -> np.ndarray:
         """Allowed token ids (ascending int32), EOS included where the state accepts."""

@@ -18,16 +18,23 @@ from __future__ import annotations
 __all__ = ["reference_walk", "reference_allowed", "reference_mask", "reference_forced_string"]
 
 
-def reference_walk(byte_dfa, state: int, data: bytes) -> int:
-    """State reached from ``state`` by ``data``; 0 as soon as the dead state is hit."""
-    classes = [int(c) for c in byte_dfa.byte_classes]
-    table = byte_dfa.table
-    s = int(state)
+def _tables(byte_dfa):
+    return [int(c) for c in byte_dfa.byte_classes], [[int(x) for x in row] for row in byte_dfa.table]
+
+
+def _walk(classes, table, state: int, data: bytes) -> int:
+    s = state
     for b in data:
-        s = int(table[s][classes[b]])
+        s = table[s][classes[b]]
         if s == 0:
             return 0
     return s
+
+
+def reference_walk(byte_dfa, state: int, data: bytes) -> int:
+    """State reached from ``state`` by ``data``; 0 as soon as the dead state is hit."""
+    classes, table = _tables(byte_dfa)
+    return _walk(classes, table, int(state), data)
 
 
 def reference_allowed(byte_dfa, vocab, state: int) -> dict[int, int]:
@@ -38,10 +45,11 @@ def reference_allowed(byte_dfa, vocab, state: int) -> dict[int, int]:
     out = {}
     if int(state) == 0:
         return out
+    classes, table = _tables(byte_dfa)
     for i, tok in enumerate(vocab.tokens):
         if tok is None:
             continue
-        ns = reference_walk(byte_dfa, state, tok)
+        ns = _walk(classes, table, int(state), tok)
         if ns != 0:
             out[i] = ns
     return out
