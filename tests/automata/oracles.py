@@ -12,10 +12,16 @@ import re
 from collections import deque
 from functools import lru_cache
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tokenfsm.automata import DFA, CharSet
 from tokenfsm.automata.regex_ast import Alt, Assert, Chars, Repeat, Seq
+
+def fewer(divisor: int):
+    """Settings for an expensive property: the profile's example count divided by ``divisor``."""
+    return settings(max_examples=max(10, settings.default.max_examples // divisor))
+
 
 # --------------------------------------------------------------------------------- alphabet
 # Boundary code points that matter: ASCII, the ends of each UTF-8 length, both sides of the
@@ -193,6 +199,16 @@ def raw_tables(draw, max_states: int = 6, max_classes: int = 4):
 
 def raw_dfas(**kw):
     return raw_tables(**kw).map(lambda t: DFA.from_parts(*t))
+
+
+@st.composite
+def automata(draw):
+    """(DFA, membership oracle independent of the DFA): from a random tree or a random table."""
+    if draw(st.booleans()):
+        node = draw(asts(assertions=draw(st.booleans())))
+        return DFA.from_ast(node), (lambda s, node=node: ast_matches(node, s))
+    t = draw(raw_tables())
+    return DFA.from_parts(*t), (lambda s, t=t: table_accepts(*t, s))
 
 
 def table_accepts(classes, delta, accepting, start, s: str) -> bool:

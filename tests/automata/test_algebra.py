@@ -8,6 +8,7 @@ boundaries, both sides of the surrogate gap and astral code points.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import deque
 from functools import lru_cache
@@ -16,22 +17,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from oracles import (ATOM_POINTS, ast_matches, ast_min_length, asts, brzozowski, fields, isomorphic,
+from oracles import (ATOM_POINTS, WORD, automata, ast_matches, ast_min_length, asts, brzozowski, fields, isomorphic,
                      live_states, naive, raw_tables, table_accepts, test_strings)
 from tokenfsm.automata import DFA, AutomatonError, CharSet
-from tokenfsm.automata.regex_ast import Alt, Chars, Repeat, Seq
+from tokenfsm.automata.regex_ast import Alt, Assert, Chars, Repeat, Seq
 
 strings = st.lists(test_strings, min_size=1, max_size=12)
-
-
-@st.composite
-def automata(draw):
-    """(DFA, membership oracle independent of the DFA)."""
-    if draw(st.booleans()):
-        node = draw(asts(assertions=draw(st.booleans())))
-        return DFA.from_ast(node), (lambda s, node=node: ast_matches(node, s))
-    t = draw(raw_tables())
-    return DFA.from_parts(*t), (lambda s, t=t: table_accepts(*t, s))
 
 
 # ---------------------------------------------------------------------------------- construction
@@ -47,6 +38,25 @@ def test_from_ast_with_assertions_agrees_with_naive_matcher(node, ss):
     d = DFA.from_ast(node)
     for s in ss + ["", "\n", "a\n", "\na", "a", "é", "-"]:
         assert d.accepts(s) == ast_matches(node, s), (node, s)
+
+
+KINDS = [Assert("start"), Assert("start_line"), Assert("end"), Assert("end_string"),
+         Assert("end_line"), Assert("word_boundary", WORD), Assert("not_word_boundary", WORD)]
+AROUND = [CharSet.of("\n"), CharSet.of("a", "é"), CharSet.of("-"), CharSet.any()]
+SHORT = [""] + ["".join(p) for n in (1, 2, 3) for p in itertools.product("a\n-é", repeat=n)]
+
+
+@pytest.mark.parametrize("first", KINDS, ids=lambda a: a.kind)
+def test_assertions_exhaustively_on_short_strings(first):
+    """Every assertion, alone and followed by every other, between optional characters of each
+    kind (newline, word, non-word, any), on every string of up to 3 characters."""
+    for second in [None] + KINDS:
+        for pre, post in itertools.product(AROUND, AROUND):
+            mid = (first,) if second is None else (first, second)
+            node = Seq((Repeat(Chars(pre), 0, 1),) + mid + (Repeat(Chars(post), 0, 1),))
+            d = DFA.from_ast(node)
+            for s in SHORT:
+                assert d.accepts(s) == ast_matches(node, s), (node, s)
 
 
 @given(raw_tables(), strings)
