@@ -442,10 +442,13 @@ def multiple_of(k: Number, budget: Budget | None = None) -> DFA:
     return DFA.intersect_all([grammar, DFA.literal("-").optional() + res], budget=budget)
 
 
+_multiple_of = multiple_of  # number_schema's keyword argument shadows the name
+
+
 def number_schema(*, integer: bool = False, minimum: Number | None = None,
                   maximum: Number | None = None, exclusive_minimum: Number | bool | None = None,
                   exclusive_maximum: Number | bool | None = None,
-                  multiple_of_: Number | None = None, budget: Budget | None = None) -> DFA:
+                  multiple_of: Number | None = None, budget: Budget | None = None) -> DFA:
     """The texts for ``type: number`` / ``type: integer`` with the numeric keywords of a schema.
 
     ``exclusive_minimum``/``exclusive_maximum`` are numbers (draft 6 and later) or booleans that
@@ -456,7 +459,7 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
     ----------
     integer : bool
         Canonical integer spellings only (``type: integer``).
-    minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of_ : number or None
+    minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of : number or None
     budget : Budget, optional
 
     Returns
@@ -482,6 +485,6 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
                                   bool(hi and hi[1]), budget=budget))
     else:
         parts.append(json_number())
-    if multiple_of_ is not None:
-        parts.append(multiple_of(multiple_of_, budget=budget))
+    if multiple_of is not None:
+        parts.append(_multiple_of(multiple_of, budget=budget))
     return DFA.intersect_all(parts, budget=budget)

@@ -85,39 +85,44 @@ def _surrogate_pairs(lo: int, hi: int) -> list[Node]:
     return out
 
 
-def escape_image_node(cs: CharSet) -> Node:
-    """The regex tree of every JSON spelling of any one character of ``cs``."""
+def escape_image_node(cs: CharSet, minimal: bool = False) -> Node:
+    """The regex tree of the JSON spellings of any one character of ``cs``: all of them, or with
+    ``minimal`` only the plainest (literal where allowed, else the short escape, else ``\\uXXXX``)."""
     parts: list[Node] = []
     literal = cs & LITERAL_OK
     if literal:
         parts.append(Chars(literal))
     for ch, letter in SHORT_ESCAPES.items():
-        if ch in cs:
+        if ch in cs and not (minimal and ch in LITERAL_OK):
             parts.append(_lit("\\" + letter))
-    parts.extend(_hex4(lo, hi) for lo, hi in (cs & BMP).ranges)
-    for lo, hi in (cs & ASTRAL).ranges:
+    coded = cs - LITERAL_OK - CharSet.from_chars("".join(SHORT_ESCAPES)) if minimal else cs
+    parts.extend(_hex4(lo, hi) for lo, hi in (coded & BMP).ranges)
+    for lo, hi in (coded & ASTRAL).ranges:
         parts.extend(_surrogate_pairs(lo, hi))
     return Alt(tuple(parts))
 
 
 @lru_cache(maxsize=4096)
-def escape_image(cs: CharSet) -> DFA:
-    """The automaton of every JSON spelling (inside quotes) of any one character of ``cs``.
+def escape_image(cs: CharSet, minimal: bool = False) -> DFA:
+    """The automaton of the JSON spellings (inside quotes) of any one character of ``cs``.
 
     Parameters
     ----------
     cs : CharSet
         Decoded characters.
+    minimal : bool
+        False: every spelling JSON allows (literal, short escape, ``\\uXXXX`` in either case,
+        surrogate pairs). True: one plain spelling per character where possible -- literal
+        when JSON allows it, else the short escape, else ``\\u00XX`` (either case).
 
     Returns
     -------
     DFA
-        Literal characters, short escapes, ``\\uXXXX`` and surrogate pairs, as JSON allows.
     """
-    return DFA.from_ast(escape_image_node(cs))
+    return DFA.from_ast(escape_image_node(cs, minimal))
 
 
-def json_encode(value: DFA, budget: Budget | None = None) -> DFA:
+def json_encode(value: DFA, budget: Budget | None = None, *, escapes: str = "all") -> DFA:
     """Map an automaton over decoded characters to the JSON text of its strings, without quotes.
 
     Parameters
@@ -125,16 +130,25 @@ def json_encode(value: DFA, budget: Budget | None = None) -> DFA:
     value : DFA
         The allowed decoded values.
     budget : Budget, optional
+    escapes : {"all", "minimal"}
+        ``"all"``: every spelling JSON allows. ``"minimal"``: each character written the plain way
+        only (see :func:`escape_image`), a subset that is far smaller for automata with many
+        classes (every ``\\uXXXX`` alternative costs states).
 
     Returns
     -------
     DFA
-        Every text between the quotes that ``json.loads`` decodes to a member of ``value``.
+        Texts between the quotes that ``json.loads`` decodes to a member of ``value``: all of
+        them, or (``"minimal"``) one plain spelling of each value.
     """
-    return value.substitute(escape_image, budget=budget)
+    if escapes not in ("all", "minimal"):
+        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
+    minimal = escapes == "minimal"
+    return value.substitute(lambda cs: escape_image(cs, minimal), budget=budget)
 
 
-def json_string(value: DFA, *, excludes: Iterable[str] = (), budget: Budget | None = None) -> DFA:
+def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all",
+                budget: Budget | None = None) -> DFA:
     """The quoted JSON string texts ``"..."`` whose decoded value is in ``value``.
 
     Parameters
@@ -145,13 +159,15 @@ def json_string(value: DFA, *, excludes: Iterable[str] = (), budget: Budget | No
         Substrings the emitted text between the quotes must not contain. They are matched on the
         text as written, before unescaping: excluding ``"\\\\n"`` forbids the escape, not a newline
         written as ``\\u000a``. An empty collection gives exactly the automaton without it.
+    escapes : {"all", "minimal"}
+        Which spellings to allow, see :func:`json_encode`.
     budget : Budget, optional
 
     Returns
     -------
     DFA
     """
-    body = json_encode(value, budget=budget)
+    body = json_encode(value, budget=budget, escapes=escapes)
     excludes = list(excludes)
     if excludes:
         body = body.intersect(DFA.excluding(excludes, budget=budget), budget=budget)

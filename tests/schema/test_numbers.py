@@ -192,7 +192,7 @@ def test_multiple_of_budget_and_errors():
 
 
 def test_number_schema_keywords():
-    d = number_schema(integer=True, minimum=1, exclusive_maximum=10, multiple_of_=3)
+    d = number_schema(integer=True, minimum=1, exclusive_maximum=10, multiple_of=3)
     assert {n for n in range(-5, 20) if d.accepts(str(n))} == {3, 6, 9}
     assert not d.accepts("3.0")
     d4 = number_schema(minimum=0, exclusive_minimum=True, maximum=1)  # draft 4 booleans
@@ -200,7 +200,7 @@ def test_number_schema_keywords():
     d6 = number_schema(exclusive_minimum=0, maximum=1, exclusive_maximum=1)
     assert not d6.accepts("0") and not d6.accepts("1") and d6.accepts("0.999")
     assert number_schema() == json_number()
-    money = number_schema(minimum=0, multiple_of_=0.01)
+    money = number_schema(minimum=0, multiple_of=0.01)
     assert money.accepts("12.30") and money.accepts("0") and not money.accepts("12.301")
     assert money.accepts("-0") and not money.accepts("-1")
 

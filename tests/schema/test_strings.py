@@ -149,3 +149,20 @@ def test_string_value_keywords():
     with pytest.raises(ValueError):
         string_value(3, 2)
     assert string_value() == DFA.universal()
+
+
+@given(v=st.text(max_size=8), seed=st.integers(0, 2 ** 32))
+def test_minimal_escapes(v, seed):
+    value = string_value(max_length=8)
+    minimal = json_string(value, escapes="minimal")
+    assert minimal.accepts(json.dumps(v, ensure_ascii=False))  # json.dumps writes the plain way
+    rng = random.Random(seed)
+    text = minimal.sample(rng, max_length=30)
+    assert value.accepts(json.loads(text))
+    assert json.dumps(json.loads(text), ensure_ascii=False).lower() == text.lower()
+
+
+def test_minimal_is_a_subset():
+    assert json_string(DFA.universal(), escapes="minimal") <= json_string(DFA.universal())
+    with pytest.raises(ValueError):
+        json_string(DFA.universal(), escapes="some")
