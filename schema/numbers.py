@@ -448,7 +448,8 @@ _multiple_of = multiple_of  # number_schema's keyword argument shadows the name
 def number_schema(*, integer: bool = False, minimum: Number | None = None,
                   maximum: Number | None = None, exclusive_minimum: Number | bool | None = None,
                   exclusive_maximum: Number | bool | None = None,
-                  multiple_of: Number | None = None, budget: Budget | None = None) -> DFA:
+                  multiple_of: Number | None = None, budget: Budget | None = None,
+                  multiple_of_: Number | None = None) -> DFA:
     """The texts for ``type: number`` / ``type: integer`` with the numeric keywords of a schema.
 
     ``exclusive_minimum``/``exclusive_maximum`` are numbers (draft 6 and later) or booleans that
@@ -461,6 +462,8 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
         Canonical integer spellings only (``type: integer``).
     minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of : number or None
     budget : Budget, optional
+    multiple_of_ : number or None
+        The same as ``multiple_of`` (an earlier spelling, kept for callers that use it).
 
     Returns
     -------
@@ -485,6 +488,8 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
                                   bool(hi and hi[1]), budget=budget))
     else:
         parts.append(json_number())
+    if multiple_of is None:
+        multiple_of = multiple_of_
     if multiple_of is not None:
         parts.append(_multiple_of(multiple_of, budget=budget))
     return DFA.intersect_all(parts, budget=budget)
