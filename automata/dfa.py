@@ -143,9 +143,10 @@ class DFA:
         """Minimise a raw table, merge equivalent classes, return the canonical DFA."""
         delta, accepting, start = minimize_table(delta, accepting, start)
         classes, delta = _merge_classes(list(classes), delta)
-        # merging classes changes BFS order only through class order, which is by first member:
-        # renumber again so the numbering stays canonical.
-        delta, accepting, start = minimize_table(delta, accepting, start) if len(delta) > 1 else (delta, accepting, start)
+        # merging identical columns keeps the automaton minimal but changes the class order that
+        # the breadth-first numbering follows: renumber (no merging needed) to stay canonical.
+        if len(delta) > 1:
+            delta, accepting, start = prune_table(delta, accepting, start)
         return cls(classes, delta, accepting, start, _minimal=True)
 
     @classmethod
