@@ -83,7 +83,7 @@ class DFA:
     """
 
     __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
-                 "_seg_class", "_hash", "_bytes")
+                 "_seg_class", "_hash", "_bytes", "_dist")
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
@@ -96,6 +96,7 @@ class DFA:
         self._seg_class = [s[2] for s in self._segs]
         self._hash = None
         self._bytes = None
+        self._dist = None
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -597,7 +598,10 @@ class DFA:
 
     # ------------------------------------------------------------------ strings out
     def _distance_to_accept(self) -> list[int]:
+        """Per state of the minimal automaton, the length of a shortest way to acceptance."""
         m = self.minimize()
+        if m._dist is not None:
+            return m._dist
         INF = 1 << 60
         dist = [INF] * len(m.delta)
         preds: dict[int, set[int]] = {}
@@ -614,6 +618,7 @@ class DFA:
                 if dist[s] == INF:
                     dist[s] = dist[t] + 1
                     queue.append(s)
+        m._dist = dist
         return dist
 
     def shortest(self) -> str | None:
@@ -664,27 +669,34 @@ class DFA:
         return "".join(out)
 
     def examples(self, n: int = 10, max_length: int = 1000) -> list[str]:
-        """Up to ``n`` distinct accepted strings, shortest first, one readable character per class."""
+        """Up to ``n`` distinct accepted strings, shortest first, one readable character per class.
+
+        Breadth-first by length, keeping at most ``n`` partial strings per state at each length:
+        the frontier stays bounded by ``n`` times the number of states, and every live state stays
+        represented, so acceptance is always reached when the language is not empty.
+        """
         m = self.minimize()
-        if m.start == 0:
+        if m.start == 0 or n <= 0:
             return []
-        dist = m._distance_to_accept()
         reps = [c.representative() for c in m.classes]
         out: list[str] = []
-        queue = deque([(m.start, "")])
-        while queue and len(out) < n:
-            s, w = queue.popleft()
-            if s in m.accepting:
-                out.append(w)
-            if len(w) >= max_length:
-                continue
-            for c, t in enumerate(m.delta[s]):
-                if t and dist[t] < (1 << 60):
-                    queue.append((t, w + reps[c]))
-            if len(queue) > 50 * n + 1000:
-                # keep the frontier bounded: shortest-first is preserved by the FIFO order
-                for _ in range(len(queue) - (50 * n + 1000)):
-                    queue.pop()
+        frontier = [(m.start, "")]
+        for _ in range(max_length + 1):
+            for s, w in frontier:
+                if s in m.accepting:
+                    out.append(w)
+                    if len(out) == n:
+                        return out
+            quota: dict[int, int] = {}
+            nxt = []
+            for s, w in frontier:
+                for c, t in enumerate(m.delta[s]):
+                    if t and quota.get(t, 0) < n:
+                        quota[t] = quota.get(t, 0) + 1
+                        nxt.append((t, w + reps[c]))
+            if not nxt:
+                break
+            frontier = nxt
         return out
 
     # ------------------------------------------------------------------ output for people
