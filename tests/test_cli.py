@@ -1,0 +1,243 @@
+"""The ``tokenfsm`` command, driven as a subprocess the way a user runs it.
+
+Most tests use a small byte-level ``tokenizer.json`` written here (every byte, a few merges, an EOS
+token), so that building a token index is instant; the demo runs on the built-in Qwen vocabulary as
+the README promises. Every error case must be one line on stderr and a non-zero exit status, never
+a traceback; sampled documents are checked with ``jsonschema`` and ``re.fullmatch``, not with the
+automaton that produced them.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tokenfsm.masks.vocab import gpt2_bytes_to_unicode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "unit": {"enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "minimum": 1, "maximum": 7},
+    },
+    "required": ["city", "unit", "days"],
+    "additionalProperties": False,
+}
+
+MERGES = ['{"', '":', '",', '"}', '"', "city", "unit", "days", "celsius", "fahrenheit", "Paris",
+          " ", ", ", "<|im_end|>", "ab", "abc", "12", "-"]
+
+
+def run(*args, env=None, check_rc=None):
+    """Run ``python -m tokenfsm.masks.cli ARGS``; returns the CompletedProcess."""
+    proc = subprocess.run([sys.executable, "-m", "tokenfsm.masks.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A schema file and two small tokenizer.json files (with and without an EOS token)."""
+    d = tmp_path_factory.mktemp("cli")
+    enc = gpt2_bytes_to_unicode()
+    pieces = [enc[b] for b in range(256)]
+    pieces += ["".join(enc[b] for b in m.encode()) for m in MERGES if len(m.encode()) > 1]
+    vocab = {p: i for i, p in enumerate(dict.fromkeys(pieces))}
+    tok = {
+        "model": {"type": "BPE", "vocab": vocab, "merges": []},
+        "pre_tokenizer": {"type": "ByteLevel"},
+        "decoder": {"type": "ByteLevel"},
+        "added_tokens": [{"id": len(vocab), "content": "<|endoftext|>", "special": True}],
+    }
+    (d / "tokenizer.json").write_text(json.dumps(tok))
+    tok_no_eos = dict(tok, added_tokens=[])
+    (d / "no_eos.json").write_text(json.dumps(tok_no_eos))
+    (d / "schema.json").write_text(json.dumps(SCHEMA))
+    (d / "typo.json").write_text(json.dumps({"type": "strnig"}))
+    (d / "broken.json").write_text('{"type": "object",')
+    return d
+
+
+def assert_one_line_error(proc, *needles):
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("tokenfsm: error: "), lines[0]
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+# ------------------------------------------------------------------------------------------ help
+def test_help_lists_commands_vocabularies_and_examples():
+    proc = run("--help", check_rc=0)
+    for word in ("demo", "compile", "sample", "inspect", "qwen3.6", "llama3", "cl100k", "examples:"):
+        assert word in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["demo", "compile", "sample", "inspect"])
+def test_subcommand_help_has_an_example(command):
+    proc = run(command, "--help", check_rc=0)
+    assert proc.stdout.startswith(f"usage: tokenfsm {command}")
+    assert "example" in proc.stdout
+
+
+def test_no_command_prints_help_and_fails():
+    proc = run()
+    assert proc.returncode == 2
+    assert "usage: tokenfsm" in proc.stdout
+
+
+def test_installed_script_runs():
+    script = shutil.which("tokenfsm") or os.path.join(sysconfig.get_path("scripts"), "tokenfsm")
+    if not os.path.exists(script):
+        pytest.skip("the tokenfsm script is not installed (pip install -e .)")
+    proc = subprocess.run([script, "inspect", "--regex", "a+b"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "states" in proc.stdout and '"ab"' in proc.stdout
+
+
+# ------------------------------------------------------------------------------------------ demo
+def test_demo_on_the_builtin_vocabulary():
+    proc = run("demo", "-n", "4", "--seed", "3", check_rc=0)
+    out = proc.stdout
+    for row in ("load vocabulary", "token trie + first index build", "compile schema",
+                "build token index", "mask per token: fill bitmask", "validate with jsonschema"):
+        assert row in out, row
+    assert "valid 4/4" in out
+    assert "151,851 ids" in out
+    assert out.count("[valid]") == 4
+    assert "Traceback" not in proc.stderr
+    assert "6/6 done" in proc.stderr  # the progress bar ends complete
+
+
+# ----------------------------------------------------------------------------- compile / inspect
+def test_compile_schema_prints_sizes_and_saves_the_index(files, tmp_path):
+    from tokenfsm.masks import TokenIndex, Vocabulary
+
+    target = tmp_path / "index.npz"
+    proc = run("compile", files / "schema.json", "--vocab", files / "tokenizer.json",
+               "--exclude", "<|im_end|>", "--save", target, check_rc=0)
+    out = proc.stdout
+    for word in ("automaton", "states", "rules", "token index", "build time", "distinct mask rows",
+                 "memory", "warnings: 0", f"saved index to {target}"):
+        assert word in out, word
+    index = TokenIndex.load(target, Vocabulary.from_file(files / "tokenizer.json"))
+    assert index.num_states > 10
+
+
+def test_compile_regex(files):
+    proc = run("compile", "--regex", r"[0-9]{3}-[0-9]{4}", "--vocab", files / "tokenizer.json", check_rc=0)
+    assert "states             9" in proc.stdout
+
+
+def test_compile_reports_warnings(files):
+    proc = run("compile", files / "schema.json", "--vocab", files / "tokenizer.json",
+               "--whitespace", "none", check_rc=0)
+    assert "warnings: 0" not in proc.stdout
+    assert "whitespace" in proc.stdout
+
+
+def test_inspect_sizes_rules_and_dot(files):
+    sizes = run("inspect", files / "schema.json", check_rc=0).stdout
+    assert "states" in sizes and "shortest" in sizes
+    shortest = json.loads(json.loads(sizes.split("shortest", 1)[1].splitlines()[0].strip()))
+    jsonschema.validate(shortest, SCHEMA)
+    rules = run("inspect", "--regex", r"[a-z]+@[a-z]+\.com", "--rules", check_rc=0).stdout
+    assert rules.splitlines()[0] == "S1 ::= [a-z] S2"
+    dot = run("inspect", "--regex", "ab|c", "--dot", check_rc=0).stdout
+    assert dot.startswith("digraph DFA {") and dot.rstrip().endswith("}")
+
+
+# ---------------------------------------------------------------------------------------- sample
+def test_sample_prints_valid_documents_one_a_line(files):
+    args = ("sample", files / "schema.json", "-n", "6", "--seed", "5", "--vocab", files / "tokenizer.json")
+    proc = run(*args, "--exclude", "<|im_end|>", check_rc=0)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 6
+    for line in lines:
+        doc = json.loads(line)
+        jsonschema.validate(doc, SCHEMA)
+        assert "<|im_end|>" not in line
+    assert "valid by jsonschema: 6/6" in proc.stderr
+    again = run(*args, "--exclude", "<|im_end|>", check_rc=0)
+    assert again.stdout == proc.stdout  # the seed fixes the documents
+
+
+def test_sample_with_whitespace_keeps_one_document_per_line(files):
+    proc = run("sample", files / "schema.json", "-n", "4", "--seed", "1", "--whitespace", "2",
+               "--vocab", files / "tokenizer.json", "-q", check_rc=0)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 4 and proc.stderr == ""
+    for line in lines:
+        jsonschema.validate(json.loads(line), SCHEMA)
+
+
+def test_sample_regex(files):
+    pattern = r"[a-c]{2,5}-[0-9]{2}"
+    proc = run("sample", "--regex", pattern, "-n", "5", "--vocab", files / "tokenizer.json", check_rc=0)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 5
+    assert all(re.fullmatch(pattern, line) for line in lines)
+
+
+# ---------------------------------------------------------------------------------------- errors
+def test_error_bad_schema(files):
+    assert_one_line_error(run("inspect", files / "typo.json"), "/type")
+
+
+def test_error_schema_not_json(files):
+    assert_one_line_error(run("compile", files / "broken.json", "--vocab", files / "tokenizer.json"),
+                          "not valid JSON")
+
+
+def test_error_missing_schema_file(files):
+    assert_one_line_error(run("sample", files / "nope.json"), "not found", "nope.json")
+
+
+def test_error_bad_regex():
+    assert_one_line_error(run("inspect", "--regex", r"(a)\1"), "back-reference")
+    assert_one_line_error(run("inspect", "--regex", "a(b"), "position")
+
+
+def test_error_budget_exceeded():
+    proc = run("inspect", "--regex", r"[\s\S]{0,300}", "--exclude", "<|im_end|>", "--max-states", "200")
+    assert_one_line_error(proc, "budget of 200 states")
+
+
+def test_error_unknown_vocabulary(files):
+    assert_one_line_error(run("compile", files / "schema.json", "--vocab", "gpt9"), "gpt9")
+
+
+def test_error_missing_vocabulary_file(files):
+    assert_one_line_error(run("compile", "--regex", "a", "--vocab", files / "missing.json"), "missing.json")
+
+
+def test_error_vocabulary_without_eos(files):
+    assert_one_line_error(run("sample", "--regex", "ab", "--vocab", files / "no_eos.json"), "end-of-sequence")
+
+
+def test_error_usage_is_one_line():
+    assert_one_line_error(run("compile"), "--regex")
+    assert_one_line_error(run("sample", "--regex", "a", "-n", "0"), "positive")
+    assert run("compile").returncode == 2
+
+
+def test_error_schema_and_regex_together(files):
+    assert_one_line_error(run("inspect", files / "schema.json", "--regex", "a"), "not allowed")
+
+
+def test_empty_regex_language_is_an_error():
+    assert_one_line_error(run("inspect", "--regex", "ab", "--exclude", "a"), "accepts no string")
