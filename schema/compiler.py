@@ -78,6 +78,9 @@ APPLICATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then",
 SUPPORTED_FORMATS = ("date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6",
                      "uuid", "uri", "uri-reference")
 _MAX_ALTERNATIVES = 64
+ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
+                            "maxContains", "uniqueItems"})
+OBJECT_KEYWORDS = rewrite.OBJECT_KEYWORDS | {"x-undeclared", "x-negated"}
 
 
 @dataclass
@@ -631,6 +634,8 @@ class _Compiler:
                 part = self.number_part(d, "number" not in types, ptr)
             elif t == "string":
                 part = self.string_part(d, ptr, value_lang is not None)
+            elif t in ("array", "object") and not set(d) & (ARRAY_KEYWORDS if t == "array" else OBJECT_KEYWORDS):
+                part = self.any().parts[t]  # unconstrained: the shared any-value automaton
             elif t == "array":
                 part, ok = self.array_part(d, ptr)
                 if not ok:
