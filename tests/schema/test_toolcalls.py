@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, Vocabulary, allocate_token_bitmask
 from tokenfsm.schema import (STYLES, SchemaError, UnsupportedSchema, compile_json_schema,
@@ -237,6 +238,41 @@ def test_compile_json_schema_takes_the_styles():
         compile_json_schema(VALUE_SCHEMA, style="yaml")
 
 
+TERMINATORS = {"json": "</tool_call>", "qwen_xml": "</parameter>", "minimax_xml": "</parameter>",
+               "glm_xml": "</arg_value>", "kimi_k3_xml": "<|close|>"}
+TEXTS = st.lists(st.sampled_from(["a", "É", " ", "\n", '"', "\\", "<", "/", ">", "|", "close",
+                                  "</parameter>", "</arg_value>", "<|close|>", "</tool_call>",
+                                  "parameter"]), max_size=5).map("".join)
+
+
+@lru_cache(maxsize=None)
+def weather_only(style):
+    return compile_tool_calls([{"name": "get_weather", "parameters": WEATHER}], style=style)
+
+
+@st.composite
+def weather_args(draw):
+    args = {"city": draw(TEXTS), "days": draw(st.integers(-1, 16))}
+    if draw(st.booleans()):
+        args["units"] = draw(st.sampled_from(["metric", "imperial", "kelvin"]))
+    if draw(st.booleans()):
+        args["opts"] = {"hourly": draw(st.sampled_from([True, False, 1, None]))}
+    if not draw(st.integers(0, 5)):
+        args["extra"] = draw(TEXTS)
+    return args
+
+
+@given(st.sampled_from(STYLES), weather_args())
+def test_accepted_exactly_when_jsonschema_valid_and_no_terminator_inside(style, args):
+    jsonschema = pytest.importorskip("jsonschema")
+    c = weather_only(style)
+    valid = jsonschema.Draft202012Validator(WEATHER).is_valid(args)
+    text = call_text(style, "get_weather", args)
+    swallowed = TERMINATORS[style] in (json.dumps(args["city"], ensure_ascii=False) if style == "json"
+                                       else args["city"])
+    assert c.accepts(text) == (valid and not swallowed), text
+
+
 # ---------------------------------------------------------------------------- exclusions
 
 @pytest.mark.parametrize("style", [s for s in STYLES if s != "json"])
@@ -259,9 +295,13 @@ def test_exclusions_and_terminators_in_raw_values(style):
 def test_xml_styles_reject_exclusions_with_outer_whitespace(style, excluded):
     with pytest.raises(SchemaError, match="whitespace"):
         compile_arguments(VALUE_SCHEMA, style, excludes=[excluded])
-    # fine in JSON, where strings are delimited by quotes
-    assert compile_arguments(VALUE_SCHEMA, "json", excludes=[excluded]).accepts('{"value": "ok"}')
     assert compile_arguments(VALUE_SCHEMA, style, excludes=["a b"]).dfa is not None
+
+
+def test_json_style_takes_exclusions_with_outer_whitespace():
+    # fine in JSON, where strings are delimited by quotes
+    a = compile_arguments(VALUE_SCHEMA, "json", excludes=[" safe", "safe ", "\n", "a\t"])
+    assert a.accepts('{"value": "ok"}') and not a.accepts('{"value": "x safe"}')
 
 
 def test_exclusions_reach_nested_json_values():
