@@ -32,10 +32,13 @@ Example
 -------
 >>> tools = [{"name": "get_weather", "parameters": {
 ...     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
->>> calls = compile_tool_calls(tools, style="qwen_xml")          # doctest: +SKIP
+>>> calls = compile_tool_calls(tools, style="qwen_xml")
 >>> calls.accepts("<tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n"
-...               "</parameter>\\n</function>\\n</tool_call>")   # doctest: +SKIP
+...               "</parameter>\\n</function>\\n</tool_call>")
 True
+>>> format_tool_call("get_weather", {"city": "Paris"}, "kimi_k3_xml", tools[0]["parameters"])[:44]
+'<|open|>call tool="get_weather" index="0"<|s'
+
 
 Where the formats come from: the models' chat templates (Qwen3-Coder, MiniMax-M2, GLM-4.5,
 Kimi) as xgrammar's structural tags and vLLM's tool parsers write them. Making a value's language

@@ -13,7 +13,6 @@ import random
 import re
 from functools import lru_cache
 
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
