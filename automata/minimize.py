@@ -143,22 +143,22 @@ def minimize_table(delta, accepting, start):
 
     acc_local = [i for i, s in enumerate(states) if s in accepting]
     acc_set = set(acc_local)
-    blocks: list[list[int]] = []
+    blocks: list[set[int]] = []
     block_of = [0] * total
     first = acc_local
     second = [s for s in range(total) if s not in acc_set]
     for members in (first, second):
         if members:
             b = len(blocks)
-            blocks.append(members)
+            blocks.append(set(members))
             for s in members:
                 block_of[s] = b
-    # Splitters: all (block, symbol) pairs of the smaller initial block suffice; use both to be simple.
-    work = deque((b, a) for b in range(len(blocks)) for a in range(nsym))
-    in_work = set(work)
+    # Splitters: for a complete DFA, splitting by one of two complementary blocks implies the
+    # other, so the smaller initial block suffices (and afterwards the smaller half of each split).
+    smaller = min(range(len(blocks)), key=lambda b: len(blocks[b])) if len(blocks) > 1 else None
+    work = deque() if smaller is None else deque((smaller, a) for a in range(nsym))
     while work:
         b, a = work.popleft()
-        in_work.discard((b, a))
         inv_a = inv[a]
         # states with an a-transition into block b
         marked: dict[int, list[int]] = {}
@@ -169,25 +169,20 @@ def minimize_table(delta, accepting, start):
             members = blocks[y]
             if len(xs) == len(members):
                 continue
-            xs_set = set(xs)
-            rest = [s for s in members if s not in xs_set]
-            # keep the larger part in y, the smaller becomes a new block
-            if len(xs) <= len(rest):
-                small, large = xs, rest
+            # keep the larger part in y, the smaller becomes a new block; both in O(len(xs))
+            if 2 * len(xs) <= len(members):
+                small = xs
+                members.difference_update(xs)
             else:
-                small, large = rest, xs
-            blocks[y] = large
+                xs_set = set(xs)
+                small = [s for s in members if s not in xs_set]
+                blocks[y] = xs_set
             z = len(blocks)
-            blocks.append(small)
+            blocks.append(set(small))
             for s in small:
                 block_of[s] = z
-            for c in range(nsym):
-                if (y, c) in in_work:
-                    work.append((z, c))
-                    in_work.add((z, c))
-                else:
-                    work.append((z, c))
-                    in_work.add((z, c))
+            # (y, c) pending or not, adding the smaller half (z, c) is enough (Hopcroft)
+            work.extend((z, c) for c in range(nsym))
     # representatives; the dead block maps to nothing (state 0)
     dead_block = block_of[DEAD]
     rep = {}
