@@ -1,0 +1,914 @@
+"""tokenfsm next to outlines-core, xgrammar and llguidance: same schemas, same vocabulary, one run.
+
+Run in an environment that has the peers (the ``bench`` extra)::
+
+    python benchmarks/bench_peers.py [--quick] [--schemas N] [--vocab qwen|llama3|both]
+                                     [--cross-check] [--bitmask-layout] [--no-compile-cost]
+
+What it measures, per schema and overall (medians of repeated runs; the machine may be noisy):
+
+* build: schema to a ready index. Ours is ``compile_json_schema(whitespace=0)`` plus
+  ``TokenIndex.build`` with the vocabulary's token trie already built; the one-off per-vocabulary
+  work (our vocabulary and trie, the peers' tokenizer objects) is reported on its own line.
+* mask: per token of a replayed document (the schema's first valid corpus instance, compact, keys in
+  schema order, tokenised by the real tokenizer: tiktoken for Qwen, ``tokenizers`` for Llama-3),
+  the time of fill-bitmask + advance; median and p90.
+* memory: the index's bytes where the engine reports them, and the peak RSS of each engine's own
+  process after setup, after the builds and after the replays (every engine runs in a subprocess).
+* Numba: the first index build in a fresh process with an empty cache, then with the cache warm.
+* ``--cross-check``: the same documents through ours and each peer, the masks compared at every
+  step; each difference is classified by completing the text with the engine that allows the token
+  and validating the result with ``jsonschema`` (see :func:`classify`).
+* ``--bitmask-layout``: our bitmask applied with xgrammar's (and outlines-core's, llguidance's)
+  ``apply_token_bitmask_inplace`` and with ours, on the same logits; the results must be identical.
+
+Peers that are missing are skipped with the reason. Engines are run one at a time in subprocesses
+with a per-schema time limit; a schema that goes over it is reported as a timeout for that engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import _peers  # noqa: E402
+
+CORPORA = os.environ.get("TOKENFSM_CORPORA", "/work/shared/corpora")
+
+#: Hand-written function-calling schemas with one argument document each.
+FUNCTION_CALLING = [
+    ("fc/get_weather", {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string", "description": "City and country, e.g. Paris, France"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+        },
+        "required": ["location", "unit"],
+        "additionalProperties": False,
+    }, {"location": "San Francisco, CA", "unit": "fahrenheit", "days": 3}),
+    ("fc/search_flights", {
+        "type": "object",
+        "properties": {
+            "origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "date": {"type": "string", "format": "date"},
+            "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+            "cabin": {"enum": ["economy", "premium", "business", "first"]},
+            "nonstop": {"type": "boolean"},
+            "max_price": {"type": "number", "minimum": 0},
+        },
+        "required": ["origin", "destination", "date"],
+        "additionalProperties": False,
+    }, {"origin": "SFO", "destination": "JFK", "date": "2025-07-14", "passengers": 2,
+        "cabin": "economy", "nonstop": True, "max_price": 450.5}),
+    ("fc/create_event", {
+        "type": "object",
+        "properties": {
+            "name": {"const": "create_event"},
+            "arguments": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "minLength": 1, "maxLength": 80},
+                    "start": {"type": "string", "format": "date-time"},
+                    "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480},
+                    "attendees": {"type": "array", "items": {"type": "string", "format": "email"},
+                                  "maxItems": 8},
+                    "location": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "reminders": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {"method": {"enum": ["email", "popup"]},
+                                       "minutes": {"type": "integer", "minimum": 0}},
+                        "required": ["method", "minutes"], "additionalProperties": False}},
+                },
+                "required": ["title", "start"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }, {"name": "create_event", "arguments": {
+        "title": "Quarterly planning", "start": "2025-03-04T09:30:00Z", "duration_minutes": 90,
+        "attendees": ["ana@example.com", "bo@example.org"], "location": None,
+        "reminders": [{"method": "popup", "minutes": 10}]}}),
+]
+
+
+# =============================================================================================
+# schema selection (a fixed, deterministic set)
+# =============================================================================================
+def _has_undeclared(schema, data) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    if isinstance(data, dict):
+        props = schema.get("properties") or {}
+        return any(k not in props for k in data) or any(
+            _has_undeclared(props.get(k), v) for k, v in data.items())
+    if isinstance(data, list) and isinstance(schema.get("items"), dict):
+        return any(_has_undeclared(schema["items"], v) for v in data)
+    return False
+
+
+def _document(cs, schema, data) -> str | None:
+    if _has_undeclared(schema, data):
+        return None
+    text = _peers.dumps_compact(data, schema)
+    return text if cs.accepts(text) else None
+
+
+def select_schemas(n: int, quick: bool, log) -> list[dict]:
+    """Function-calling schemas first, then maskbench samples (Kubernetes, Glaive, Github_easy) that
+    ours compiles within a budget and whose first usable valid instance it accepts."""
+    from tokenfsm.automata import Budget
+    from tokenfsm.schema import compile_json_schema
+
+    budget = Budget(max_states=50_000, max_seconds=10.0)
+    picked = []
+    for name, schema, data in FUNCTION_CALLING[: 1 if quick else 3]:
+        cs = compile_json_schema(schema, whitespace=0)
+        doc = _document(cs, schema, data)
+        assert doc is not None, name
+        picked.append(dict(name=name, schema=schema, doc=doc))
+    rest = max(0, n - len(picked))
+    subsets = ["Kubernetes", "Glaiveai2K", "Github_easy"]
+    want = {s: rest // 3 + (1 if i < rest % 3 else 0) for i, s in enumerate(subsets)}
+    if quick:
+        want = {"Kubernetes": 1, "Glaiveai2K": 1, "Github_easy": 0}
+    for subset in subsets:
+        path = os.path.join(CORPORA, "maskbench", f"{subset}.jsonl.gz")
+        if not want[subset]:
+            continue
+        if not os.path.exists(path):
+            log(f"# {subset}: {path} missing, skipped")
+            continue
+        got = 0
+        with gzip.open(path, "rt") as fh:
+            for row_no, line in enumerate(fh):
+                if got >= want[subset] or row_no > 400:
+                    break
+                row = json.loads(line)
+                schema = row["schema"]
+                if len(json.dumps(schema)) > 60_000:
+                    continue
+                # every engine must be able to read the schema; keep to the common keyword core
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        cs = compile_json_schema(schema, whitespace=0, budget=budget)
+                except Exception:  # noqa: BLE001 - unsupported / over budget: not this one
+                    continue
+                doc = None
+                for t in row["tests"]:
+                    if t["valid"]:
+                        doc = _document(cs, schema, t["data"])
+                        if doc is not None and len(doc) >= 20:
+                            break
+                        doc = None
+                if doc is None:
+                    continue
+                picked.append(dict(name=f"{subset[:4].lower()}/{row_no}", schema=schema, doc=doc))
+                got += 1
+    return picked
+
+
+# =============================================================================================
+# worker: one engine, one vocabulary, in its own process
+# =============================================================================================
+def _emit(obj) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def worker(engine_name: str, job_path: str, skip: set[int]) -> None:
+    with open(job_path) as fh:
+        job = json.load(fh)
+    repeats, replays = job["repeats"], job["replays"]
+    rss0 = _peers.peak_rss_mb()
+    t0 = time.perf_counter()
+    try:
+        eng = _peers.make_engine(engine_name)
+        eng.setup(job["vocab"])
+    except _peers.EngineUnavailable as e:
+        _emit(dict(event="unavailable", reason=str(e)))
+        return
+    setup_s = time.perf_counter() - t0
+    # warm-up on a trivial schema: JIT / lazy initialisation is not part of any build time
+    for _ in range(2):
+        h = eng.build({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+        m = eng.matcher(h)
+        bm = _peers.new_bitmask(m, eng.size)
+        m.fill(bm)
+    _emit(dict(event="setup", setup_s=setup_s, rss_start=rss0, rss_setup=_peers.peak_rss_mb()))
+    handles = {}
+    for i, item in enumerate(job["schemas"]):
+        if i in skip:
+            continue
+        _emit(dict(event="start", phase="build", i=i))
+        times, parts = [], []
+        try:
+            for r in range(repeats):
+                if engine_name == "tokenfsm":
+                    a = time.perf_counter()
+                    cs = eng.compile(item["schema"])
+                    b = time.perf_counter()
+                    h = eng.index(cs)
+                    c = time.perf_counter()
+                    parts.append((b - a, c - b))
+                    times.append(c - a)
+                else:
+                    a = time.perf_counter()
+                    h = eng.build(item["schema"])
+                    times.append(time.perf_counter() - a)
+                if times[-1] > 2.0:  # slow builds are not repeated
+                    break
+            handles[i] = h
+            out = dict(event="build", i=i, times=times, memory=eng.memory(h))
+            if parts:
+                out["compile_s"] = [p[0] for p in parts]
+                out["index_s"] = [p[1] for p in parts]
+                out["states"] = int(h.num_states)
+                out["rows"] = int(h.mask_rows.shape[0])
+            _emit(out)
+        except Exception as e:  # noqa: BLE001 - reported per schema
+            _emit(dict(event="build", i=i, error=f"{type(e).__name__}: {str(e)[:200]}"))
+    _emit(dict(event="phase", rss_build=_peers.peak_rss_mb()))
+    for i, item in enumerate(job["schemas"]):
+        if i not in handles:
+            continue
+        _emit(dict(event="start", phase="replay", i=i))
+        tokens = item["tokens"]
+        steps: list[int] = []
+        rejected_at = None
+        eos_ok = None
+        try:
+            for r in range(replays):
+                m = eng.matcher(handles[i])
+                bm = _peers.new_bitmask(m, eng.size)
+                fill, advance = m.fill, m.advance
+                pc = time.perf_counter_ns
+                run = []
+                for k, tok in enumerate(tokens):
+                    a = pc()
+                    fill(bm)
+                    ok = advance(tok)
+                    run.append(pc() - a)
+                    if not ok:
+                        rejected_at = k
+                        break
+                fill(bm)
+                words = _peers.as_numpy(bm)[0]
+                eos_ok = all((int(words[e // 32]) >> (e % 32)) & 1 for e in eng.eos) if rejected_at is None else False
+                steps.extend(run)
+                if rejected_at is not None:
+                    break
+            _emit(dict(event="replay", i=i, steps_ns=steps, rejected_at=rejected_at, eos_ok=eos_ok,
+                       n_tokens=len(tokens)))
+        except Exception as e:  # noqa: BLE001
+            _emit(dict(event="replay", i=i, error=f"{type(e).__name__}: {str(e)[:200]}"))
+    _emit(dict(event="done", rss_replay=_peers.peak_rss_mb()))
+
+
+def run_engine(engine: str, job_path: str, n_schemas: int, timeout: float, log) -> dict:
+    """Run one engine's worker, restarting it past any schema that goes over ``timeout``."""
+    import queue
+    import threading
+
+    res = dict(builds={}, replays={}, timeouts=set())
+    skip: set[int] = set()
+    while True:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--job", job_path,
+               "--skip", ",".join(map(str, sorted(skip)))]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        q: "queue.Queue" = queue.Queue()
+
+        def pump():
+            for line in p.stdout:
+                q.put(line)
+            q.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        current = None
+        limit = timeout * 3 + 120  # setup (tokenizers) may take a while
+        finished = False
+        while True:
+            try:
+                line = q.get(timeout=limit)
+            except queue.Empty:
+                p.kill()
+                p.wait()
+                break
+            if line is None:
+                finished = True
+                break
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            kind = ev["event"]
+            limit = timeout
+            if kind == "unavailable":
+                res["unavailable"] = ev["reason"]
+            elif kind == "setup":
+                res.setdefault("setup", ev)
+            elif kind == "start":
+                current = (ev["phase"], ev["i"])
+            elif kind == "build":
+                res["builds"][ev["i"]] = ev
+                current = None
+            elif kind == "replay":
+                res["replays"][ev["i"]] = ev
+                current = None
+            elif kind == "phase":
+                res["rss_build"] = max(res.get("rss_build", 0), ev["rss_build"])
+            elif kind == "done":
+                res["rss_replay"] = max(res.get("rss_replay", 0), ev["rss_replay"])
+        p.wait()
+        if finished and current is None:
+            if p.returncode not in (0, None) and "setup" not in res and "unavailable" not in res:
+                res["unavailable"] = f"worker failed: {p.stderr.read()[-300:]}"
+            break
+        if current is None:  # died or hung outside a schema
+            res.setdefault("unavailable", f"worker stopped (rc={p.returncode}): {p.stderr.read()[-300:]}")
+            break
+        phase, i = current
+        log(f"#   {engine}: schema {i} {'timed out' if not finished else 'crashed'} in {phase}")
+        res["timeouts"].add(i)
+        skip.add(i)
+        if len(skip) >= n_schemas:
+            break
+    return res
+
+
+# =============================================================================================
+# report
+# =============================================================================================
+def _med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def _p90(xs):
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(math.ceil(0.9 * len(s))) - 1)]
+
+
+def _fmt_ms(x):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x * 1e3:.1f}" if x < 10 else f"{x:.1f}s"
+
+
+def _fmt_us(x):
+    return "-" if x is None or math.isnan(x) else f"{x / 1e3:.2f}"
+
+
+def _fmt_bytes(x):
+    if x is None:
+        return "n/a"
+    return f"{x / 1e6:.2f}MB" if x >= 1e5 else f"{x / 1e3:.1f}kB"
+
+
+def report(vocab: str, schemas: list[dict], results: dict, engines: list[str]) -> dict:
+    print(f"\n=== vocabulary {vocab} ===")
+    avail = [e for e in engines if "unavailable" not in results[e]]
+    for e in engines:
+        r = results[e]
+        if "unavailable" in r:
+            print(f"  {e}: skipped ({r['unavailable']})")
+        elif "setup" in r:
+            s = r["setup"]
+            print(f"  {e}: one-off vocabulary/tokenizer setup {s['setup_s']:.2f}s; peak RSS "
+                  f"setup {s['rss_setup']:.0f}MB, after builds {r.get('rss_build', float('nan')):.0f}MB, "
+                  f"after replays {r.get('rss_replay', float('nan')):.0f}MB")
+    # --- build table
+    print("\nbuild, schema -> ready index (median ms; ours split compile+index; 'T/O' timeout, "
+          "'ERR' unsupported/failed)")
+    head = f"{'schema':18} {'toks':>5} {'ours':>8} {'=comp':>7} {'+index':>7} {'states':>6}"
+    for e in avail[1:]:
+        head += f" {e[:12]:>12}"
+    print(head)
+    summary = {e: dict(build=[], steps=[], mem=[]) for e in avail}
+    ratio_oc, ratio_xg = [], []
+
+    def cell(e, i, kind):
+        r = results[e]
+        if i in r["timeouts"]:
+            return "T/O"
+        d = r[kind].get(i)
+        if d is None:
+            return "-"
+        if "error" in d:
+            return "ERR"
+        return None
+
+    for i, item in enumerate(schemas):
+        line = f"{item['name'][:18]:18} {len(item['tokens']):5}"
+        ours_t = None
+        if "tokenfsm" in avail:
+            c = cell("tokenfsm", i, "builds")
+            if c:
+                line += f" {c:>8} {'':>7} {'':>7} {'':>6}"
+            else:
+                d = results["tokenfsm"]["builds"][i]
+                ours_t = _med(d["times"])
+                summary["tokenfsm"]["build"].append(ours_t)
+                summary["tokenfsm"]["mem"].append(d["memory"])
+                line += (f" {_fmt_ms(ours_t):>8} {_fmt_ms(_med(d['compile_s'])):>7} "
+                         f"{_fmt_ms(_med(d['index_s'])):>7} {d['states']:6}")
+        for e in avail[1:]:
+            c = cell(e, i, "builds")
+            if c:
+                line += f" {c:>12}"
+                continue
+            t = _med(results[e]["builds"][i]["times"])
+            summary[e]["build"].append(t)
+            summary[e]["mem"].append(results[e]["builds"][i]["memory"])
+            line += f" {_fmt_ms(t):>12}"
+            if ours_t is not None and e == "outlines-core":
+                ratio_oc.append(ours_t / t)
+            if ours_t is not None and e == "xgrammar":
+                ratio_xg.append(ours_t / t)
+        print(line)
+    line = f"{'median':18} {'':5}"
+    for e in avail:
+        line += f" {_fmt_ms(_med(summary[e]['build'])):>{8 if e == 'tokenfsm' else 12}}"
+        if e == "tokenfsm":
+            line += f" {'':>7} {'':>7} {'':>6}"
+    print(line)
+    # --- mask table
+    print("\nper-token fill bitmask + advance over the replayed document (us: median / p90; "
+          "'rej@k' = the engine rejected document token k)")
+    head = f"{'schema':18} {'toks':>5}" + "".join(f" {e[:15]:>15}" for e in avail)
+    print(head)
+    for i, item in enumerate(schemas):
+        line = f"{item['name'][:18]:18} {len(item['tokens']):5}"
+        for e in avail:
+            c = cell(e, i, "replays")
+            if c:
+                line += f" {c:>15}"
+                continue
+            d = results[e]["replays"][i]
+            summary[e]["steps"].extend(d["steps_ns"])
+            txt = f"{_fmt_us(_med(d['steps_ns']))}/{_fmt_us(_p90(d['steps_ns']))}"
+            if d["rejected_at"] is not None:
+                txt = f"rej@{d['rejected_at']} " + txt
+            elif not d["eos_ok"]:
+                txt = "noEOS " + txt
+            line += f" {txt:>15}"
+        print(line)
+    line = f"{'all steps':18} {'':5}"
+    for e in avail:
+        s = summary[e]["steps"]
+        line += f" {_fmt_us(_med(s)) + '/' + _fmt_us(_p90(s)):>15}"
+    print(line)
+    # --- memory
+    print("\nindex memory (median over schemas; ours index.nbytes, xgrammar memory_size_bytes; "
+          "others do not report it)")
+    print("  " + "  ".join(f"{e}={_fmt_bytes(_med([m for m in summary[e]['mem'] if m is not None]) if any(m is not None for m in summary[e]['mem']) else None)}" for e in avail))
+    # --- goals
+    print("\ngoals")
+    if ratio_oc:
+        r = _med(ratio_oc)
+        print(f"  build <= 1/10 of outlines-core: ours/outlines median ratio {r:.3f} "
+              f"(max {max(ratio_oc):.3f}) over {len(ratio_oc)} schemas -> {'MET' if r <= 0.1 else 'MISSED'}")
+    if ratio_xg:
+        r = _med(ratio_xg)
+        print(f"  build below xgrammar compile: ours/xgrammar median ratio {r:.3f} over {len(ratio_xg)} "
+              f"schemas ({sum(x < 1 for x in ratio_xg)} below) -> {'MET' if r < 1 else 'MISSED'}")
+    if "tokenfsm" in avail and summary["tokenfsm"]["steps"]:
+        ours = _med(summary["tokenfsm"]["steps"])
+        peers = {e: _med(summary[e]["steps"]) for e in avail[1:] if summary[e]["steps"]}
+        below = all(ours < v for v in peers.values())
+        print(f"  mask median <= 2us and below every peer: ours {ours / 1e3:.2f}us; "
+              + ", ".join(f"{e} {v / 1e3:.2f}us" for e, v in peers.items())
+              + f" -> {'MET' if ours <= 2000 and below else 'MISSED'}")
+    return summary
+
+
+# =============================================================================================
+# numba compile cost
+# =============================================================================================
+def compile_cost() -> None:
+    code = (
+        "import time; t0=time.perf_counter();"
+        "from tokenfsm.masks import Vocabulary, TokenIndex, Matcher, allocate_token_bitmask;"
+        "from tokenfsm.schema import compile_json_schema;"
+        "v=Vocabulary([b'{',b'}',b'\"a\"',b':',b'1',b'2',b'\"',b'a',None], eos_token_ids=[8]);"
+        "cs=compile_json_schema({'type':'object','properties':{'a':{'type':'integer'}},'required':['a']}, whitespace=0);"
+        "t1=time.perf_counter();"
+        "ix=TokenIndex.build(cs, v, strategy='bytes'); TokenIndex.build(cs, v, strategy='classes');"
+        "m=Matcher(ix); bm=allocate_token_bitmask(1, v.size); m.fill_next_token_bitmask(bm); m.accept_string('{');"
+        "print(f'{t1-t0:.2f} {time.perf_counter()-t1:.2f}')"
+    )
+    print("\nNumba first-call cost (tiny vocabulary; imports+schema compile, then first builds+fill)")
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, NUMBA_CACHE_DIR=d)
+        for label in ("cold, empty NUMBA_CACHE_DIR", "cache warm"):
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            if out.returncode:
+                print(f"  {label}: failed: {out.stderr[-300:]}")
+                continue
+            imp, first = out.stdout.split()
+            print(f"  {label:28}: imports+compile {imp}s, first index builds + fill {first}s")
+
+
+# =============================================================================================
+# bitmask layout
+# =============================================================================================
+def bitmask_layout(vocab_name: str, schema_item: dict) -> None:
+    print(f"\nbitmask layout ({vocab_name}): our bitmask applied by each engine's kernel, same logits")
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        print(f"  SKIP: torch missing ({e})")
+        return
+    from tokenfsm.masks import Matcher, apply_token_bitmask_inplace, unpack_bitmask
+
+    ours = _peers.make_engine("tokenfsm")
+    ours.setup(vocab_name)
+    index = ours.build(schema_item["schema"])
+    V = ours.size
+    m = Matcher(index)
+    masks = []
+    for tok in schema_item["tokens"][:40]:
+        bm = np.zeros((1, (V + 31) // 32), dtype=np.int32)
+        m.fill_next_token_bitmask(bm, 0)
+        masks.append(bm)
+        m.advance(tok)
+    rng = np.random.default_rng(0)
+    results = {}
+    for width, label in ((V, f"logits width {V}"), (((V + 127) // 128) * 128 + 64, "padded logits")):
+        base = torch.from_numpy(rng.standard_normal((len(masks), width)).astype(np.float32))
+        bitmask = torch.from_numpy(np.concatenate(masks))
+        expect_allowed = torch.from_numpy(unpack_bitmask(bitmask.numpy(), V))
+        ref = base.clone()
+        ref[:, :V][~expect_allowed] = float("-inf")
+        ref[:, V:] = float("-inf")
+        def attempt(name, fn, numpy_in=False, pad=False):
+            try:
+                a = base.numpy().copy() if numpy_in else base.clone()
+                fn(a)
+                if pad and width > V:
+                    a[:, V:] = -np.inf  # this kernel has no vocab_size: the padding is masked here
+                cands[name] = torch.from_numpy(a) if numpy_in else a
+            except Exception as e:  # noqa: BLE001
+                cands[name] = e
+
+        cands = {}
+        attempt("tokenfsm (torch)", lambda a: apply_token_bitmask_inplace(a, bitmask, vocab_size=V))
+        attempt("tokenfsm (numpy)", lambda a: apply_token_bitmask_inplace(a, bitmask.numpy(), vocab_size=V),
+                numpy_in=True)
+        try:
+            import xgrammar as xgr
+
+            for backend in ("cpu", "torch_native"):
+                attempt(f"xgrammar ({backend})", lambda a, b=backend: xgr.apply_token_bitmask_inplace(
+                    a, bitmask, vocab_size=V, backend=b))
+        except Exception as e:  # noqa: BLE001
+            cands["xgrammar"] = e
+        try:
+            from outlines_core.kernels import numpy as ocn
+
+            attempt("outlines-core (numpy)", lambda a: ocn.apply_token_bitmask_inplace(a, bitmask.numpy().copy()),
+                    numpy_in=True, pad=True)
+        except Exception as e:  # noqa: BLE001
+            cands["outlines-core (numpy)"] = e
+        try:
+            import llguidance.numpy as lln
+
+            attempt("llguidance (numpy)", lambda a: lln.apply_token_bitmask_inplace(a, bitmask.numpy().copy()),
+                    numpy_in=True, pad=True)
+        except Exception as e:  # noqa: BLE001
+            cands["llguidance (numpy)"] = e
+        for name, got in cands.items():
+            if isinstance(got, Exception):
+                status = f"ERROR ({type(got).__name__}: {str(got)[:110]})"
+            else:
+                status = "OK" if torch.equal(got[:, :V], ref[:, :V]) else "FAIL"
+                if width > V:  # columns past the vocabulary: a policy, reported, not judged
+                    tail = got[:, V:]
+                    pad = ("masked" if bool(torch.isneginf(tail).all()) else
+                           "untouched" if torch.equal(tail, base[:, V:]) else "mixed")
+                    status += f" (padding columns {pad})"
+            results[(label, name)] = status
+            print(f"  {label:20} {name:24} {status}")
+    fails = [k for k, v in results.items() if not v.startswith("OK")]
+    print(f"  bitmask layout: {'OK' if not fails else 'FAIL ' + str(fails)} "
+          f"({len(masks)} masks of a replay of {schema_item['name']})")
+
+
+# =============================================================================================
+# cross-check
+# =============================================================================================
+def _shortest_completion(index, state: int) -> bytes | None:
+    """Shortest byte string leading from ``state`` to acceptance in our byte DFA (BFS)."""
+    table, acc, classes = index.table, index.accepting, index.byte_classes
+    rep = {}
+    for b in list(range(0x61, 0x7B)) + list(range(0x30, 0x3A)) + list(range(256)):
+        rep.setdefault(int(classes[b]), b)
+    prev = {state: None}
+    frontier = [state]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            if acc[s]:
+                out = bytearray()
+                while prev[s] is not None:
+                    s, b = prev[s]
+                    out.append(b)
+                return bytes(reversed(out))
+            for c, b in rep.items():
+                t = int(table[s, c])
+                if t and t not in prev:
+                    prev[t] = (s, b)
+                    nxt.append(t)
+        frontier = nxt
+    return None
+
+
+_PREFERRED = [b'"', b"}", b"]", b"0", b"1", b",", b":", b"null", b"true", b"a", b"e", b" ", b"-", b"."]
+
+
+def _peer_completion(peer_m, size: int, eos: list[int], vocab, max_steps: int = 300) -> tuple[bytes, bool, int]:
+    """Greedy walk with the peer's own masks until it allows EOS: (bytes, finished, steps)."""
+    from tokenfsm.masks import unpack_bitmask
+
+    pref_ids = []
+    lookup = {b: i for i, b in enumerate(vocab.tokens) if b is not None and len(b) <= 4}
+    for p in _PREFERRED:
+        if p in lookup:
+            pref_ids.append(lookup[p])
+    out = bytearray()
+    steps = 0
+    bm = _peers.new_bitmask(peer_m, size)
+    for _ in range(max_steps):
+        peer_m.fill(bm)
+        allowed = unpack_bitmask(_peers.as_numpy(bm)[0], size)
+        if any(allowed[e] for e in eos):
+            return bytes(out), True, steps
+        choice = next((t for t in pref_ids if allowed[t]), None)
+        if choice is None:
+            ids = np.flatnonzero(allowed)
+            ids = [t for t in ids.tolist() if vocab.tokens[t] is not None]
+            if not ids:
+                return bytes(out), False, steps
+            choice = min(ids, key=lambda t: (len(vocab.tokens[t]), t))
+        if not peer_m.advance(int(choice)):
+            return bytes(out), False, steps
+        steps += 1
+        out += vocab.tokens[choice]
+    return bytes(out), False, steps
+
+
+def _validate(text: bytes, schema) -> tuple[bool, str]:
+    import jsonschema
+
+    try:
+        value = json.loads(text.decode("utf-8"))
+    except Exception as e:  # noqa: BLE001
+        return False, f"not JSON ({type(e).__name__})"
+    try:
+        cls = jsonschema.validators.validator_for(schema)
+        v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        err = jsonschema.exceptions.best_match(v.iter_errors(value))
+    except Exception as e:  # noqa: BLE001
+        return True, f"validator failed ({type(e).__name__})"
+    return (err is None), ("" if err is None else err.message[:100])
+
+
+def classify(direction: str, prefix: bytes, tok: int, ctx: dict) -> tuple[str, str]:
+    """Classify one token on which ours and a peer disagree.
+
+    ``direction`` is ``"ours-only"`` (ours allows, the peer does not) or ``"peer-only"``.
+    Returns ``(verdict, evidence)`` where the verdict is one of ``ours: bug``, ``peer: bug``,
+    ``policy: ...`` or ``undetermined``.
+    """
+    vocab, schema, index = ctx["vocab"], ctx["schema"], ctx["index"]
+    tb = vocab.tokens[tok]
+    if tb is None:  # EOS / special
+        return ("policy: end of sequence" if direction == "peer-only" else "undetermined"), "EOS"
+    if direction == "ours-only":
+        s = index.walk_bytes(index.start, prefix + tb)
+        tail = _shortest_completion(index, s) if s else None
+        if tail is None:
+            return "ours: bug", "our DFA has no completion"
+        text = prefix + tb + tail
+        ok, why = _validate(text, schema)
+        if not ok:
+            return "ours: bug", f"completion {text[-60:]!r} invalid: {why}"
+        peer_allowed = ctx["peer_allowed"]
+        for u in np.flatnonzero(peer_allowed).tolist():
+            ub = vocab.tokens[u]
+            if ub and ub != tb and (ub.startswith(tb) or tb.startswith(ub)):
+                return ("policy: peer allows only some splits of forced/lexeme text",
+                        f"peer allows {ub!r} but not {tb!r}")
+        return "peer: bug (rejects valid text)", f"valid completion {text[-70:]!r}"
+    # peer-only: complete with the peer, then validate
+    pm = ctx["peer_matcher"]
+    if not pm.advance(tok):
+        return "undetermined", "peer allowed but refused to advance"
+    tail, finished, steps = _peer_completion(pm, ctx["size"], ctx["eos"], vocab)
+    pm.rollback(steps + 1)
+    text = prefix + tb + tail
+    if not finished:
+        return "undetermined", f"no completion found: {text[-60:]!r}"
+    ok, why = _validate(text, schema)
+    if not ok:
+        return "peer: bug (allows invalid)", f"{text[-80:]!r}: {why}"
+    # valid JSON under the schema that ours does not produce: policy or our incompleteness
+    value = json.loads(text.decode("utf-8"))
+    canon = _peers.dumps_compact(value, schema)
+    if _has_undeclared(schema, value):
+        return "policy: undeclared keys (additionalProperties absent)", f"{text[-70:]!r}"
+    if ctx["accepts"](canon):
+        if any(c in tb for c in b" \n\t\r"):
+            return "policy: whitespace", f"{text[-70:]!r}"
+        if any(c in tb for c in b"eE.") and any(ch.isdigit() for ch in tb.decode("latin-1")):
+            return "policy: number spelling", f"{text[-70:]!r}"
+        if b"\\" in tb:
+            return "policy: string escape spelling", f"{text[-70:]!r}"
+        return "policy: spelling/key order (canonical form accepted by ours)", f"{text[-70:]!r}"
+    if isinstance(value, (int, float)) or b"." in tb or b"e" in tb.lower():
+        pass
+    return "ours: rejects valid (check: depth cut, number/format policy, or our bug)", f"{text[-90:]!r}"
+
+
+def cross_check(vocab_name: str, schemas: list[dict], peers: list[str], per_step: int, log) -> None:
+    from tokenfsm.masks import unpack_bitmask
+
+    print(f"\n=== cross-check on {vocab_name}: masks compared at every step of each document ===")
+    ours = _peers.make_engine("tokenfsm")
+    ours.setup(vocab_name)
+    vocab = ours.vocab
+    V = ours.size
+    for peer in peers:
+        eng = _peers.make_engine(peer)
+        try:
+            eng.setup(vocab_name)
+        except _peers.EngineUnavailable as e:
+            print(f"-- {peer}: skipped ({e})")
+            continue
+        print(f"\n-- ours vs {peer}")
+        totals: dict = {}
+        for item in schemas:
+            schema, tokens = item["schema"], item["tokens"]
+            try:
+                cs = ours.compile(schema)
+                index = ours.index(cs)
+                handle = eng.build(schema)
+            except Exception as e:  # noqa: BLE001
+                print(f"  {item['name']}: build failed ({type(e).__name__}: {str(e)[:100]})")
+                continue
+            om = ours.matcher(index)
+            pm = eng.matcher(handle)
+            obm = _peers.new_bitmask(om, V)
+            pbm = _peers.new_bitmask(pm, V)
+            ctx = dict(vocab=vocab, schema=schema, index=index, size=V, eos=ours.eos,
+                       peer_matcher=pm, accepts=cs.accepts)
+            prefix = b""
+            diff_steps, n_only_ours, n_only_peer = 0, 0, 0
+            verdicts: dict = {}
+            examples = []
+            stop_note = ""
+            for k in range(len(tokens) + 1):
+                om.fill(obm)
+                pm.fill(pbm)
+                a = unpack_bitmask(_peers.as_numpy(obm)[0], V)
+                b = unpack_bitmask(_peers.as_numpy(pbm)[0], V)
+                only_ours = np.flatnonzero(a & ~b)
+                only_peer = np.flatnonzero(b & ~a)
+                if only_ours.size or only_peer.size:
+                    diff_steps += 1
+                    n_only_ours += only_ours.size
+                    n_only_peer += only_peer.size
+                    ctx["peer_allowed"] = b
+                    for direction, ids in (("ours-only", only_ours), ("peer-only", only_peer)):
+                        # classify a few per step: the shortest tokens first, then spread out
+                        pick = sorted(ids.tolist(), key=lambda t: (len(vocab.tokens[t] or b""), t))[:per_step]
+                        for t in pick:
+                            v, ev = classify(direction, prefix, int(t), ctx)
+                            verdicts[(direction, v)] = verdicts.get((direction, v), 0) + 1
+                            if len(examples) < 6 and (v.startswith("ours") or v.startswith("peer")
+                                                      or len(examples) < 3):
+                                examples.append(f"step {k} after {prefix[-30:]!r}: {direction} "
+                                                f"{vocab.tokens[t]!r} (id {t}) -> {v}; {ev}")
+                if k == len(tokens):
+                    break
+                tok = tokens[k]
+                ok1, ok2 = om.advance(tok), pm.advance(tok)
+                if not ok1 or not ok2:
+                    stop_note = (f" stopped at token {k} {vocab.tokens[tok]!r}: "
+                                 f"{'ours' if not ok1 else ''}{' and ' if not ok1 and not ok2 else ''}"
+                                 f"{peer if not ok2 else ''} rejected it")
+                    break
+                prefix += vocab.tokens[tok] or b""
+            print(f"  {item['name']}: {len(tokens)} tokens, {diff_steps} steps differ, "
+                  f"{n_only_ours} ids ours-only, {n_only_peer} ids {peer}-only{stop_note}")
+            for (d, v), n in sorted(verdicts.items()):
+                print(f"      {d:9} {v}: {n}")
+                totals[(d, v)] = totals.get((d, v), 0) + n
+            for ex in examples:
+                print(f"      e.g. {ex}")
+        print(f"  totals over schemas (classified samples, up to {per_step} per step and direction):")
+        for (d, v), n in sorted(totals.items()):
+            print(f"      {d:9} {v}: {n}")
+
+
+# =============================================================================================
+# main
+# =============================================================================================
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3-schema smoke run, fewer repeats")
+    ap.add_argument("--schemas", type=int, default=12, help="number of schemas (default 12)")
+    ap.add_argument("--vocab", choices=("qwen", "llama3", "both"), default="qwen")
+    ap.add_argument("--engines", default=",".join(_peers.ENGINES),
+                    help="comma-separated subset of " + ",".join(_peers.ENGINES))
+    ap.add_argument("--repeats", type=int, default=None, help="builds per schema (default 5, quick 2)")
+    ap.add_argument("--replays", type=int, default=None, help="replays per document (default 5, quick 2)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per schema and engine")
+    ap.add_argument("--cross-check", nargs="?", const="outlines-core,xgrammar,llguidance", default=None,
+                    metavar="PEERS", help="compare masks step by step with these peers")
+    ap.add_argument("--per-step", type=int, default=2, help="differing tokens classified per step")
+    ap.add_argument("--bitmask-layout", action="store_true")
+    ap.add_argument("--no-bench", action="store_true", help="skip the timing tables")
+    ap.add_argument("--no-compile-cost", action="store_true")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--job", help=argparse.SUPPRESS)
+    ap.add_argument("--skip", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.job, {int(x) for x in args.skip.split(",") if x})
+        return 0
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    repeats = args.repeats or (2 if args.quick else 5)
+    replays = args.replays or (2 if args.quick else 5)
+    n = 3 if args.quick else args.schemas
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if "tokenfsm" not in engines:
+        engines.insert(0, "tokenfsm")
+    engines = [e for e in _peers.ENGINES if e in engines]
+    print(f"bench_peers: {_peers.env_summary()}; python {sys.version.split()[0]}; "
+          f"repeats={repeats} replays={replays} timeout={args.timeout:.0f}s")
+    t0 = time.perf_counter()
+    schemas = select_schemas(n, args.quick, log)
+    print(f"schemas ({len(schemas)}, selected in {time.perf_counter() - t0:.1f}s): "
+          + ", ".join(s["name"] for s in schemas))
+    for e in engines:
+        eng = _peers.make_engine(e)
+        if e != "tokenfsm":
+            print(f"  {e} build = {eng.build_note}")
+        else:
+            print(f"  ours build = {eng.build_note}")
+    vocabs = ["qwen", "llama3"] if args.vocab == "both" else [args.vocab]
+    for vocab in vocabs:
+        encode = _peers.tokenizer(vocab)
+        items = [dict(s, tokens=list(encode(s["doc"]))) for s in schemas]
+        if not args.no_bench:
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+                json.dump(dict(vocab=vocab, repeats=repeats, replays=replays, schemas=items), fh)
+                job = fh.name
+            try:
+                results = {}
+                for e in engines:
+                    t = time.perf_counter()
+                    log(f"# {vocab}: running {e} ...")
+                    results[e] = run_engine(e, job, len(items), args.timeout, log)
+                    log(f"# {vocab}: {e} done in {time.perf_counter() - t:.0f}s")
+                report(vocab, items, results, engines)
+            finally:
+                os.unlink(job)
+        if args.bitmask_layout:
+            try:
+                bitmask_layout(vocab, items[-1])
+            except Exception:  # noqa: BLE001
+                print("  bitmask layout: FAIL (exception)\n" + traceback.format_exc())
+        if args.cross_check:
+            peers = [p.strip() for p in args.cross_check.split(",") if p.strip() and p.strip() != "tokenfsm"]
+            cross_check(vocab, items, peers, args.per_step, log)
+    if not args.no_compile_cost and not args.no_bench:
+        compile_cost()
+    print(f"\ntotal {time.perf_counter() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
