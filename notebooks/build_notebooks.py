@@ -91,7 +91,7 @@ def measure(build, memory=True):
         tracemalloc.stop()
     return out
 
-measure(lambda: DFA.from_regex(r"[\s\S]{0,4}") & DFA.excluding(["ab"]))  # warm-up: imports, caches
+measure(lambda: DFA.from_regex(r"[\\s\\S]{0,4}") & DFA.excluding(["ab"]))  # warm-up: imports, caches
 
 rows = []
 for k in (1, 2, 3):
