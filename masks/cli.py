@@ -39,7 +39,9 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
+import textwrap
 import threading
 import time
 import warnings
@@ -633,7 +635,12 @@ def cmd_demo(args) -> int:
 # argument parsing
 # ------------------------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors on one line."""
+    """argparse, with usage errors on one line and descriptions wrapped to the terminal."""
+
+    def __init__(self, *args, description=None, **kwargs):
+        if description:
+            description = textwrap.fill(description, width=min(shutil.get_terminal_size().columns, 100) - 2)
+        super().__init__(*args, description=description, **kwargs)
 
     def error(self, message):
         _err(f"{message} (see '{self.prog} --help')")
@@ -667,7 +674,8 @@ def _add_grammar_args(p, whitespace_default: int | None) -> None:
     src.add_argument("schema", nargs="?", metavar="SCHEMA.json", help="a JSON Schema file")
     src.add_argument("--regex", metavar="PATTERN", help="a regular expression (Python re dialect) instead")
     p.add_argument("--exclude", action="append", metavar="S", default=[],
-                   help="a substring string values may not contain (repeatable)")
+                   help="a substring that string values (for --regex: matches) may not contain; "
+                        "repeatable")
     p.add_argument("--whitespace", type=_whitespace, default=whitespace_default, metavar="N",
                    help=f"most whitespace characters between JSON tokens, or 'none' for unbounded "
                         f"(schemas only; default {whitespace_default})")
@@ -802,16 +810,16 @@ def main(argv=None) -> int:
     known = _known_errors()
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `tokenfsm sample ... | head -1`: the reader has had enough
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except known as e:
         if isinstance(e, FileNotFoundError) and e.filename:
             _err(f"file not found: {e.filename}")
         else:
             _err(_one_line(e))
         return 1
-    except BrokenPipeError:  # e.g. `tokenfsm sample ... | head -1`
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

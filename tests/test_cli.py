@@ -241,3 +241,12 @@ def test_error_schema_and_regex_together(files):
 
 def test_empty_regex_language_is_an_error():
     assert_one_line_error(run("inspect", "--regex", "ab", "--exclude", "a"), "accepts no string")
+
+
+def test_sample_into_a_closed_pipe_is_quiet(files):
+    cmd = (f"{sys.executable} -m tokenfsm.masks.cli sample --regex '[a-c]{{2,4}}' -n 300 -q "
+           f"--vocab {files / 'tokenizer.json'} | head -1; exit ${{PIPESTATUS[0]}}")
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"[a-c]{2,4}\n", proc.stdout)
+    assert proc.stderr == ""
