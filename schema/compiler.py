@@ -201,6 +201,16 @@ def _load(schema):
     raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", "")
 
 
+def _is_count(v) -> bool:
+    """A non-negative integer (``2.0`` counts, as JSON Schema says) or None."""
+    return v is None or (not isinstance(v, bool) and isinstance(v, (int, float)) and v >= 0
+                         and float(v).is_integer())
+
+
+def _int(v):
+    return int(v) if _is_count(v) and v is not None else v
+
+
 def _ptr(base: str, *parts) -> str:
     return base + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
@@ -716,9 +726,9 @@ class _Compiler:
             raise SchemaError(str(e), ptr) from None
 
     def string_part(self, d, ptr, enumerated: bool) -> DFA:
-        lo, hi = d.get("minLength", 0), d.get("maxLength")
+        lo, hi = _int(d.get("minLength", 0)), _int(d.get("maxLength"))
         for k, v in (("minLength", lo), ("maxLength", hi)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            if not _is_count(v):
                 raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
         pattern, fmt = d.get("pattern"), d.get("format")
         if pattern is not None and not isinstance(pattern, str):
@@ -779,9 +789,9 @@ class _Compiler:
         langs = [self.compile(s, _ptr(ptr, prefix_key, i)) for i, s in enumerate(prefix)]
         rest = self.compile(d.get("items", True), _ptr(ptr, "additionalItems" if self.old_draft and prefix else "items"))
         complete = all(set(TYPES) <= l.complete for l in langs + [rest])
-        lo, hi = d.get("minItems", 0), d.get("maxItems")
+        lo, hi = _int(d.get("minItems", 0)), _int(d.get("maxItems"))
         for k, v in (("minItems", lo), ("maxItems", hi)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            if not _is_count(v):
                 raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
         dfas = [l.to_dfa(self.budget) for l in langs]
         rest_dfa = rest.to_dfa(self.budget)
@@ -791,7 +801,7 @@ class _Compiler:
             miss = TypedLanguage.nothing()
             for l in langs + [rest]:
                 miss = miss.union(self.subtract(l, c, _ptr(ptr, "contains")), self.budget)
-            cmin, cmax = d.get("minContains", 1), d.get("maxContains")
+            cmin, cmax = _int(d.get("minContains", 1)), _int(d.get("maxContains"))
             contains = (c.to_dfa(self.budget), miss.to_dfa(self.budget), cmin, cmax)
             complete = complete and set(TYPES) <= c.complete
         if hi is not None and hi < lo:
@@ -813,7 +823,7 @@ class _Compiler:
         names_value = None
         if names_schema is not None:
             names_value = self.names_value(names_schema, _ptr(ptr, "propertyNames"))
-        min_p, max_p = d.get("minProperties", 0), d.get("maxProperties")
+        min_p, max_p = _int(d.get("minProperties", 0)), _int(d.get("maxProperties"))
         # declared names: properties first, then required names not declared there
         order = list(props) + [r for r in required if r not in props]
         pattern_dfas = []
@@ -859,7 +869,7 @@ class _Compiler:
         complete = not order and not forbidden and not patterns and names_schema is None and \
             additional in (None, True, {}) and min_p == 0 and max_p is None
         for k, v in (("minProperties", min_p), ("maxProperties", max_p)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            if not _is_count(v):
                 raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
         return object_dfa(members, extra, self.ws, min_properties=min_p, max_properties=max_p,
                           any_order=self.any_order, budget=self.budget), complete

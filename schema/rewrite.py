@@ -96,6 +96,14 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
     """
     out = dict(a)
     residual = []
+    # keywords that only mean something together: merge them as a group or not at all
+    for group in (("items", "prefixItems"), ("contains", "minContains", "maxContains")):
+        if any(k in a for k in group) and any(k in b for k in group):
+            part = {k: b[k] for k in group if k in b}
+            if any(json.dumps(a.get(k), sort_keys=True) != json.dumps(v, sort_keys=True)
+                   for k, v in part.items()) or any(k in a and k not in b for k in group):
+                residual.append(part)
+                b = {k: v for k, v in b.items() if k not in group}
     for k, v in b.items():
         if k not in out:
             out[k] = v
