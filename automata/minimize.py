@@ -134,12 +134,15 @@ def minimize_table(delta, accepting, start):
     tab = [[local.get(t, DEAD) for t in delta[s]] for s in states]
     tab.append([DEAD] * nsym)
     total = n + 1
-    # inverse transitions per symbol
-    inv = [dict() for _ in range(nsym)]
+    # inverse transitions per target state: inv[t][a] lists the states moving to t on a
+    inv: list[dict[int, list[int]]] = [{} for _ in range(total)]
     for s in range(total):
-        row = tab[s]
-        for a in range(nsym):
-            inv[a].setdefault(row[a], []).append(s)
+        for a, t in enumerate(tab[s]):
+            got = inv[t].get(a)
+            if got is None:
+                inv[t][a] = [s]
+            else:
+                got.append(s)
 
     acc_local = [i for i, s in enumerate(states) if s in accepting]
     acc_set = set(acc_local)
@@ -155,34 +158,44 @@ def minimize_table(delta, accepting, start):
                 block_of[s] = b
     # Splitters: for a complete DFA, splitting by one of two complementary blocks implies the
     # other, so the smaller initial block suffices (and afterwards the smaller half of each split).
+    # A pending splitter is a block with all its symbols at once: one pass over the block's
+    # inverse transitions finds the predecessors per symbol, and symbols without any cost nothing.
     smaller = min(range(len(blocks)), key=lambda b: len(blocks[b])) if len(blocks) > 1 else None
-    work = deque() if smaller is None else deque((smaller, a) for a in range(nsym))
+    work = deque() if smaller is None else deque([smaller])
     while work:
-        b, a = work.popleft()
-        inv_a = inv[a]
-        # states with an a-transition into block b
-        marked: dict[int, list[int]] = {}
+        b = work.popleft()
+        # (a snapshot: splitting by the block as it was is sound, and its parts get queued)
+        preds: dict[int, list[int]] = {}
         for t in blocks[b]:
-            for s in inv_a.get(t, ()):
+            for a, ss in inv[t].items():
+                got = preds.get(a)
+                if got is None:
+                    preds[a] = list(ss)
+                else:
+                    got.extend(ss)
+        for a in sorted(preds):
+            # states with an a-transition into the splitter, grouped by their current block
+            marked: dict[int, list[int]] = {}
+            for s in preds[a]:
                 marked.setdefault(block_of[s], []).append(s)
-        for y, xs in marked.items():
-            members = blocks[y]
-            if len(xs) == len(members):
-                continue
-            # keep the larger part in y, the smaller becomes a new block; both in O(len(xs))
-            if 2 * len(xs) <= len(members):
-                small = xs
-                members.difference_update(xs)
-            else:
-                xs_set = set(xs)
-                small = [s for s in members if s not in xs_set]
-                blocks[y] = xs_set
-            z = len(blocks)
-            blocks.append(set(small))
-            for s in small:
-                block_of[s] = z
-            # (y, c) pending or not, adding the smaller half (z, c) is enough (Hopcroft)
-            work.extend((z, c) for c in range(nsym))
+            for y, xs in marked.items():
+                members = blocks[y]
+                if len(xs) == len(members):
+                    continue
+                # keep the larger part in y, the smaller becomes a new block; both in O(len(xs))
+                if 2 * len(xs) <= len(members):
+                    small = xs
+                    members.difference_update(xs)
+                else:
+                    xs_set = set(xs)
+                    small = [s for s in members if s not in xs_set]
+                    blocks[y] = xs_set
+                z = len(blocks)
+                blocks.append(set(small))
+                for s in small:
+                    block_of[s] = z
+                # y pending or not, queueing the smaller half z is enough (Hopcroft)
+                work.append(z)
     # representatives; the dead block maps to nothing (state 0)
     dead_block = block_of[DEAD]
     rep = {}
