@@ -142,23 +142,27 @@ class ByteDFA:
             return sid
 
         def fill(row: list[int], items) -> None:
-            # group items by the byte range they start with, split into elementary intervals
+            # Cut the first byte ranges of all items into elementary intervals; each item joins
+            # the intervals its first range covers (a sweep, not intervals x items).
             bounds = set()
             for tail, _ in items:
                 lo, hi = tail[0]
                 bounds.add(lo)
                 bounds.add(hi + 1)
             pts = sorted(bounds)
-            for k in range(len(pts) - 1):
-                lo, hi = pts[k], pts[k + 1] - 1
-                here = [(tail, t) for tail, t in items if tail[0][0] <= lo and hi <= tail[0][1]]
+            groups: list[list] = [[] for _ in range(len(pts) - 1)]
+            for item in items:
+                lo, hi = item[0][0]
+                for k in range(bisect.bisect_left(pts, lo), bisect.bisect_left(pts, hi + 1)):
+                    groups[k].append(item)
+            for k, here in enumerate(groups):
                 if not here:
                     continue
                 if len(here[0][0]) == 1:
                     target = here[0][1]
                 else:
                     target = node_for(frozenset((tail[1:], t) for tail, t in here))
-                for b in range(lo, hi + 1):
+                for b in range(pts[k], pts[k + 1]):
                     row[b] = target
 
         for s in range(1, n):

@@ -779,9 +779,12 @@ class DFA:
 
 
 def _show(cs: CharSet) -> str:
+    """One character as a quoted literal (``"a"``, ``'"'``), anything else as a class."""
     if len(cs.ranges) == 1 and cs.ranges[0][0] == cs.ranges[0][1]:
         c = chr(cs.ranges[0][0])
-        if c.isprintable() and c not in '"\\':
+        if c == '"':
+            return "'\"'"
+        if c.isprintable() and c != "\\":
             return f'"{c}"'
     return cs.to_class()
 
