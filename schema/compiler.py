@@ -75,6 +75,8 @@ KNOWN_UNSUPPORTED = frozenset({"uniqueItems", "unevaluatedItems", "$dynamicRef",
                                "$recursiveAnchor", "contentSchema"})
 APPLICATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
                          "dependentRequired", "dependentSchemas", "dependencies"})
+# applicators that evaluate properties of the instance itself (what unevaluatedProperties sees)
+IN_PLACE = APPLICATORS - {"dependentRequired"}
 SUPPORTED_FORMATS = ("date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6",
                      "uuid", "uri", "uri-reference")
 _MAX_ALTERNATIVES = 64
@@ -336,7 +338,7 @@ class _Compiler:
             return self.compile_ref(schema["$ref"], ptr)
         alts = self.dnf(schema, ptr, frozenset())
         if alts is None:
-            alts = [_Alt(dict(schema), [], ptr)]
+            return self.text_fallback(schema, ptr)
         out = TypedLanguage.nothing()
         for alt in alts:
             out = out.union(self.compile_alt(alt), self.budget)
@@ -357,6 +359,46 @@ class _Compiler:
         finally:
             self.ref_stack[target] = n
 
+    def text_fallback(self, schema: dict, ptr: str) -> TypedLanguage:
+        """``schema`` with its applicators taken as set operations on texts (when the rewriting
+        gives too many alternatives): sound, exact where the text languages are complete."""
+        self._check_unevaluated(schema, ptr)
+        base = {k: v for k, v in schema.items() if k not in APPLICATORS}
+        self._normalize(base, ptr)
+        b = self.budget
+        lang = self.compile_keywords(base, ptr)
+        if "$ref" in schema:
+            lang = lang.intersect(self.compile_ref(schema["$ref"], ptr), b)
+        for i, sub in enumerate(self._list(schema, "allOf", ptr)):
+            lang = lang.intersect(self.compile(sub, _ptr(ptr, "allOf", i)), b)
+        if "anyOf" in schema:
+            any_ = TypedLanguage.nothing()
+            for i, sub in enumerate(self._list(schema, "anyOf", ptr)):
+                any_ = any_.union(self.compile(sub, _ptr(ptr, "anyOf", i)), b)
+            lang = lang.intersect(any_, b)
+        if "oneOf" in schema:
+            subs = [self.compile(s, _ptr(ptr, "oneOf", i))
+                    for i, s in enumerate(self._list(schema, "oneOf", ptr))]
+            one = TypedLanguage.nothing()
+            for i, sub in enumerate(subs):
+                piece = lang.intersect(sub, b)
+                for j, other in enumerate(subs):
+                    if j != i and not piece.is_empty():
+                        piece = self.subtract(piece, other, _ptr(ptr, "oneOf", j))
+                one = one.union(piece, b)
+            lang = one
+        if "not" in schema:
+            lang = self.subtract(lang, self.compile(schema["not"], _ptr(ptr, "not")), _ptr(ptr, "not"))
+        if "if" in schema:
+            cond = self.compile(schema["if"], _ptr(ptr, "if"))
+            then = self.compile(schema.get("then", True), _ptr(ptr, "then"))
+            else_ = self.compile(schema.get("else", True), _ptr(ptr, "else"))
+            lang = lang.intersect(cond, b).intersect(then, b).union(
+                self.subtract(lang, cond, _ptr(ptr, "if")).intersect(else_, b), b)
+        if self._dependencies(schema, ptr):
+            self.unsupported("dependencies among too many alternatives", ptr, "dependentSchemas")
+        return lang
+
     # ------------------------------------------------------------------ rewriting
     def dnf(self, schema, ptr, expanding: frozenset) -> list[_Alt] | None:
         """``schema`` as a disjunction of merged keyword dictionaries (None: too many)."""
@@ -366,6 +408,7 @@ class _Compiler:
             return []
         if not isinstance(schema, dict):
             raise SchemaError("a schema must be an object or a boolean", ptr)
+        self._check_unevaluated(schema, ptr)
         base = {k: v for k, v in schema.items() if k not in APPLICATORS}
         self._normalize(base, ptr)
         alts = [_Alt(base, [], ptr)]
@@ -468,6 +511,7 @@ class _Compiler:
             return [_Alt({}, [], ptr)]
         if not isinstance(schema, dict):
             raise SchemaError("a schema must be an object or a boolean", ptr)
+        self._check_unevaluated(schema, ptr)
         if "$ref" in schema and (self.old_draft or set(schema) - ANNOTATIONS == {"$ref"}):
             node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"))
             if target is None or target in expanding or self.ref_stack.get(target, 0):
@@ -522,8 +566,19 @@ class _Compiler:
                               "properties": {name: {"not": sub}}}, [], _ptr(ptr, "properties", name)))
         return alts if len(alts) <= _MAX_ALTERNATIVES else None
 
+    def _check_unevaluated(self, schema: dict, ptr: str) -> None:
+        """``unevaluatedProperties`` next to in-place applicators depends on what they evaluate,
+        per instance: not expressible by merging keywords."""
+        if "unevaluatedProperties" in schema and set(schema) & IN_PLACE:
+            self.unsupported("unevaluatedProperties next to in-place applicators",
+                             _ptr(ptr, "unevaluatedProperties"), "unevaluatedProperties")
+
     def _normalize(self, d: dict, ptr: str) -> None:
-        """Older drafts' spellings to 2020-12, in place; type checks."""
+        """Older drafts' spellings to 2020-12, in place; type checks. Without in-place applicators
+        (checked before), ``unevaluatedProperties`` means ``additionalProperties``."""
+        if "unevaluatedProperties" in d:
+            u = d.pop("unevaluatedProperties")
+            d.setdefault("additionalProperties", u)
         t = d.get("type")
         if t is not None:
             ts = [t] if isinstance(t, str) else t
@@ -574,15 +629,21 @@ class _Compiler:
                 parts[t] = d
                 continue
             if t not in other.complete:
-                if self.strict:
-                    continue
-                self.warn(f"complement of {t} texts is taken on spellings, not values", ptr)
+                self._incomplete_complement(t, ptr)
             if t == "number":
                 d = d.intersect(CANONICAL_NUMBER, self.budget)
             elif t in ("array", "object") or (t == "string" and self.excludes):
                 d = d.intersect(self.canonical().parts[t], self.budget)
             parts[t] = d.difference(other.parts[t], self.budget)
         return TypedLanguage.of(parts, complete)
+
+    def _incomplete_complement(self, t: str, ptr: str) -> None:
+        """A complement of ``t`` texts that do not hold every spelling of their values would
+        accept spellings of rejected values: unsupported (strict) or a warning (lenient)."""
+        if self.strict:
+            raise UnsupportedSchema(f"complement of {t} texts that do not hold every spelling of "
+                                    "their values", ptr, "not")
+        self.warn(f"complement of {t} texts is taken on spellings, not values", ptr)
 
     def complement(self, lang: TypedLanguage, ptr: str) -> TypedLanguage:
         """JSON values (up to the depth limit) whose texts ``lang`` does not accept."""
@@ -594,9 +655,7 @@ class _Compiler:
                 parts[t] = canon.parts[t]
                 continue
             if t not in lang.complete:
-                if self.strict:
-                    continue  # sound: leave these values out
-                self.warn(f"complement of {t} texts is taken on spellings, not values", ptr)
+                self._incomplete_complement(t, ptr)
                 complete.discard(t)
             parts[t] = canon.parts[t].difference(lang.parts[t], self.budget)
         return TypedLanguage.of(parts, complete)
@@ -862,7 +921,7 @@ class _Compiler:
                     drop_why = "has no valid value"
             if drop_why is not None:
                 if req:
-                    raise SchemaError(f"schema is unsatisfiable: required property {name!r} {drop_why}", p)
+                    return DFA.empty(), True  # no object of this alternative exists
                 continue
             members.append(Member(key_text(name), value, req))
         extra = self.extra_members(order, forbidden, pattern_dfas, additional, names_value, ptr, bool(order))
