@@ -32,8 +32,8 @@ import random as _random
 from collections import deque
 from typing import Callable, Iterable, Sequence
 
-from .charset import MAX_CODEPOINT, CharSet, refine
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded
+from .charset import CharSet, refine
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget
 from .minimize import minimize_table, prune_table
 from .nfa import NFA, determinize, from_ast
 from .regex_ast import Node

@@ -34,7 +34,7 @@ from functools import lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, RegexError
-from tokenfsm.automata.regex_ast import EMPTY, Alt, Assert, Chars, Node, Repeat, Seq
+from tokenfsm.automata.regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
 
 __all__ = ["parse_ecma", "ecma_pattern_dfa", "ECMA_DIGIT", "ECMA_WORD", "ECMA_SPACE",
            "LINE_TERMINATORS"]

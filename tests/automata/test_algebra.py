@@ -11,10 +11,9 @@ from __future__ import annotations
 import itertools
 import random
 from collections import deque
-from functools import lru_cache
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from oracles import (ATOM_POINTS, WORD, automata, ast_matches, ast_min_length, asts, brzozowski, fields, isomorphic,

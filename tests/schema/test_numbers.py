@@ -7,7 +7,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import given, strategies as st
 
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, BudgetExceeded
