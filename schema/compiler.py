@@ -165,7 +165,8 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     lang = c.compile(schema, "")
     dfa = lang.to_dfa(c.budget)
     if dfa.is_empty():
-        raise SchemaError("schema is unsatisfiable: no JSON value satisfies it", "")
+        why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
+        raise SchemaError(f"schema is unsatisfiable: {why}", where)
     return CompiledSchema(dfa, c.warnings, schema)
 
 
@@ -253,6 +254,7 @@ class _Compiler:
         self.cache: dict = {}
         self._any: TypedLanguage | None = None
         self._strings: dict = {}
+        self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
     # ------------------------------------------------------------------ reporting
     def warn(self, msg: str, ptr: str) -> None:
@@ -541,7 +543,8 @@ class _Compiler:
             alts.append(_Alt({"type": "object"}, [], ptr))
             return alts
         obj_kw = {k for k in base if k in rewrite.OBJECT_KEYWORDS}
-        structural = {"properties", "required", "x-forbidden", "minProperties", "maxProperties"}
+        structural = {"properties", "required", "x-forbidden", "minProperties", "maxProperties",
+                      "additionalProperties", "patternProperties", "propertyNames"}
         enum = base.get("enum", [base["const"]] if "const" in base else None)
         if obj_kw - structural or (enum is not None and any(isinstance(v, dict) for v in enum)):
             alts.append(_Alt({"type": "object"}, [("complement", base, ptr)], ptr))
@@ -564,7 +567,26 @@ class _Compiler:
                 continue
             alts.append(_Alt({"type": "object", "required": [name], "x-negated": [name],
                               "properties": {name: {"not": sub}}}, [], _ptr(ptr, "properties", name)))
+        # some member violates patternProperties / additionalProperties / propertyNames
+        patterns = base.get("patternProperties") or {}
+        for pat, sub in patterns.items():
+            if sub is not True and sub != {}:
+                alts.append(self._witness({"pattern": pat}, {"not": sub},
+                                          _ptr(ptr, "patternProperties", pat)))
+        additional = base.get("additionalProperties")
+        if additional is not None and additional is not True and additional != {}:
+            keys = {"undeclared": list(base.get("properties") or {}), "patterns": list(patterns)}
+            alts.append(self._witness(keys, {"not": additional}, _ptr(ptr, "additionalProperties")))
+        names = base.get("propertyNames")
+        if names is not None and names is not True and names != {}:
+            alts.append(self._witness({"names_not": names}, True, _ptr(ptr, "propertyNames")))
         return alts if len(alts) <= _MAX_ALTERNATIVES else None
+
+    @staticmethod
+    def _witness(keys: dict, value, ptr: str) -> _Alt:
+        """Objects with at least one member whose key is in ``keys`` and value in ``value``."""
+        return _Alt({"type": "object", "x-witness": [{"keys": keys, "value": value, "ptr": ptr}]},
+                    [], ptr)
 
     def _check_unevaluated(self, schema: dict, ptr: str) -> None:
         """``unevaluatedProperties`` next to in-place applicators depends on what they evaluate,
@@ -893,6 +915,7 @@ class _Compiler:
                 self.unsupported(f"patternProperties {pat!r}: {e.msg}", _ptr(ptr, "patternProperties"),
                                  "patternProperties")
         members = []
+        witnesses = self.witness_sets(d, ptr)
         undeclared = set(d.get("x-undeclared", ()))
         if undeclared and d.get("additionalProperties") is None and not self.allow_extra_keys:
             # only a negation asks for these keys: with declared keys only, nothing to emit
@@ -920,18 +943,74 @@ class _Compiler:
                 if value.is_empty():
                     drop_why = "has no valid value"
             if drop_why is not None:
-                if req:
-                    return DFA.empty(), True  # no object of this alternative exists
+                if req:  # no object of this alternative exists
+                    self.empty_why.append((f"required property {name!r} {drop_why}", p))
+                    return DFA.empty(), True
                 continue
-            members.append(Member(key_text(name), value, req))
-        extra = self.extra_members(order, forbidden, pattern_dfas, additional, names_value, ptr, bool(order))
+            pieces = [(value, 0)]
+            for i, (keys, wv) in enumerate(witnesses):
+                if keys.accepts(name):
+                    pieces = [x for v, bits in pieces for x in
+                              ((v.intersect(wv, self.budget), bits | 1 << i),
+                               (v.difference(wv, self.budget), bits))]
+            members.append(Member(key_text(name), value, req,
+                                  tuple((v, b) for v, b in pieces if not v.is_empty())))
+        regions = self.extra_members(order, forbidden, pattern_dfas, additional, names_value, ptr,
+                                     bool(order))
+        extra = self.extra_texts(regions, witnesses)
         complete = not order and not forbidden and not patterns and names_schema is None and \
-            additional in (None, True, {}) and min_p == 0 and max_p is None
+            additional in (None, True, {}) and min_p == 0 and max_p is None and not witnesses
         for k, v in (("minProperties", min_p), ("maxProperties", max_p)):
             if not _is_count(v):
                 raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
         return object_dfa(members, extra, self.ws, min_properties=min_p, max_properties=max_p,
-                          any_order=self.any_order, budget=self.budget), complete
+                          any_order=self.any_order, witnesses=len(witnesses),
+                          budget=self.budget), complete
+
+    def witness_sets(self, d, ptr) -> list[tuple[DFA, DFA]]:
+        """``x-witness`` conditions as (decoded key names, value texts) pairs."""
+        out = []
+        for w in d.get("x-witness", ()):
+            keys = w["keys"]
+            try:
+                if "pattern" in keys:
+                    k = ecma_pattern_dfa(keys["pattern"], budget=self.budget)
+                elif "undeclared" in keys:
+                    taken = [DFA.literal(n) for n in keys["undeclared"]]
+                    taken += [ecma_pattern_dfa(p, budget=self.budget) for p in keys["patterns"]]
+                    k = DFA.universal().difference(DFA.union_all(taken, self.budget), self.budget) \
+                        if taken else DFA.universal()
+                else:
+                    names = self.names_value(keys["names_not"], w["ptr"])
+                    k = DFA.universal().difference(names, self.budget)
+            except RegexError as e:
+                self.unsupported(f"pattern: {e.msg}", w["ptr"], "patternProperties")
+                continue
+            out.append((k, self.compile(w["value"], w["ptr"]).to_dfa(self.budget)))
+        if len(out) > 3:
+            self.unsupported("more than three negated member conditions", ptr, "not")
+        return out
+
+    def extra_texts(self, regions, witnesses) -> dict | None:
+        """Texts of one undeclared member, by the witness conditions it meets."""
+        pieces = [(k, v, 0) for k, v in regions]
+        for i, (wk, wv) in enumerate(witnesses):
+            nxt = []
+            for k, v, bits in pieces:
+                inside = k.intersect(wk, self.budget)
+                if not inside.is_empty():
+                    nxt += [(inside, v.intersect(wv, self.budget), bits | 1 << i),
+                            (inside, v.difference(wv, self.budget), bits)]
+                nxt.append((k.difference(wk, self.budget), v, bits))
+            pieces = nxt
+        colon = DFA.concat_all([self.ws, DFA.literal(":"), self.ws])
+        by_bits: dict = {}
+        for k, v, bits in pieces:
+            if k.is_empty() or v.is_empty():
+                continue
+            text = DFA.concat_all([self.key_region(k), colon, v], self.budget)
+            by_bits[bits] = by_bits[bits].union(text, self.budget) if bits in by_bits else text
+        return by_bits or None
 
     def names_value(self, schema, ptr) -> DFA:
         """Decoded property names allowed by ``propertyNames`` (a string schema)."""
@@ -953,8 +1032,8 @@ class _Compiler:
         return value
 
     def extra_members(self, declared, forbidden, pattern_dfas, additional, names_value, ptr,
-                      has_declared) -> DFA | None:
-        """Texts of one undeclared member ``"key" ws : ws value`` (None: none allowed)."""
+                      has_declared) -> list[tuple[DFA, DFA]]:
+        """Undeclared members as (decoded key names, value texts) regions."""
         taken = DFA.union_all([DFA.literal(n) for n in list(declared) + list(forbidden)]) \
             if declared or forbidden else DFA.empty()
         free = DFA.universal().difference(taken, self.budget)
@@ -987,8 +1066,4 @@ class _Compiler:
             lang = self.compile(additional, _ptr(ptr, "additionalProperties"))
             if not keys.is_empty() and not lang.is_empty():
                 regions.append((keys, lang.to_dfa(self.budget)))
-        if not regions:
-            return None
-        colon = DFA.concat_all([self.ws, DFA.literal(":"), self.ws])
-        return DFA.union_all([DFA.concat_all([self.key_region(k), colon, v], self.budget)
-                              for k, v in regions], self.budget)
+        return regions

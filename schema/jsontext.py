@@ -168,31 +168,42 @@ class TypedLanguage:
 
 @dataclass(frozen=True)
 class Member:
-    """One declared property: its key text, its value texts, whether it must be present."""
+    """One declared property: its key text, its value texts, whether it must be present.
+
+    ``pieces`` optionally splits ``value`` into ``(texts, witnesses)`` pairs, ``witnesses`` a
+    bit mask of the witness conditions a member with those value texts meets (see
+    :func:`object_dfa`); empty means ``((value, 0),)``."""
 
     key: DFA
     value: DFA
     required: bool
+    pieces: tuple = ()
 
 
 def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
                min_properties: int = 0, max_properties: int | None = None,
-               any_order: bool = False, budget: Budget | None = None) -> DFA:
+               any_order: bool = False, witnesses: int = 0,
+               budget: Budget | None = None) -> DFA:
     """The texts of objects with the declared members (in order, or in any order) then extras.
 
     Parameters
     ----------
     members : sequence of Member
         Declared properties, in schema order.
-    extra : DFA or None
-        The texts ``"key" ws : ws value`` of one undeclared member (None: no undeclared keys).
-        Extras follow the declared members (in ``any_order`` mode they may come anywhere).
+    extra : DFA, dict or None
+        The texts ``"key" ws : ws value`` of one undeclared member (None: no undeclared keys), or
+        a dict from witness bit mask to those texts. Extras follow the declared members (in
+        ``any_order`` mode they may come anywhere).
     ws : DFA
         The whitespace allowed at each place between tokens.
     min_properties, max_properties : int
         Bounds on the number of members written.
     any_order : bool
         Declared keys in any order, each at most once (a subset-of-keys automaton).
+    witnesses : int
+        Number of witness conditions ("some member has a key in K and a value in W", the
+        negation of ``additionalProperties``, ``patternProperties`` and ``propertyNames``): an
+        object is written only when its members together meet all of them.
     budget : Budget, optional
 
     Returns
@@ -203,9 +214,15 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
     meter = budget.meter("object")
     colon = DFA.concat_all([ws, DFA.literal(":"), ws])
     comma = DFA.concat_all([DFA.literal(","), ws])
-    bodies = [DFA.concat_all([m.key, colon, m.value, ws], budget) for m in members]
+    # bodies[i]: (member text, witness bits) pairs of declared member i; index k: the extras
+    bodies = [[(DFA.concat_all([m.key, colon, v, ws], budget), bits)
+               for v, bits in (m.pieces or ((m.value, 0),)) if not v.is_empty()] for m in members]
     if extra is not None:
-        extra = DFA.concat_all([extra, ws], budget)
+        by_bits = extra if isinstance(extra, dict) else {0: extra}
+        bodies.append([(DFA.concat_all([d, ws], budget), bits) for bits, d in by_bits.items()
+                       if not d.is_empty()])
+        extra = bodies[-1] or None
+    full = (1 << witnesses) - 1
     k = len(members)
     cap = max_properties if max_properties is not None else min_properties
     required = frozenset(i for i, m in enumerate(members) if m.required)
@@ -216,33 +233,34 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
             return None
         return min(c, cap)
 
-    # a state is (position, count, written): position is the next declared index (schema order)
-    # or the frozenset of declared keys written (any order), index k meaning declared keys done;
-    # count is capped where it stops mattering; written says whether a "," must come first
-    def moves(state) -> list[tuple[int, Hashable]]:
-        pos, c, _ = state
+    # a state is (position, count, written, bits): position is the next declared index (schema
+    # order) or the frozenset of declared keys written (any order), index k meaning declared keys
+    # done; count is capped where it stops mattering; written says whether a "," must come first;
+    # bits are the witness conditions met so far
+    def moves(state) -> list[tuple[tuple, Hashable]]:
+        pos, c, _, w = state
         out = []
         c2 = bump(c)
         if any_order:
             if c2 is not None:
                 for i in range(k):
                     if i not in pos:
-                        out.append((i, (pos | {i}, c2, True)))
+                        out += [((i, j), (pos | {i}, c2, True, w | b)) for j, (_, b) in enumerate(bodies[i])]
                 if extra is not None:
-                    out.append((k, (pos, c2, True)))
+                    out += [((k, j), (pos, c2, True, w | b)) for j, (_, b) in enumerate(bodies[k])]
             return out
         if pos < k:
             if c2 is not None:
-                out.append((pos, (pos + 1, c2, True)))
+                out += [((pos, j), (pos + 1, c2, True, w | b)) for j, (_, b) in enumerate(bodies[pos])]
             if pos not in required:
-                out.append((-1, (pos + 1, c, state[2])))
+                out.append((None, (pos + 1, c, state[2], w)))
         elif extra is not None and c2 is not None:
-            out.append((k, (k, c2, True)))
+            out += [((k, j), (k, c2, True, w | b)) for j, (_, b) in enumerate(bodies[k])]
         return out
 
     def closable(state) -> bool:
-        pos, c, _ = state
-        if c < min_properties:
+        pos, c, _, w = state
+        if c < min_properties or w != full:
             return False
         return required <= pos if any_order else pos == k
 
@@ -262,22 +280,22 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
         return q
 
     embedded: dict = {}
-    q0 = node_of((frozenset() if any_order else 0, 0, False))
+    q0 = node_of((frozenset() if any_order else 0, 0, False, 0))
     while todo:
         state = todo.pop()
         q = node[state]
         if closable(state):
             nfa.eps[q].append(close)
-        for i, nxt in moves(state):
+        for ij, nxt in moves(state):
             t = node_of(nxt)
-            if i == -1:
+            if ij is None:
                 nfa.eps[q].append(t)
                 continue
             written = state[2]
-            key = (i, written, t)
+            key = (ij, written, t)
             entry = embedded.get(key)
             if entry is None:
-                body = extra if i == k else bodies[i]
+                body = bodies[ij[0]][ij[1]][0]
                 if written:
                     body = DFA.concat_all([comma, body], budget)
                 entry = embed(nfa, body, t)

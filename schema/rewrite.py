@@ -10,9 +10,11 @@ dependency keywords into a disjunction of *merged* keyword dictionaries before b
 violates ``S``. Whatever cannot be merged stays a residual conjunct, intersected as text (sound,
 possibly incomplete).
 
-Two internal keywords appear in rewritten schemas: ``x-forbidden`` (property names that must be
-absent) and ``x-complement`` (on a residual: the JSON values *not* accepted by a schema, taken on
-texts where exact, see :mod:`.jsontext`).
+Internal keywords appear in rewritten schemas: ``x-forbidden`` (property names that must be
+absent), ``x-witness`` (members one of which must have a key in a set and a value in a schema: the
+negation of ``additionalProperties``, ``patternProperties`` and ``propertyNames``) and, on
+residuals, complements (the JSON values *not* accepted by a schema, taken on texts where exact,
+see :mod:`.jsontext`).
 
 Example
 -------
@@ -33,7 +35,7 @@ __all__ = ["merge", "ALL_TYPES", "schema_types", "json_equal", "OBJECT_KEYWORDS"
 ALL_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
                              "propertyNames", "minProperties", "maxProperties",
-                             "unevaluatedProperties", "x-forbidden"})
+                             "unevaluatedProperties", "x-forbidden", "x-witness"})
 _MAX_KEYS = {"maxLength", "maxItems", "maxProperties", "maxContains"}
 _MIN_KEYS = {"minLength", "minItems", "minProperties"}
 
@@ -115,6 +117,9 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             continue
         if k in ("required", "x-forbidden", "x-negated", "x-undeclared"):
             out[k] = list(dict.fromkeys(list(u) + list(v)))
+        elif k == "x-witness":
+            seen = {json.dumps(w, sort_keys=True) for w in u}
+            out[k] = list(u) + [w for w in v if json.dumps(w, sort_keys=True) not in seen]
         elif k in _MAX_KEYS:
             out[k] = min(u, v)
         elif k in _MIN_KEYS or k == "minContains":
