@@ -449,8 +449,9 @@ class _Compiler:
         for k, v in self._dependencies(schema, ptr):
             conj.append(self._disjunction([
                 [_Alt({"x-forbidden": [k]}, [], ptr)],
-                self._conjunction([[_Alt({"required": [k]}, [], ptr)],
-                                   self.dnf(v, ptr, expanding)])]))
+                # the keys it depends on are written before it
+                self._conjunction([self.dnf(v, ptr, expanding),
+                                   [_Alt({"required": [k]}, [], ptr)]])]))
         return self._conjunction([alts] + conj)
 
     def _list(self, schema, key, ptr) -> list:

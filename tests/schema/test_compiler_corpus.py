@@ -8,7 +8,7 @@ rejected (strict mode).
 import json
 import random
 import warnings
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 import jsonschema
@@ -38,27 +38,45 @@ def _valid(v, text) -> bool:
     that float rounding in the oracle is not mistaken for an invalid text."""
     if v.is_valid(json.loads(text)):
         return True
-    try:
-        return v.is_valid(json.loads(text, parse_float=Decimal))
-    except (TypeError, ArithmeticError):
-        return False
+    with localcontext() as ctx:  # exact remainders for multipleOf on long numbers
+        ctx.prec = 1000
+        try:
+            return v.is_valid(json.loads(text, parse_float=Decimal, parse_int=Decimal))
+        except (TypeError, ArithmeticError):
+            return False
+
+
+def _pattern(validator, patrn, instance, schema):
+    """``pattern`` through the ``regex`` module, which knows ``\\p{...}`` like ECMA-262 (``re``
+    raises on it)."""
+    import regex
+    if validator.is_type(instance, "string") and not regex.search(patrn, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
 
 
 def _validator(schema):
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = jsonschema.validators.extend(cls, {"pattern": _pattern})
     return cls(schema, format_checker=jsonschema.FormatChecker())
 
 
-FAST_FILES = {"type", "enum", "const", "minLength", "maxLength", "minimum", "maximum",
-              "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "boolean_schema",
-              "anyOf", "if-then-else", "prefixItems"}
+def _texts(data, schema):
+    """The instance in schema key order and in its own key order (the order of keys the schema
+    does not declare in ``properties`` is not fixed by the schema)."""
+    return {dumps_in_schema_order(data, schema, 1), json.dumps(data, ensure_ascii=False,
+                                                               separators=(", ", ": "))}
+
+
+# groups that take over 1.5 s each (run with -m slow)
+SLOW_GROUPS = {"dependentRequired-2", "dependentRequired-3", "oneOf-6", "oneOf-9", "properties-1",
+               "required-3", "oneOf-8"}
 
 
 def _suite_cases():
     for f in sorted(SUITE.glob("*.json")):
-        marks = () if f.stem in FAST_FILES else (pytest.mark.slow,)
         for i, group in enumerate(json.loads(f.read_text())):
-            yield pytest.param(group, id=f"{f.stem}-{i}", marks=marks)
+            slow = f"{f.stem}-{i}" in SLOW_GROUPS
+            yield pytest.param(group, id=f"{f.stem}-{i}", marks=(pytest.mark.slow,) if slow else ())
 
 
 def _undeclared(schema, data):
@@ -79,9 +97,9 @@ def _check_group(schema, tests, rng):
         return
     v = _validator(schema)
     for t in tests:
-        text = dumps_in_schema_order(t["data"], schema, 1)
         if not t["valid"]:
-            assert not cs.accepts(text), (t["description"], text)
+            for text in _texts(t["data"], schema):
+                assert not cs.accepts(text), (t["description"], text)
     for _ in range(15):
         sample = cs.dfa.sample(rng, max_length=60)
         assert _valid(v, sample), (sample, schema)
@@ -95,17 +113,20 @@ def test_suite_group(group):
     if cs is None:
         return
     missed = [t["description"] for t in group["tests"]
-              if t["valid"] and not cs.accepts(dumps_in_schema_order(t["data"], group["schema"], 1))]
-    # the documented sound restrictions: exponent and x.0 spellings, deep values, key order
-    allowed = [m for m in missed if not any(w in m.lower() for w in
-               ("float", "1.0", "exponent", "e", "big", "order", "object", "array", "any", "nested"))]
-    assert not allowed, missed
+              if t["valid"] and not any(cs.accepts(x) for x in _texts(t["data"], group["schema"]))]
+    assert not [m for m in missed if m not in KNOWN_MISSES], missed
+
+
+# valid instances outside the documented restrictions: x.0 spellings of integers, values nested
+# deeper than max_depth, key orders other than the compiler's (undeclared keys before declared
+# ones; required keys absent from properties: dependencies are written before their dependents)
+KNOWN_MISSES = {"a float with zero fractional part is an integer", "Deep nested is valid",
+                "same object with different property order is valid", "CRLF"}
 
 
 def _maskbench():
     rows = json.loads((DATA / "schema" / "maskbench_sample.json").read_text())
-    return [pytest.param(r, id=r["name"], marks=() if i < 8 else (pytest.mark.slow,))
-            for i, r in enumerate(rows)]
+    return [pytest.param(r, id=r["name"]) for r in rows]
 
 
 @pytest.mark.parametrize("row", _maskbench())
@@ -116,7 +137,7 @@ def test_maskbench_sample(row):
         return
     for t in row["tests"]:
         if t["valid"]:
-            assert cs.accepts(dumps_in_schema_order(t["data"], row["schema"], 1)), t["data"]
+            assert any(cs.accepts(x) for x in _texts(t["data"], row["schema"])), t["data"]
 
 
 SCALAR = st.one_of(
