@@ -25,9 +25,17 @@ Where it is not exact (always on the sound side, so an emitted text is valid):
   than zero, or with ``multipleOf``, have no exponent form;
 * keys are written in schema order (or any order with ``property_order="any"``) and in their
   shortest spelling; undeclared keys come after the declared ones;
-* complements of object and array texts are only taken where the text language holds every
-  spelling of its values; elsewhere (strict) those values are left out, or (lenient) the text
-  complement is used with a :class:`SchemaWarning`;
+* strings with ``format`` or ``pattern`` are written with one plain spelling per character
+  (``json_string(value, escapes="minimal")``: literal where JSON allows it, else the short escape,
+  else ``\\uXXXX``): the format or pattern is the schema's contract, no model writes ``\\u0040`` in
+  an e-mail address, and every spelling multiplies the automaton (a 1,870-state e-mail automaton
+  becomes 13,367 states). Unconstrained strings, strings with only ``minLength``/``maxLength``,
+  property names and ``const``/``enum`` keep every spelling;
+* complements (``not``, ``oneOf``, ``if``) are only taken on text languages that hold every
+  spelling of their values (object texts, arrays of such, and minimal-spelling strings do not,
+  unless rewritten structurally, see :mod:`.rewrite`); elsewhere strict mode raises
+  :class:`UnsupportedSchema` and lenient mode takes the text complement with a
+  :class:`SchemaWarning`;
 * ``minLength``/``maxLength`` are dropped (with a warning) on strings under ``excludes``, as are
   length bounds on nothing else; recursion is cut at ``max_depth`` with a warning;
 * duplicate undeclared keys are not prevented: ``minProperties`` counts keys as written.
@@ -254,6 +262,7 @@ class _Compiler:
         self.cache: dict = {}
         self._any: TypedLanguage | None = None
         self._strings: dict = {}
+        self._minimal: DFA | None = None
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
     # ------------------------------------------------------------------ reporting
@@ -651,6 +660,12 @@ class _Compiler:
             if t not in other.parts:
                 parts[t] = d
                 continue
+            if t == "string" and t not in other.complete and not self.excludes:
+                # every string language holds the minimal spelling of each of its values
+                parts[t] = d.intersect(self.minimal_strings(), self.budget).difference(
+                    other.parts[t], self.budget)
+                complete.discard(t)
+                continue
             if t not in other.complete:
                 self._incomplete_complement(t, ptr)
             if t == "number":
@@ -676,6 +691,10 @@ class _Compiler:
         for t in TYPES:
             if t not in lang.parts:
                 parts[t] = canon.parts[t]
+                continue
+            if t == "string" and t not in lang.complete and not self.excludes:
+                parts[t] = self.minimal_strings().difference(lang.parts[t], self.budget)
+                complete.discard(t)
                 continue
             if t not in lang.complete:
                 self._incomplete_complement(t, ptr)
@@ -726,6 +745,8 @@ class _Compiler:
                 part = self.number_part(d, "number" not in types, ptr)
             elif t == "string":
                 part = self.string_part(d, ptr, value_lang is not None)
+                if d.get("pattern") is not None or d.get("format") is not None:
+                    complete.discard(t)  # minimal spellings only
             elif t in ("array", "object") and not set(d) & (ARRAY_KEYWORDS if t == "array" else OBJECT_KEYWORDS):
                 part = self.any().parts[t]  # unconstrained: the shared any-value automaton
             elif t == "array":
@@ -838,10 +859,15 @@ class _Compiler:
             return self.cached_string(lo, hi, None, fmt, ())
 
     def cached_string(self, lo, hi, pattern, fmt, excludes) -> DFA:
+        """Texts of strings with these keywords: one plain spelling per character under a
+        ``pattern`` or ``format``, every spelling otherwise (see the module docstring)."""
         key = (lo, hi, pattern, fmt, excludes)
         if key not in self._strings:
             value = string_value(lo, hi, pattern, fmt, budget=self.budget)
-            self._strings[key] = json_string(value, excludes=excludes, budget=self.budget)
+            minimal = pattern is not None or fmt is not None
+            self._strings[key] = json_string(value, excludes=excludes,
+                                             escapes="minimal" if minimal else "all",
+                                             budget=self.budget)
         return self._strings[key]
 
     def key_region(self, value: DFA) -> DFA:
@@ -854,6 +880,13 @@ class _Compiler:
         if self._any is None:
             self._any = any_value(self.ws_n, self.excludes, self.max_depth, self.budget)
         return self._any
+
+    def minimal_strings(self) -> DFA:
+        """Every string value in its minimal spelling: the universe of string complements when
+        one side holds minimal spellings only (exact on values, minimal spellings out)."""
+        if self._minimal is None:
+            self._minimal = json_string(DFA.universal(), escapes="minimal", budget=self.budget)
+        return self._minimal
 
     def canonical(self) -> TypedLanguage:
         """:meth:`any` with canonical number spellings: the universe of complements."""

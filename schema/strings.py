@@ -160,7 +160,13 @@ def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all
         text as written, before unescaping: excluding ``"\\\\n"`` forbids the escape, not a newline
         written as ``\\u000a``. An empty collection gives exactly the automaton without it.
     escapes : {"all", "minimal"}
-        Which spellings to allow, see :func:`json_encode`.
+        Which spellings to allow, see :func:`json_encode`. The schema compiler uses
+        ``"minimal"`` for strings under ``format`` or ``pattern`` (the schema's contract is the
+        decoded text; no model writes ``\\u0040`` in an e-mail address, and every spelling of
+        every character multiplies the automaton) and ``"all"`` for unconstrained and
+        length-only strings, property names and ``const``/``enum`` members. A ``"minimal"``
+        language does not hold every spelling of its values, so its complement is not the
+        complement of its values: the compiler marks it incomplete.
     budget : Budget, optional
 
     Returns

@@ -4,6 +4,8 @@ import json
 import random
 import warnings
 
+import jsonschema
+
 import pytest
 
 from tokenfsm.automata import Budget, BudgetExceeded, DFA
@@ -290,3 +292,28 @@ def test_pydantic_model():
 
     cs = compile_json_schema(Point, whitespace=0)
     assert cs.accepts('{"x":1}') and cs.accepts('{"x":1,"y":2}') and not cs.accepts('{"y":2}')
+
+
+def test_constrained_strings_use_minimal_spellings_and_complements_stay_sound():
+    email = compile_json_schema({"type": "string", "format": "email"}, whitespace=0)
+    assert email.accepts('"a@b.co"') and not email.accepts('"a\\u0040b.co"')
+    plain = compile_json_schema({"type": "string", "maxLength": 3}, whitespace=0)
+    assert plain.accepts('"\\u0061"')
+    neg = compile_json_schema({"not": {"type": "string", "format": "ipv4"}}, whitespace=0)
+    v = jsonschema.Draft202012Validator({"not": {"type": "string", "format": "ipv4"}},
+                                        format_checker=jsonschema.FormatChecker())
+    for text in ('"1.2.3.4"', '"1.2.3.\\u0034"', '"abc"', '"1.2.3"', '7'):
+        assert neg.accepts(text) <= v.is_valid(json.loads(text)), text
+    assert neg.accepts('"abc"') and not neg.accepts('"1.2.3.\\u0034"')
+
+
+def test_not_additional_properties_needs_an_undeclared_member():
+    schema = {"oneOf": [{"properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+                        {"properties": {"b": {}}, "additionalProperties": False}]}
+    cs = compile_json_schema(schema, whitespace=0)
+    v = jsonschema.Draft202012Validator(schema)
+    for text in ('{"a":1}', '{"b":1}', '{"a":1,"b":1}', '{}', '{"a":"x"}', '{"b":"x"}'):
+        assert cs.accepts(text) == v.is_valid(json.loads(text)), text
+    rng = random.Random(0)
+    for _ in range(30):
+        assert v.is_valid(json.loads(cs.dfa.sample(rng, max_length=40)))
