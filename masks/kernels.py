@@ -385,6 +385,23 @@ def walk_bytes(table, byte_classes, state, data):
 
 
 @njit(cache=True)
+def next_state(csr_ptr, csr_tok, csr_next, state, token):
+    """The state ``token`` leads to from ``state`` (binary search in the CSR row); 0 if none."""
+    lo = csr_ptr[state]
+    hi = csr_ptr[state + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = csr_tok[mid]
+        if t < token:
+            lo = mid + 1
+        elif t > token:
+            hi = mid
+        else:
+            return csr_next[mid]
+    return 0
+
+
+@njit(cache=True)
 def copy_rows(rows, row_ids, out_idx, out):
     """``out[out_idx[i]] = rows[row_ids[i]]`` for every ``i``; ``row_ids[i] < 0``: all bits set."""
     n_words = out.shape[1]

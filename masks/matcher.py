@@ -199,6 +199,14 @@ class Matcher:
             The token is not allowed here; the state is unchanged.
         """
         ix = self._index
+        if (type(token_id) is int and not self._finished and 0 <= token_id < ix.vocab_size
+                and token_id not in ix._eos_set):  # the common case: one kernel call
+            ns = int(kernels.next_state(ix.csr_ptr, ix.csr_tok, ix.csr_next, self._state, token_id))
+            if ns == 0:
+                raise TokenRejected(token_id, self._state)
+            self._history.append((self._state, False))
+            self._state = ns
+            return
         t = ix.vocab.check_token_id(token_id)
         if t in ix._eos_set:
             if not (self._finished or ix.accepting[self._state]):

@@ -219,3 +219,23 @@ def test_copy_is_independent():
     assert m.state != c.state
     m.rollback(1)
     assert m.state == c.state
+
+
+def test_advance_agrees_with_next_state_for_every_token_and_id_type():
+    index = index_of(r'\{"name":"(a|b|é)*"\}|12?')
+    for state in range(1, index.num_states):
+        for t in range(VOCAB.size):
+            for tok in (t, np.int64(t)):  # plain int (the fast path) and numpy ints alike
+                m = Matcher(index)
+                m._state = state
+                if t == EOS:
+                    assert m.try_advance(tok) == bool(index.accepting[state])
+                    continue
+                expect = index.next_state(state, t)
+                assert m.try_advance(tok) == (expect != 0)
+                assert m.state == (expect or state)
+    m = Matcher(index)
+    with pytest.raises(UnknownTokenError):
+        m.advance(VOCAB.size)
+    with pytest.raises(UnknownTokenError):
+        m.advance(-1)
