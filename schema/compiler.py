@@ -55,6 +55,7 @@ as exact set operations are what an automaton (rather than a grammar) makes poss
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -140,7 +141,8 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     max_depth : int
         How far recursive ``$ref`` is unrolled, and how deep unconstrained values nest.
     budget : Budget, optional
-        Limits every automaton construction.
+        Limits every automaton construction; its ``max_seconds`` also bounds the whole
+        compilation (checked before each subschema).
 
     Returns
     -------
@@ -263,6 +265,8 @@ class _Compiler:
         self._any: TypedLanguage | None = None
         self._strings: dict = {}
         self._minimal: DFA | None = None
+        # budget.max_seconds also bounds the whole compilation, checked per subschema
+        self.deadline = None if budget.max_seconds is None else time.perf_counter() + budget.max_seconds
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
     # ------------------------------------------------------------------ reporting
@@ -327,6 +331,10 @@ class _Compiler:
         hit = self.cache.get(key)
         if hit is not None:
             return hit[1]
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            spent = time.perf_counter() - self.deadline + self.budget.max_seconds
+            raise BudgetExceeded(self.budget.max_seconds, spent, "schema", kind="seconds",
+                                 pointer=ptr or "/")
         cuts = self.cuts
         try:
             lang = self._compile(schema, ptr)
