@@ -142,11 +142,14 @@ class DFA:
     @classmethod
     def _minimal_of(cls, classes, delta, accepting, start) -> "DFA":
         """Minimise a raw table, merge equivalent classes, return the canonical DFA."""
+        # Identical columns before minimisation stay identical after it: merging them first
+        # gives Hopcroft fewer symbols to refine over.
+        classes, delta, _ = _merge_classes(list(classes), delta)
         delta, accepting, start = minimize_table(delta, accepting, start)
-        classes, delta = _merge_classes(list(classes), delta)
-        # merging identical columns keeps the automaton minimal but changes the class order that
-        # the breadth-first numbering follows: renumber (no merging needed) to stay canonical.
-        if len(delta) > 1:
+        classes, delta, changed = _merge_classes(classes, delta)
+        # Merging keeps the automaton minimal but changes the class order that the breadth-first
+        # numbering follows: renumber (no merging needed) to stay canonical.
+        if changed and len(delta) > 1:
             delta, accepting, start = prune_table(delta, accepting, start)
         return cls(classes, delta, accepting, start, _minimal=True)
 
@@ -790,22 +793,26 @@ def _show(cs: CharSet) -> str:
 
 
 def _merge_classes(classes: list[CharSet], delta):
-    """Merge alphabet classes whose columns are identical in every state (coarsest partition)."""
+    """Merge alphabet classes whose columns are identical in every state (coarsest partition).
+
+    Returns ``(classes, delta, changed)``: classes sorted by first member, and whether anything
+    was merged or reordered."""
     ncls = len(classes)
     if ncls <= 1:
-        return classes, delta
+        return classes, delta, False
     cols: dict[tuple, list[int]] = {}
-    for c in range(ncls):
-        cols.setdefault(tuple(row[c] for row in delta), []).append(c)
+    for c, col in enumerate(zip(*delta)):
+        cols.setdefault(col, []).append(c)
     if len(cols) == ncls and all(classes[i].min() < classes[i + 1].min() for i in range(ncls - 1)):
-        return classes, delta
+        return classes, delta, False
     groups = list(cols.values())
-    merged = [CharSet([r for c in g for r in classes[c].ranges]) for g in groups]
+    merged = [CharSet([r for c in g for r in classes[c].ranges]) if len(g) > 1 else classes[g[0]]
+              for g in groups]
     order = sorted(range(len(groups)), key=lambda i: merged[i].min())
     new_classes = [merged[i] for i in order]
     reps = [groups[i][0] for i in order]
     new_delta = [[row[c] for c in reps] for row in delta]
-    return new_classes, new_delta
+    return new_classes, new_delta, True
 
 
 def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:

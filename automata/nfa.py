@@ -30,6 +30,7 @@ Example
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Sequence
 
@@ -239,10 +240,12 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     cover_cache: dict[CharSet, list[int]] = {}
 
     def cover(cs: CharSet) -> list[int]:
+        # classes are sorted by first member and lie wholly inside or outside ``cs``: the ones
+        # inside are those whose first member falls in one of its ranges
         got = cover_cache.get(cs)
         if got is None:
-            got = [i for i, x in enumerate(firsts) if x in cs] if len(cs.ranges) < 64 or nclasses < 64 \
-                else _cover_sweep(cs, classes)
+            got = [i for lo, hi in cs.ranges
+                   for i in range(bisect.bisect_left(firsts, lo), bisect.bisect_right(firsts, hi))]
             cover_cache[cs] = got
         return got
 
@@ -261,10 +264,6 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     wid_of = {w: i for i, w in enumerate(word_sets)}
     is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
     return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of)
-
-
-def _cover_sweep(cs: CharSet, classes: list[CharSet]) -> list[int]:
-    return [i for i, c in enumerate(classes) if c.ranges[0][0] in cs]
 
 
 class _Interner:
