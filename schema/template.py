@@ -9,8 +9,8 @@ Compiling the template naively (``open tag``, the slot regex, ``close tag``, con
 well-known failure: a permissive slot regex such as ``.*`` or ``[^，]+`` matches its own close tag
 and every tag after it, so a sampler can stop *inside* the slot with a text that still "parses".
 Here each slot's content is its regex **intersected with the language of strings that contain no
-tag**: no close tag, no open tag of any slot name, and none of the extra strings the caller forbids
-(outer markers such as ``<|/GIM_RESPONSE|>``). In addition the close tag may occur in the slot
+tag**: no close tag, no open tag of any slot name, no special marker the literal text uses (outer
+markers such as ``<|/GIM_RESPONSE|>``), and none of the extra strings the caller forbids. In addition the close tag may occur in the slot
 region only at its very end, even across the content/tag boundary, so the first close tag after an
 open tag always ends the slot and :meth:`Template.parse` is unambiguous. A slot can end only where
 its regex is satisfied, tags appear in the template's order, and nothing follows the final text.
@@ -23,8 +23,7 @@ Example
 -------
 >>> from tokenfsm.schema.template import compile_template, Slot
 >>> t = compile_template(
-...     ["<|GIM_RESPONSE|>The capital is ", Slot(r"[A-Z][a-z]+", name="m_0"), ".<|/GIM_RESPONSE|>"],
-...     forbidden=["<|GIM_RESPONSE|>", "<|/GIM_RESPONSE|>"])
+...     ["<|GIM_RESPONSE|>The capital is ", Slot(r"[A-Z][a-z]+", name="m_0"), ".<|/GIM_RESPONSE|>"])
 >>> text = '<|GIM_RESPONSE|>The capital is <|MASKED id="m_0"|>Paris<|/MASKED|>.<|/GIM_RESPONSE|>'
 >>> t.accepts(text), t.parse(text)
 (True, {'m_0': 'Paris'})
@@ -48,12 +47,14 @@ from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, RegexError
 
 __all__ = ["Slot", "Template", "TemplateError", "compile_template", "SLOT_NAME_PATTERN",
-           "DEFAULT_OPEN_TAG", "DEFAULT_CLOSE_TAG"]
+           "DEFAULT_OPEN_TAG", "DEFAULT_CLOSE_TAG", "MARKER"]
 
 #: Slot names: what ``{name}`` in an open tag may be replaced by.
 SLOT_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.:\-]*"
 DEFAULT_OPEN_TAG = '<|MASKED id="{name}"|>'
 DEFAULT_CLOSE_TAG = "<|/MASKED|>"
+#: Special markers in literal text (``<|GIM_RESPONSE|>``) that slots may not write by default.
+MARKER = re.compile(r"<\|[^<>|\s]{1,64}\|>")
 
 
 def _schema_error_base() -> type:
@@ -259,7 +260,7 @@ def _tag_regex(open_tag: str, close_tag: str) -> str:
 
 def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
                      close_tag: str = DEFAULT_CLOSE_TAG, forbidden: Iterable[str] = (),
-                     budget: Budget | None = None) -> Template:
+                     forbid_markers: bool = True, budget: Budget | None = None) -> Template:
     """Compile literal text and slots into one automaton of complete responses.
 
     Parameters
@@ -274,6 +275,10 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
         Extra strings no slot content may contain, e.g. the outer markers
         ``("<|GIM_RESPONSE|>", "<|/GIM_RESPONSE|>")``. The close tag and the open tag (for any
         slot name) are always forbidden.
+    forbid_markers : bool
+        Also forbid every special marker of the form ``<|...|>`` that the literal text uses (such
+        as ``<|GIM_RESPONSE|>`` and ``<|/GIM_RESPONSE|>``): they are tags of the response too, and
+        a slot that could write one would let the response close early.
     budget : Budget, optional
         Limits every automaton construction.
 
@@ -326,6 +331,8 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
             raise TemplateError(f"literal text {part!r} contains a tag "
                                 f"({tag_re.search(part).group()!r})")
 
+    if forbid_markers:
+        extra += [m for part in named if isinstance(part, str) for m in MARKER.findall(part)]
     open_tags = [open_tag.replace("{name}", n) for n in names]
     literal_forbidden = list(dict.fromkeys([close_tag, *open_tags, *extra]))
     anything = DFA.universal()

@@ -377,3 +377,15 @@ def test_sampled_responses_replay_token_by_token(which):
         assert reference_parse(text, PARTS[which], OUTER) is not None
         _, _, rejected = replay(index, text)
         assert rejected is None
+
+
+def test_markers_of_the_literal_text_are_forbidden_in_slots():
+    parts = ["<|GIM_RESPONSE|>Answer: ", Slot(r".*", name="a"), "<|/GIM_RESPONSE|>"]
+    t = compile_template(parts)
+    ok = '<|GIM_RESPONSE|>Answer: <|MASKED id="a"|>yes<|/MASKED|><|/GIM_RESPONSE|>'
+    assert t.accepts(ok)
+    for marker in ("<|/GIM_RESPONSE|>", "<|GIM_RESPONSE|>"):
+        assert not t.accepts(ok.replace(">yes<", f">yes{marker}x<"))
+    assert set(t.forbidden) >= {"<|GIM_RESPONSE|>", "<|/GIM_RESPONSE|>"}
+    loose = compile_template(parts, forbid_markers=False)
+    assert loose.accepts(ok.replace(">yes<", ">yes<|/GIM_RESPONSE|>x<"))
