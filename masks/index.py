@@ -1,17 +1,31 @@
-"""The token index: for every state of a byte DFA, which tokens may come next and where they lead.
+r"""The token index: for every state of a byte DFA, which tokens may come next and where they lead.
 
-``TokenIndex.build(dfa, vocab)`` walks the vocabulary's token trie through the byte DFA once per live
-state (a Numba kernel, :func:`.kernels.walk_states`) and freezes the result into flat arrays:
+``TokenIndex.build(dfa, vocab)`` walks the vocabulary's token trie through the byte DFA (a Numba
+kernel, :func:`.kernels.walk_masks`) and keeps only what a sampling loop reads on every step:
 
-* CSR of allowed tokens: ``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the token ids allowed in state
-  ``s`` (ascending) and ``csr_next[...]`` the states they lead to;
 * packed ``int32`` bitmask rows in the xgrammar / vLLM layout (bit ``i % 32`` of word ``i // 32``),
   stored once per distinct row: ``mask_rows[state_row[s]]`` is the mask of state ``s``, EOS bits
-  included where ``s`` accepts, so filling a mask is one row copy;
-* the byte DFA itself (classes, table, accepting) for walking text and finding forced bytes.
+  included where ``s`` accepts, so filling a mask is one row copy; ``finished_row`` allows only EOS;
+* the byte DFA itself (classes, table, accepting) and the byte forced in each state.
+
+Lean layout, and why. A free-text state (a JSON string body, ``[\s\S]{0,256}``) allows nearly the
+whole vocabulary; storing an entry (token, next state) per allowed pair costs ``states x vocab``
+entries (hundreds of millions, gigabytes, tens of seconds to build) for a table nobody reads in the
+hot loop. The next state of a token is instead computed when needed, by walking the token's few
+bytes through the DFA: a handful of table lookups, cheaper than a binary search in a CSR row. The
+build itself walks the trie once per group of states that no string as long as the longest token
+tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
+than a token's length from their bound all share one walk.
+
+The per-pair table is still there for those who want it: ``csr_ptr``, ``csr_tok`` and ``csr_next``
+(``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the text tokens allowed in ``s``, ascending, and
+``csr_next`` the states they lead to) are built from the rows on first access
+(:func:`.kernels.csr_from_rows`); :meth:`TokenIndex.transitions` gives one state's pairs alone.
 
 Only tokens that leave the DFA in a live state are allowed; EOS is allowed exactly in accepting
-states. An index is immutable (its arrays are read-only) and may be shared across threads.
+states. An index is immutable (its arrays are read-only) and may be shared across threads. Saved
+files hold the rows, not the CSR (format version 2; version 1 files are refused with a clear
+error: rebuild them).
 
 Example
 -------
@@ -22,7 +36,8 @@ Example
 [0, 2]
 
 The per-state walk of a token trie is outlines-core's ``Index``; storing each distinct mask once
-follows xgrammar's adaptive token mask cache.
+follows xgrammar's adaptive token mask cache; grouping states by behaviour up to a length is
+Moore's partition refinement, stopped after as many rounds as the longest token has bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +46,8 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,15 +60,20 @@ from .vocab import Vocabulary
 __all__ = ["TokenIndex", "FORMAT_VERSION", "as_byte_dfa", "ByteTables"]
 
 #: Version of the saved index format; bumped on any incompatible change.
-FORMAT_VERSION = 1
+#: 1: CSR of every allowed (state, token) pair saved with the rows. 2: rows only.
+FORMAT_VERSION = 2
 _MAGIC = "tokenfsm-token-index"
 #: Below this many live states the plain byte trie is walked; from it on, the class-merged trie.
 CLASS_TRIE_MIN_STATES = 4
 
 _ARRAY_FIELDS = (
-    "byte_classes", "table", "accepting", "csr_ptr", "csr_tok", "csr_next",
-    "mask_rows", "state_row", "forced_byte", "eos_ids",
+    "byte_classes", "table", "accepting", "mask_rows", "state_row", "forced_byte", "eos_ids",
 )
+
+
+def _flat_view(a: np.ndarray) -> memoryview:
+    """A 1-D ``int32`` memoryview over a C-contiguous int32 array (Python ints on indexing)."""
+    return memoryview(np.ascontiguousarray(a, dtype=np.int32).reshape(-1)).cast("B").cast("i")
 
 
 def _automaton_error(msg: str) -> Exception:
@@ -183,8 +205,6 @@ class TokenIndex:
         Start state (0 if the language is empty).
     num_states : int
         States of the byte DFA, the dead state 0 included.
-    csr_ptr, csr_tok, csr_next : arrays
-        Allowed tokens per state with their next states.
     mask_rows : int32[num_rows, ceil(vocab.size / 32)]
         Distinct bitmask rows; ``mask_rows[state_row[s]]`` is state ``s``'s mask.
     state_row : int32[num_states]
@@ -194,8 +214,11 @@ class TokenIndex:
         The byte DFA.
     forced_byte : int16[num_states]
         The single byte forced in each state, or -1.
+    csr_ptr, csr_tok, csr_next : arrays
+        Allowed text tokens per state with their next states (CSR), built from the rows on first
+        access and kept (see :meth:`transitions` for one state).
     build_info : dict
-        How the index was built (walk strategy, trie nodes visited).
+        How the index was built (walk strategy, state groups walked, trie nodes visited, seconds).
     """
 
     def __init__(self, vocab: Vocabulary, arrays: dict, start: int, finished_row: int,
@@ -212,12 +235,22 @@ class TokenIndex:
         self.vocab_size = vocab.size
         self.vocab_fingerprint = vocab.fingerprint
         self._eos_set = frozenset(self.eos_ids.tolist())
-        self._state_rows = self.state_row.tolist()  # plain ints: the per-token fill path
         self._n_words = int(self.mask_rows.shape[1])
+        self._csr = None
+        self._csr_lock = threading.Lock()
+        # plain-Python views for the matcher's per-token path (no kernel call, no numpy scalars)
+        self._state_rows = self.state_row.tolist()
+        self._row_views = [memoryview(r).cast("B") for r in self.mask_rows]
+        self._fast = (
+            _flat_view(self.mask_rows), self._state_rows, self._n_words, vocab.tokens,
+            self.byte_classes.tobytes(), _flat_view(self.table), int(self.table.shape[1]),
+            self.vocab_size,
+        )
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto") -> "TokenIndex":
+    def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto", group_states: bool = True
+              ) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -228,13 +261,14 @@ class TokenIndex:
         strategy : {"auto", "bytes", "classes"}
             Walk the byte trie, the trie merged over the DFA's byte classes, or choose by the
             number of live states (the merged trie costs one pass over the byte trie to build).
+        group_states : bool
+            Walk once per group of states that no string as long as the longest token tells
+            apart (:func:`.kernels.refine_states`) instead of once per state. Same result.
 
         Returns
         -------
         TokenIndex
         """
-        import time
-
         t0 = time.perf_counter()
         bt = as_byte_dfa(dfa)
         if strategy not in ("auto", "bytes", "classes"):
@@ -252,20 +286,24 @@ class TokenIndex:
             walk = trie
             sym_class = bt.byte_classes
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
+        if group_states:
+            block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)
+        else:
+            block, n_blocks = np.arange(n_states, dtype=np.int32), n_states
         t2 = time.perf_counter()
-        csr_ptr, csr_tok, csr_next, rows, state_row, finished_row, visited = kernels.walk_states(
+        rows, state_row, finished_row, visited = kernels.walk_masks(
             walk.sym, walk.depth, walk.end, walk.tok_ptr, walk.tok_ids, sym_class,
-            bt.table, bt.accepting, eos, vocab.size, max(trie.num_tokens, 1),
+            bt.table, bt.accepting, eos, vocab.size, block, int(n_blocks),
         )
         t3 = time.perf_counter()
         arrays = dict(
             byte_classes=bt.byte_classes, table=bt.table, accepting=bt.accepting,
-            csr_ptr=csr_ptr, csr_tok=csr_tok, csr_next=csr_next,
             mask_rows=rows.view(np.int32), state_row=state_row,
             forced_byte=_forced_bytes(bt), eos_ids=eos,
         )
-        info = dict(strategy=strategy, trie_nodes=walk.num_nodes, visited=int(visited),
-                    prepare_s=t2 - t1, walk_s=t3 - t2, total_s=time.perf_counter() - t0)
+        info = dict(strategy=strategy, trie_nodes=walk.num_nodes, walks=int(n_blocks) - 1,
+                    visited=int(visited), prepare_s=t2 - t1, walk_s=t3 - t2,
+                    total_s=time.perf_counter() - t0)
         return cls(vocab, arrays, bt.start, finished_row, info)
 
     # -- queries --------------------------------------------------------------------------------
@@ -276,12 +314,25 @@ class TokenIndex:
     @property
     def n_words(self) -> int:
         """Words per bitmask row: ``ceil(vocab.size / 32)``."""
-        return int(self.mask_rows.shape[1])
+        return self._n_words
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the index's arrays (the vocabulary and its trie not counted)."""
-        return int(sum(getattr(self, n).nbytes for n in _ARRAY_FIELDS))
+        """Bytes held by the index's arrays (the vocabulary and its trie not counted).
+
+        The CSR view counts once it has been materialised.
+        """
+        n = sum(getattr(self, name).nbytes for name in _ARRAY_FIELDS)
+        if self._csr is not None:
+            n += sum(a.nbytes for a in self._csr)
+        return int(n)
+
+    @property
+    def num_allowed_pairs(self) -> int:
+        """Allowed (state, text token) pairs: the CSR's length, counted without building it."""
+        per_row = np.bitwise_count(self.mask_rows.view(np.uint32)).sum(axis=1, dtype=np.int64)
+        total = int(per_row[self.state_row[1:]].sum())
+        return total - int(np.count_nonzero(self.accepting[1:])) * len(self._eos_set)
 
     def _check_state(self, state: int) -> int:
         s = int(state)
@@ -289,13 +340,60 @@ class TokenIndex:
             raise ValueError(f"state {state} is outside 0..{self.num_states - 1}")
         return s
 
+    def _materialise_csr(self):
+        with self._csr_lock:
+            if self._csr is None:
+                flat, offsets = self.vocab.flat_bytes
+                arrays = kernels.csr_from_rows(self.mask_rows.view(np.uint32), self.state_row,
+                                               self.table, self.byte_classes, flat, offsets)
+                for a in arrays:
+                    a.flags.writeable = False
+                self._csr = arrays
+        return self._csr
+
+    @property
+    def csr_ptr(self) -> np.ndarray:
+        """``int64[num_states + 1]``: state ``s``'s tokens are ``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]``."""
+        return (self._csr or self._materialise_csr())[0]
+
+    @property
+    def csr_tok(self) -> np.ndarray:
+        """``int32[nnz]``: allowed text token ids of each state, ascending (EOS excluded)."""
+        return (self._csr or self._materialise_csr())[1]
+
+    @property
+    def csr_next(self) -> np.ndarray:
+        """``int32[nnz]``: the state each ``csr_tok`` entry leads to."""
+        return (self._csr or self._materialise_csr())[2]
+
+    def transitions(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Allowed text tokens of ``state`` and the states they lead to, without the whole CSR.
+
+        Returns
+        -------
+        ids : int32[k]
+            Ascending; EOS excluded.
+        nexts : int32[k]
+        """
+        s = self._check_state(state)
+        if self._csr is not None:
+            lo, hi = int(self._csr[0][s]), int(self._csr[0][s + 1])
+            return self._csr[1][lo:hi].copy(), self._csr[2][lo:hi].copy()
+        if s == 0:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        flat, offsets = self.vocab.flat_bytes
+        return kernels.state_transitions(self.mask_rows[self.state_row[s]].view(np.uint32),
+                                         self.table, self.byte_classes, flat, offsets, s)
+
     def allowed_token_ids(self, state: int, include_eos: bool = True) -> np.ndarray:
         """Token ids allowed in ``state`` (ascending), EOS included where the state accepts."""
         s = self._check_state(state)
-        ids = self.csr_tok[self.csr_ptr[s]:self.csr_ptr[s + 1]]
-        if include_eos and self.accepting[s] and self.eos_ids.size:
-            ids = np.union1d(ids, self.eos_ids).astype(np.int32)
-        return ids.copy()
+        row = self.mask_rows[self.state_row[s]]
+        bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: self.vocab_size]
+        ids = np.flatnonzero(bits).astype(np.int32)
+        if not include_eos and self._eos_set:
+            ids = ids[~np.isin(ids, self.eos_ids)]
+        return ids
 
     def next_state(self, state: int, token_id: int) -> int:
         """The state ``token_id`` leads to from ``state``: 0 if it is not allowed there.
@@ -304,11 +402,13 @@ class TokenIndex:
         """
         s = self._check_state(state)
         t = self.vocab.check_token_id(token_id)
-        lo, hi = int(self.csr_ptr[s]), int(self.csr_ptr[s + 1])
-        j = lo + int(np.searchsorted(self.csr_tok[lo:hi], t))
-        if j < hi and self.csr_tok[j] == t:
-            return int(self.csr_next[j])
-        return 0
+        rows, state_rows, n_words, tokens, trans, table, n_classes, _ = self._fast
+        tok = tokens[t]
+        if tok is None or not (rows[state_rows[s] * n_words + (t >> 5)] >> (t & 31)) & 1:
+            return 0
+        for c in tok.translate(trans):
+            s = table[s * n_classes + c]
+        return s
 
     def mask_row(self, state: int) -> np.ndarray:
         """The packed bitmask of ``state`` (read-only view)."""
@@ -324,8 +424,7 @@ class TokenIndex:
 
     def __repr__(self) -> str:
         return (f"TokenIndex(num_states={self.num_states}, vocab_size={self.vocab_size}, "
-                f"allowed_pairs={self.csr_tok.size}, mask_rows={self.mask_rows.shape[0]}, "
-                f"nbytes={self.nbytes})")
+                f"mask_rows={self.mask_rows.shape[0]}, nbytes={self.nbytes})")
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -371,8 +470,11 @@ class TokenIndex:
                 if not isinstance(meta, dict) or meta.get("magic") != _MAGIC:
                     raise CorruptIndexError(f"{path}: not a token index")
                 if meta.get("version") != FORMAT_VERSION:
+                    hint = (" (the per-pair CSR layout of earlier releases; rebuild the index)"
+                            if meta.get("version") == 1 else "")
                     raise CorruptIndexError(
-                        f"{path}: format version {meta.get('version')!r}, expected {FORMAT_VERSION}")
+                        f"{path}: format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
+                        + hint)
                 if meta.get("vocab_fingerprint") != vocab.fingerprint:
                     raise VocabularyMismatch(str(meta.get("vocab_fingerprint")), vocab.fingerprint)
                 arrays = {n: z[n] for n in _ARRAY_FIELDS}
@@ -398,8 +500,8 @@ class TokenIndex:
         checks = [
             a["byte_classes"].shape == (256,) and a["byte_classes"].dtype == np.uint8,
             a["table"].dtype == np.int32 and a["accepting"].shape == (n,),
-            a["csr_ptr"].shape == (n + 1,) and a["csr_ptr"][-1] == a["csr_tok"].size,
-            a["csr_tok"].dtype == np.int32 and a["csr_next"].shape == a["csr_tok"].shape,
+            a["table"].size == 0 or (0 <= a["table"].min() and a["table"].max() < n),
+            int(a["byte_classes"].max()) < a["table"].shape[1] and not a["table"][0].any(),
             a["mask_rows"].dtype == np.int32 and a["mask_rows"].ndim == 2,
             a["mask_rows"].shape[1] == words,
             a["state_row"].shape == (n,) and a["forced_byte"].shape == (n,),
@@ -407,8 +509,7 @@ class TokenIndex:
             0 <= int(meta["finished_row"]) < a["mask_rows"].shape[0],
             a["state_row"].size == 0 or (0 <= a["state_row"].min()
                                          and a["state_row"].max() < a["mask_rows"].shape[0]),
-            a["csr_tok"].size == 0 or (0 <= a["csr_tok"].min() and a["csr_tok"].max() < vocab.size),
-            a["csr_next"].size == 0 or (0 < a["csr_next"].min() and a["csr_next"].max() < n),
+            a["state_row"].dtype == np.int32 and a["state_row"][:1].tolist() in ([], [0]),
             tuple(a["eos_ids"].tolist()) == vocab.eos_token_ids,
         ]
         if not all(checks):

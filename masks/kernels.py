@@ -11,9 +11,13 @@ The kernels:
   byte on its incoming edge, its depth and the end of its subtree).
 * :func:`build_class_trie` merges that trie over a DFA's byte classes: tokens that the DFA cannot
   tell apart share one path, and every DFA state walks the smaller trie.
-* :func:`walk_states` walks a trie through the byte DFA from every state, skipping a subtree as soon
-  as the walk reaches the dead state, and produces the CSR of allowed tokens with their next states
-  and deduplicated packed bitmask rows.
+* :func:`refine_states` groups the DFA's states that no string as long as the longest token tells
+  apart (Moore's refinement, cut at that length): such states allow the same tokens.
+* :func:`walk_masks` walks a trie through the byte DFA once per group of states, skipping a subtree
+  as soon as the walk reaches the dead state, and produces deduplicated packed bitmask rows. It
+  emits no per-token data: a row is all a mask needs.
+* :func:`state_transitions`, :func:`csr_from_rows` recover the next states of allowed tokens from
+  the rows by walking each token's bytes (one state, or the whole CSR table on demand).
 * :func:`walk_bytes`, :func:`copy_rows`: small helpers for the matcher.
 
 Example
@@ -37,7 +41,10 @@ from numba import njit
 __all__ = [
     "build_trie",
     "build_class_trie",
-    "walk_states",
+    "refine_states",
+    "walk_masks",
+    "state_transitions",
+    "csr_from_rows",
     "walk_bytes",
     "copy_rows",
 ]
@@ -234,7 +241,8 @@ def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classe
 def _row_insert(row, rows, count, ht_hash, ht_row, n_words):
     """Find ``row`` among ``rows[:count]`` through the hash table, or append it.
 
-    Returns ``(row id, rows, count)``; ``rows`` may be reallocated.
+    Returns ``(row id, rows, count)``; ``rows`` may be reallocated. The table (``ht_hash``,
+    ``ht_row``, a power of two in size) must have room for every row that will be inserted.
     """
     h = np.int64(17)
     for w in range(n_words):
@@ -263,33 +271,104 @@ def _row_insert(row, rows, count, ht_hash, ht_row, n_words):
 
 
 @njit(cache=True)
-def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, eos_ids,
-                vocab_size, max_tokens):
-    """Walk a flattened trie through a byte DFA from every live state.
+def refine_states(table, rounds):
+    """Group the states of a byte DFA that no string of at most ``rounds`` bytes tells apart.
+
+    Moore's partition refinement, started from {dead state 0} and {every other state} and run for
+    at most ``rounds`` rounds (or until stable). Two states in one block reach the dead state on
+    exactly the same strings of length ``<= rounds``, so they allow the same tokens of that length:
+    with ``rounds`` the longest token, one walk per block gives every state's token mask.
+
+    Parameters
+    ----------
+    table : int32[num_states, num_classes]
+        Dense transitions; state 0 is dead.
+    rounds : int
+        Refinement rounds (string length covered).
+
+    Returns
+    -------
+    block : int32[num_states]
+        Block of each state; state 0 alone in block 0, blocks numbered by first state.
+    n_blocks : int
+    """
+    n, c = table.shape
+    block = np.ones(n, dtype=np.int32)
+    block[0] = 0
+    n_blocks = 2 if n > 1 else 1
+    size = 8
+    while size < 2 * n + 2:
+        size *= 2
+    hmask = size - 1
+    ht_key = np.zeros(size, dtype=np.int64)
+    ht_rep = np.full(size, -1, dtype=np.int32)
+    new_block = np.empty(n, dtype=np.int32)
+    rep_of = np.empty(n, dtype=np.int32)
+    for _ in range(rounds):
+        ht_rep[:] = -1
+        count = 0
+        for s in range(n):
+            h = np.int64(block[s]) + 1
+            for k in range(c):
+                h = ((h * 1000003) ^ np.int64(block[table[s, k]])) & _HASH_MASK
+            slot = (h ^ (h >> 20)) & hmask
+            while True:
+                r = ht_rep[slot]
+                if r == -1:
+                    ht_rep[slot] = s
+                    ht_key[slot] = h
+                    new_block[s] = count
+                    rep_of[count] = s
+                    count += 1
+                    break
+                if ht_key[slot] == h and block[r] == block[s]:
+                    same = True
+                    for k in range(c):
+                        if block[table[r, k]] != block[table[s, k]]:
+                            same = False
+                            break
+                    if same:
+                        new_block[s] = new_block[r]
+                        break
+                slot = (slot + 1) & hmask
+        stable = count == n_blocks
+        block[:] = new_block
+        n_blocks = count
+        if stable:
+            break
+    return block, n_blocks
+
+
+@njit(cache=True)
+def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, eos_ids,
+               vocab_size, block, n_blocks):
+    """Packed token masks of every state of a byte DFA: one trie walk per block of states.
+
+    A walk records which token-ending trie nodes it reaches (one bit per node, not per token); only
+    a set of nodes not seen before is expanded into token bits, so states whose walks end alike
+    (many of them, in free text) pay for the walk but not for the row.
 
     Parameters
     ----------
     sym, depth, end, tok_ptr, tok_ids : arrays of a trie (byte or class trie).
-    sym_class : uint8[256] or int32[num_classes]
+    sym_class : uint8[256] or uint8[num_classes]
         Maps a node symbol to the DFA's class (byte classes, or the identity for a class trie).
     table : int32[num_states, num_classes]
         Dense transitions; state 0 is dead.
     accepting : bool[num_states]
     eos_ids : int32[k]
-        End-of-sequence ids, allowed (in the mask rows, not the CSR) where a state accepts.
+        End-of-sequence ids, set in the rows of accepting states.
     vocab_size : int
-    max_tokens : int
-        Upper bound on the tokens one state can allow (the number of text tokens).
+    block, n_blocks :
+        States grouped so that states of one block allow the same tokens (see
+        :func:`refine_states`); block 0 holds only the dead state. The identity grouping
+        (``arange(num_states)``) walks every state.
 
     Returns
     -------
-    csr_ptr : int64[num_states + 1]
-    csr_tok : int32[nnz]
-        Allowed token ids of each state, ascending.
-    csr_next : int32[nnz]
-        The state each of those tokens leads to.
     rows : uint32[num_rows, n_words]
-        Distinct packed bitmask rows (bit ``i % 32`` of word ``i // 32``); row 0 is empty.
+        Distinct packed bitmask rows (bit ``i % 32`` of word ``i // 32``); row 0 is empty. Rows are
+        numbered by first use in state order, then the finished row.
     state_row : int32[num_states]
         Row of each state.
     finished_row : int
@@ -305,27 +384,43 @@ def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, 
         if depth[i] > max_depth:
             max_depth = depth[i]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
-    next_of = np.zeros(vocab_size, dtype=np.int32)
     row = np.zeros(n_words, dtype=np.uint32)
-    csr_ptr = np.zeros(num_states + 1, dtype=np.int64)
-    cap = max(16, max_tokens)
-    csr_tok = np.empty(cap, dtype=np.int32)
-    csr_next = np.empty(cap, dtype=np.int32)
+    # nodes that end tokens, numbered: a walk first records the set of such nodes it reaches
+    node_bit = np.full(n_nodes, -1, dtype=np.int32)
+    n_tok_nodes = 0
+    for i in range(n_nodes):
+        if tok_ptr[i + 1] > tok_ptr[i]:
+            node_bit[i] = n_tok_nodes
+            n_tok_nodes += 1
+    bit_node = np.empty(max(n_tok_nodes, 1), dtype=np.int32)
+    for i in range(n_nodes):
+        if node_bit[i] >= 0:
+            bit_node[node_bit[i]] = i
+    n_node_words = max((n_tok_nodes + 31) // 32, 1)
+    node_row = np.zeros(n_node_words, dtype=np.uint32)
     ht_size = 8
-    while ht_size < 2 * (num_states + 2):
+    while ht_size < 2 * (num_states + n_blocks + 2):
         ht_size *= 2
-    ht_hash = np.zeros(ht_size, dtype=np.int64)
-    ht_row = np.full(ht_size, -1, dtype=np.int32)
-    rows = np.zeros((8, n_words), dtype=np.uint32)
-    n_rows = 0
-    state_row = np.zeros(num_states, dtype=np.int32)
-    r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)  # empty row: 0
-    pos = 0
+    # distinct node sets; each one's token row (no EOS) is expanded once
+    n_hash = np.zeros(ht_size, dtype=np.int64)
+    n_row = np.full(ht_size, -1, dtype=np.int32)
+    nrows = np.zeros((8, n_node_words), dtype=np.uint32)
+    n_nrows = 0
+    nrow_trow = np.full(n_blocks + 1, -1, dtype=np.int32)
+    t_hash = np.zeros(ht_size, dtype=np.int64)
+    t_row = np.full(ht_size, -1, dtype=np.int32)
+    trows = np.zeros((8, n_words), dtype=np.uint32)
+    n_trows = 0
+    block_trow = np.full(n_blocks, -1, dtype=np.int32)
+    tr, trows, n_trows = _row_insert(row, trows, n_trows, t_hash, t_row, n_words)
+    block_trow[block[0]] = tr  # the dead state allows nothing
     visited = 0
     for s in range(1, num_states):
+        b = block[s]
+        if block_trow[b] >= 0:
+            continue
         stack[0] = s
         i = 1
-        count = 0
         while i < n_nodes:
             visited += 1
             ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
@@ -333,44 +428,165 @@ def walk_states(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, 
                 i = end[i]
                 continue
             stack[depth[i]] = ns
-            for k in range(tok_ptr[i], tok_ptr[i + 1]):
-                t = tok_ids[k]
-                next_of[t] = ns
-                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-                count += 1
+            j = node_bit[i]
+            if j >= 0:
+                node_row[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
             i += 1
-        if pos + count > cap:
-            cap = max(2 * cap, pos + count)
-            bigger_tok = np.empty(cap, dtype=np.int32)
-            bigger_next = np.empty(cap, dtype=np.int32)
-            bigger_tok[:pos] = csr_tok[:pos]
-            bigger_next[:pos] = csr_next[:pos]
-            csr_tok = bigger_tok
-            csr_next = bigger_next
-        w = 0
-        while count > 0:  # emit the set bits in id order
-            x = np.int64(row[w])
-            while x != 0:
-                low = x & (-x)
-                t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
-                csr_tok[pos] = t
-                csr_next[pos] = next_of[t]
-                pos += 1
-                count -= 1
-                x ^= low
-            w += 1
-        csr_ptr[s + 1] = pos
-        if accepting[s]:
-            for e in eos_ids:
-                row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
-        r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
-        state_row[s] = r
-        row[:] = 0
+        before = n_nrows
+        nr, nrows, n_nrows = _row_insert(node_row, nrows, n_nrows, n_hash, n_row, n_node_words)
+        if n_nrows > before:  # a new set of nodes: expand it to token bits
+            for w in range(n_node_words):
+                x = np.int64(node_row[w])
+                while x != 0:
+                    low = x & (-x)
+                    node = bit_node[w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]]
+                    x ^= low
+                    for k in range(tok_ptr[node], tok_ptr[node + 1]):
+                        t = tok_ids[k]
+                        row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            tr, trows, n_trows = _row_insert(row, trows, n_trows, t_hash, t_row, n_words)
+            nrow_trow[nr] = tr
+            row[:] = 0
+        block_trow[b] = nrow_trow[nr]
+        node_row[:] = 0
+    # final rows: token row plus EOS bits where the state accepts, in state order
+    ht_hash = np.zeros(ht_size, dtype=np.int64)
+    ht_row = np.full(ht_size, -1, dtype=np.int32)
+    rows = np.zeros((8, n_words), dtype=np.uint32)
+    n_rows = 0
+    final_of = np.full((n_trows, 2), -1, dtype=np.int32)
+    state_row = np.zeros(num_states, dtype=np.int32)
+    r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)  # empty row: 0
+    for s in range(1, num_states):
+        tr = block_trow[block[s]]
+        acc = 1 if accepting[s] else 0
+        if final_of[tr, acc] < 0:
+            row[:] = trows[tr]
+            if acc:
+                for e in eos_ids:
+                    row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
+            r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
+            final_of[tr, acc] = r
+        state_row[s] = final_of[tr, acc]
+    row[:] = 0
     for e in eos_ids:
         row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
     finished_row, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
-    return (csr_ptr, csr_tok[:pos].copy(), csr_next[:pos].copy(), rows[:n_rows].copy(),
-            state_row, finished_row, visited)
+    return rows[:n_rows].copy(), state_row, finished_row, visited
+
+
+@njit(cache=True)
+def _walk_token(table, byte_classes, state, tok_flat, lo, hi):
+    s = state
+    for j in range(lo, hi):
+        s = table[s, byte_classes[tok_flat[j]]]
+        if s == 0:
+            return 0
+    return s
+
+
+@njit(cache=True)
+def state_transitions(row, table, byte_classes, tok_flat, tok_off, state):
+    """Allowed text tokens of one state with their next states, from its mask row.
+
+    Parameters
+    ----------
+    row : uint32[n_words]
+        The state's packed mask row.
+    table : int32[num_states, num_classes]
+    byte_classes : uint8[256]
+    tok_flat : uint8[total]
+        Every token's bytes, concatenated in id order.
+    tok_off : int64[vocab_size + 1]
+        ``tok_flat[tok_off[t]:tok_off[t + 1]]`` are token ``t``'s bytes (empty for EOS and
+        special ids, which are skipped).
+    state : int
+
+    Returns
+    -------
+    ids : int32[k]
+        Allowed token ids, ascending (EOS excluded).
+    nexts : int32[k]
+        The state each leads to.
+    """
+    n = 0
+    for w in range(row.shape[0]):
+        x = np.int64(row[w])
+        while x != 0:
+            x &= x - 1
+            n += 1
+    ids = np.empty(n, dtype=np.int32)
+    nexts = np.empty(n, dtype=np.int32)
+    k = 0
+    for w in range(row.shape[0]):
+        x = np.int64(row[w])
+        while x != 0:
+            low = x & (-x)
+            t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+            x ^= low
+            lo = tok_off[t]
+            hi = tok_off[t + 1]
+            if hi == lo:
+                continue
+            ids[k] = t
+            nexts[k] = _walk_token(table, byte_classes, state, tok_flat, lo, hi)
+            k += 1
+    return ids[:k].copy(), nexts[:k].copy()
+
+
+@njit(cache=True)
+def csr_from_rows(rows, state_row, table, byte_classes, tok_flat, tok_off):
+    """The CSR of allowed tokens and next states of every state, from the mask rows.
+
+    Walks each allowed token's bytes from each state (see :func:`state_transitions`); used to
+    materialise :attr:`TokenIndex.csr_tok` and friends on demand.
+
+    Returns
+    -------
+    csr_ptr : int64[num_states + 1]
+    csr_tok : int32[nnz]
+        Allowed token ids of each state, ascending (EOS excluded).
+    csr_next : int32[nnz]
+        The state each of those tokens leads to.
+    """
+    num_states = table.shape[0]
+    n_words = rows.shape[1]
+    # text tokens per row (EOS and special ids have no bytes)
+    row_count = np.zeros(rows.shape[0], dtype=np.int64)
+    for r in range(rows.shape[0]):
+        c = 0
+        for w in range(n_words):
+            x = np.int64(rows[r, w])
+            while x != 0:
+                low = x & (-x)
+                t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+                x ^= low
+                if tok_off[t + 1] > tok_off[t]:
+                    c += 1
+        row_count[r] = c
+    csr_ptr = np.zeros(num_states + 1, dtype=np.int64)
+    for s in range(1, num_states):
+        csr_ptr[s + 1] = csr_ptr[s] + row_count[state_row[s]]
+    nnz = csr_ptr[num_states]
+    csr_tok = np.empty(nnz, dtype=np.int32)
+    csr_next = np.empty(nnz, dtype=np.int32)
+    for s in range(1, num_states):
+        k = csr_ptr[s]
+        r = state_row[s]
+        for w in range(n_words):
+            x = np.int64(rows[r, w])
+            while x != 0:
+                low = x & (-x)
+                t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+                x ^= low
+                lo = tok_off[t]
+                hi = tok_off[t + 1]
+                if hi == lo:
+                    continue
+                csr_tok[k] = t
+                csr_next[k] = _walk_token(table, byte_classes, s, tok_flat, lo, hi)
+                k += 1
+    return csr_ptr, csr_tok, csr_next
 
 
 @njit(cache=True)
@@ -382,23 +598,6 @@ def walk_bytes(table, byte_classes, state, data):
         if s == 0:
             return 0
     return s
-
-
-@njit(cache=True)
-def next_state(csr_ptr, csr_tok, csr_next, state, token):
-    """The state ``token`` leads to from ``state`` (binary search in the CSR row); 0 if none."""
-    lo = csr_ptr[state]
-    hi = csr_ptr[state + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        t = csr_tok[mid]
-        if t < token:
-            lo = mid + 1
-        elif t > token:
-            hi = mid
-        else:
-            return csr_next[mid]
-    return 0
 
 
 @njit(cache=True)

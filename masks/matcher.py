@@ -106,7 +106,7 @@ class Matcher:
         Steps kept for :meth:`rollback` (unbounded by default).
     """
 
-    __slots__ = ("_index", "_state", "_finished", "_history")
+    __slots__ = ("_index", "_state", "_finished", "_history", "_bm", "_bm_row", "_bm_view")
 
     def __init__(self, index: TokenIndex, max_rollback: int | None = None):
         if not isinstance(index, TokenIndex):
@@ -115,6 +115,7 @@ class Matcher:
         self._state = index.start
         self._finished = False
         self._history: deque = deque(maxlen=max_rollback)
+        self._bm = self._bm_row = self._bm_view = None
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -145,6 +146,7 @@ class Matcher:
         m._state = self._state
         m._finished = self._finished
         m._history = deque(self._history, maxlen=self._history.maxlen)
+        m._bm = m._bm_row = m._bm_view = None
         return m
 
     def __repr__(self) -> str:
@@ -166,20 +168,27 @@ class Matcher:
         ------
         BitmaskError
             Wrong type, dtype, shape, or row out of range; nothing is written.
+
+        Notes
+        -----
+        The bitmask is validated on the first call with a given bitmask object and row; later calls
+        with the same object and row copy the mask straight into a view kept from that check (one
+        ``memcpy``). Reshaping or retyping that object in place afterwards is not detected.
         """
-        ix = self._index
-        if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
-                and bitmask.ndim == 2 and bitmask.shape[1] == ix._n_words and 0 <= row < bitmask.shape[0]):
-            src = ix.mask_rows[ix.finished_row if self._finished else ix._state_rows[self._state]]
-            try:
-                bitmask[row] = src
-            except ValueError as e:  # read-only: nothing was written
-                raise BitmaskError(f"cannot write the bitmask: {e}") from None
+        if bitmask is self._bm and row is self._bm_row:
+            ix = self._index
+            self._bm_view[:] = ix._row_views[ix.finished_row if self._finished
+                                             else ix._state_rows[self._state]]
             return
+        ix = self._index
         out = _bitmask_array(bitmask, ix.n_words)
         if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
             raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
-        out[int(row)] = ix.mask_rows[self._row_id()]
+        r = int(row)
+        view = memoryview(out[r]).cast("B")
+        view[:] = ix._row_views[self._row_id()]
+        if type(row) is int:
+            self._bm, self._bm_row, self._bm_view = bitmask, row, view
 
     def allowed_token_ids(self) -> np.ndarray:
         """Allowed token ids (ascending int32), EOS included where the state accepts."""
@@ -191,6 +200,9 @@ class Matcher:
     def advance(self, token_id: int) -> None:
         """Consume ``token_id``.
 
+        The token must be set in the current state's mask row; its next state is its bytes walked
+        through the byte DFA (a few table lookups on plain Python views, no kernel call).
+
         Raises
         ------
         UnknownTokenError
@@ -198,15 +210,22 @@ class Matcher:
         TokenRejected
             The token is not allowed here; the state is unchanged.
         """
+        if type(token_id) is int and not self._finished:  # the common case
+            rows, state_rows, n_words, tokens, trans, table, n_classes, size = self._index._fast
+            s = self._state
+            if 0 <= token_id < size:
+                if (rows[state_rows[s] * n_words + (token_id >> 5)] >> (token_id & 31)) & 1:
+                    tok = tokens[token_id]
+                    if tok is not None:
+                        ns = s
+                        for c in tok.translate(trans):
+                            ns = table[ns * n_classes + c]
+                        self._history.append((s, False))
+                        self._state = ns
+                        return
+                elif token_id not in self._index._eos_set:
+                    raise TokenRejected(token_id, s)
         ix = self._index
-        if (type(token_id) is int and not self._finished and 0 <= token_id < ix.vocab_size
-                and token_id not in ix._eos_set):  # the common case: one kernel call
-            ns = int(kernels.next_state(ix.csr_ptr, ix.csr_tok, ix.csr_next, self._state, token_id))
-            if ns == 0:
-                raise TokenRejected(token_id, self._state)
-            self._history.append((self._state, False))
-            self._state = ns
-            return
         t = ix.vocab.check_token_id(token_id)
         if t in ix._eos_set:
             if not (self._finished or ix.accepting[self._state]):

@@ -113,6 +113,11 @@ class TokenTrie:
         return int(self.sym.shape[0])
 
     @property
+    def max_depth(self) -> int:
+        """Length in bytes of the longest token (0 for an empty trie)."""
+        return int(self.depth.max()) if self.depth.size else 0
+
+    @property
     def num_tokens(self) -> int:
         """Number of text tokens in the trie."""
         return int(self.tok_ids.shape[0])

@@ -203,6 +203,29 @@ class Vocabulary:
         h.update(b"".join(parts))
         return h.hexdigest()
 
+    @cached_property
+    def flat_bytes(self) -> tuple:
+        """Every token's bytes as two read-only arrays, for kernels that walk tokens by id.
+
+        Returns
+        -------
+        flat : uint8[total]
+            The tokens' bytes concatenated in id order.
+        offsets : int64[size + 1]
+            ``flat[offsets[t]:offsets[t + 1]]`` is token ``t`` (empty for ``None`` ids and EOS).
+        """
+        import numpy as np
+
+        lens = np.fromiter((len(t) if t is not None else 0 for t in self._tokens), dtype=np.int64,
+                           count=len(self._tokens))
+        offsets = np.zeros(len(self._tokens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.frombuffer(b"".join(t for t in self._tokens if t is not None), dtype=np.uint8)
+        if flat.size == 0:
+            flat = np.zeros(1, dtype=np.uint8)
+        offsets.flags.writeable = False
+        return flat, offsets
+
     def __eq__(self, other) -> bool:
         return isinstance(other, Vocabulary) and other.fingerprint == self.fingerprint
 

@@ -48,8 +48,8 @@ def test_truncated_and_altered_files(saved, tmp_path):
     # rewrite one array with a flipped bit (valid zip, valid npy): the checksum catches it
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
-    arrays["csr_next"] = arrays["csr_next"].copy()
-    arrays["csr_next"][0] ^= 1
+    arrays["mask_rows"] = arrays["mask_rows"].copy()
+    arrays["mask_rows"][-1, 0] ^= 1
     p = tmp_path / "flipped.npz"
     np.savez(p, **arrays)
     with pytest.raises(CorruptIndexError, match="checksum"):
