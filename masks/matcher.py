@@ -352,18 +352,45 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
                           np.asarray(row_ids, dtype=np.int64), np.asarray(out_idx, dtype=np.int64), out)
 
 
+def _vocab_limit(n_logits: int, n_words: int, vocab_size) -> int:
+    """Columns that are token ids: ``vocab_size`` if given (checked), else what the bitmask covers."""
+    covered = 32 * n_words
+    if vocab_size is None:
+        return covered
+    if isinstance(vocab_size, bool) or not hasattr(vocab_size, "__index__"):
+        raise BitmaskError(f"vocab_size must be an integer, not {vocab_size!r}")
+    v = int(vocab_size)
+    if not 0 < v <= covered:
+        raise BitmaskError(f"vocab_size {v} is not covered by a bitmask of {n_words} words")
+    if n_logits < v:
+        raise BitmaskError(f"logits have {n_logits} columns, fewer than vocab_size {v}")
+    return v
+
+
 def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None, indices=None) -> None:
     """Set the logits of disallowed tokens to ``-inf``, in place.
+
+    Logits may be wider than the vocabulary (vLLM pads Qwen's 151,665 ids to 151,936 columns):
+    columns from the vocabulary size on are padding, never a token, and are set to ``-inf``, as
+    outlines-core and llguidance do (xgrammar leaves them untouched). Columns below it follow the
+    bitmask.
 
     Parameters
     ----------
     logits : float array (batch, n) or (n,)
-        NumPy array, or a torch tensor when torch is installed.
-    bitmask : int32 array (batch, words) or (words,), with ``words * 32 >= n``
+        NumPy array, or a torch tensor (any device) when torch is installed.
+    bitmask : int32 array (batch, words) or (words,)
     vocab_size : int, optional
-        Logit columns from this one on are masked too (padding ids beyond the vocabulary).
+        Number of token ids. Default: what the bitmask covers, ``32 * words``. When given, it must
+        be at most ``32 * words`` and at most ``n``.
     indices : sequence of int, optional
         Only these batch rows are masked (row ``i`` of logits with row ``i`` of the bitmask).
+
+    Raises
+    ------
+    BitmaskError
+        Wrong types or dtypes, batch sizes that differ, logits narrower than ``vocab_size``, a
+        ``vocab_size`` the bitmask does not cover, or an index outside the batch.
     """
     if _is_torch(logits):
         _apply_torch(logits, bitmask, vocab_size, indices)
@@ -379,17 +406,15 @@ def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None, 
     if lg.ndim != 2 or bm.ndim != 2 or bm.shape[0] != lg.shape[0]:
         raise BitmaskError(f"logits {logits.shape} and bitmask {bitmask.shape} do not match")
     n = lg.shape[1]
-    if bm.shape[1] * 32 < n:
-        raise BitmaskError(f"bitmask of {bm.shape[1]} words covers fewer than {n} logits")
+    limit = _vocab_limit(n, bm.shape[1], vocab_size)
+    k = min(n, limit)
     rows = range(lg.shape[0]) if indices is None else [int(i) for i in indices]
     for i in rows:
         if not 0 <= i < lg.shape[0]:
             raise BitmaskError(f"index {i} outside a batch of {lg.shape[0]}")
-    limit = n if vocab_size is None else min(n, int(vocab_size))
     for i in rows:
-        allowed = unpack_bitmask(bm[i], n)
-        allowed[limit:] = False
-        lg[i][~allowed] = -np.inf
+        np.copyto(lg[i, :k], -np.inf, where=~unpack_bitmask(bm[i], k))
+        lg[i, limit:] = -np.inf
 
 
 def _apply_torch(logits, bitmask, vocab_size, indices) -> None:
@@ -400,18 +425,26 @@ def _apply_torch(logits, bitmask, vocab_size, indices) -> None:
         bitmask = torch.from_numpy(np.ascontiguousarray(bitmask))
     if bitmask.dtype != torch.int32:
         raise BitmaskError(f"bitmask dtype must be int32, not {bitmask.dtype}")
+    if not torch.is_floating_point(logits):
+        raise BitmaskError(f"logits must be floating point, not {logits.dtype}")
     lg = logits.unsqueeze(0) if logits.dim() == 1 else logits
     bm = bitmask.unsqueeze(0) if bitmask.dim() == 1 else bitmask
-    if bm.shape[0] != lg.shape[0] or bm.shape[1] * 32 < lg.shape[1]:
+    if lg.dim() != 2 or bm.dim() != 2 or bm.shape[0] != lg.shape[0]:
         raise BitmaskError(f"logits {tuple(logits.shape)} and bitmask {tuple(bitmask.shape)} do not match")
     n = lg.shape[1]
+    limit = _vocab_limit(n, bm.shape[1], vocab_size)
+    k = min(n, limit)
     bm = bm.to(lg.device, non_blocking=True).to(torch.int64)
     shifts = torch.arange(32, device=lg.device, dtype=torch.int64)
-    allowed = ((bm.unsqueeze(-1) >> shifts) & 1).bool().reshape(bm.shape[0], -1)[:, :n]
-    if vocab_size is not None:
-        allowed[:, int(vocab_size):] = False
+    allowed = ((bm.unsqueeze(-1) >> shifts) & 1).bool().reshape(bm.shape[0], -1)[:, :k]
     if indices is None:
-        lg.masked_fill_(~allowed, float("-inf"))
-    else:
-        idx = torch.as_tensor(list(indices), device=lg.device, dtype=torch.long)
-        lg[idx] = lg[idx].masked_fill(~allowed[idx], float("-inf"))
+        lg[:, :k].masked_fill_(~allowed, float("-inf"))
+        lg[:, limit:] = float("-inf")
+        return
+    idx_list = [int(i) for i in indices]
+    for i in idx_list:
+        if not 0 <= i < lg.shape[0]:
+            raise BitmaskError(f"index {i} outside a batch of {lg.shape[0]}")
+    idx = torch.as_tensor(idx_list, device=lg.device, dtype=torch.long)
+    lg[idx, :k] = lg[idx, :k].masked_fill(~allowed[idx], float("-inf"))
+    lg[idx, limit:] = float("-inf")

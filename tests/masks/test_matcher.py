@@ -174,8 +174,11 @@ def test_batch_fill_and_apply():
     assert np.isneginf(lg1[10:]).all()
     with pytest.raises(BitmaskError):
         apply_token_bitmask_inplace(orig.astype(np.int32), bm)
+    wide = np.zeros((5, 100), np.float32)  # padded logits: columns past the bitmask are no tokens
+    apply_token_bitmask_inplace(wide, bm)
+    assert np.isneginf(wide[:, 64:]).all() and np.array_equal(np.isneginf(wide[:, :64]), ~unpack_bitmask(bm, 64))
     with pytest.raises(BitmaskError):
-        apply_token_bitmask_inplace(np.zeros((5, 100), np.float32), bm)
+        apply_token_bitmask_inplace(np.zeros((5, 30), np.float32), bm, vocab_size=VOCAB.size)
 
 
 def test_index_shared_across_threads():
