@@ -6,7 +6,8 @@ accepting states. This module works on that representation only:
 
 - :func:`minimize_table` drops unreachable states, merges every state that cannot reach
   acceptance into the dead state 0 (so the result is pruned), merges equivalent states with
-  Hopcroft's partition refinement, and numbers the result canonically (breadth-first from the
+  partition refinement (Moore's rounds over arrays for large tables, Hopcroft's algorithm for the
+  rest and to finish long chains), and numbers the result canonically (breadth-first from the
   start, symbols in order), so equal languages over the same alphabet give identical tables.
 - :func:`prune_table` only does the first two steps (no merging).
 
@@ -133,7 +134,89 @@ def minimize_table(delta, accepting, start):
     DEAD = n
     tab = [[local.get(t, DEAD) for t in delta[s]] for s in states]
     tab.append([DEAD] * nsym)
-    total = n + 1
+    acc_local = [i for i, s in enumerate(states) if s in accepting]
+    initial = None
+    if (n + 1) * nsym >= MOORE_MIN_CELLS:
+        block_of, stable = moore_blocks(tab, acc_local)
+        if stable:
+            return _quotient(tab, acc_local, block_of, n)
+        initial = block_of     # coarser than the answer, refines acceptance: finish with Hopcroft
+    return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial), n)
+
+
+def _quotient(tab, acc_local, block_of, n):
+    """Merge each block into its first state; the dead state's block becomes state 0."""
+    dead_block = block_of[n]
+    rep = {}
+    rep_of_block: dict[int, int] = {}
+    for s in range(n):
+        b = block_of[s]
+        if b == dead_block:
+            continue
+        rep[s] = rep_of_block.setdefault(b, s)
+    return _renumber(tab, set(acc_local), 0, [s for s in range(n) if s in rep], rep)
+
+
+#: Tables with at least this many cells (states x symbols) are refined with array operations.
+MOORE_MIN_CELLS = 200_000
+#: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).
+MOORE_MAX_ROUNDS = 400
+
+
+def moore_blocks(tab, acc_local, max_rounds: int | None = None):
+    """Moore's partition refinement with array operations.
+
+    Each round gives every state the signature (its block, the blocks of its successors) and
+    numbers the distinct signatures. Signatures are compared through a 64-bit hash of the row; a
+    collision can only merge states, never separate equivalent ones, so the final partition is
+    checked once: if every state agrees with its block's first state on acceptance and on the
+    blocks of all successors, it is a congruence coarser than none of the Myhill-Nerode classes,
+    hence exactly them.
+
+    Returns
+    -------
+    (block_of, stable)
+        ``block_of[s]`` for every state of ``tab``; ``stable`` is False when the round limit was
+        hit or the check failed, in which case ``block_of`` (refined by acceptance) is still a
+        valid starting partition for :func:`hopcroft_blocks`.
+    """
+    import numpy as np
+
+    T = np.asarray(tab, dtype=np.int64)
+    total, k = T.shape
+    acc = np.zeros(total, dtype=np.int64)
+    acc[acc_local] = 1
+    block = acc.copy()
+    count = len(np.unique(block))
+    mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
+    limit = MOORE_MAX_ROUNDS if max_rounds is None else max_rounds
+    stable = False
+    for _ in range(limit):
+        h = block * mult[0] + block[T] @ mult[1:]      # wraps modulo 2**64, which is fine
+        _, new = np.unique(h, return_inverse=True)
+        new = new.reshape(-1)
+        if len(_) == count:
+            stable = True
+            break
+        block, count = new.astype(np.int64), len(_)
+    # refine by acceptance (a collision may have merged across it), then check stability
+    _, block = np.unique(block * 2 + acc, return_inverse=True)
+    block = block.reshape(-1).astype(np.int64)
+    if stable:
+        first = np.full(block.max() + 1, total, dtype=np.int64)
+        np.minimum.at(first, block, np.arange(total))
+        rep = first[block]
+        succ = block[T]
+        stable = bool(np.array_equal(succ, succ[rep]))
+    return block.tolist(), stable
+
+
+def hopcroft_blocks(tab, acc_local, initial=None):
+    """Hopcroft's refinement of ``initial`` (default: accepting / not accepting) to a congruence.
+
+    Returns ``block_of`` for every state of ``tab``."""
+    total = len(tab)
+    acc_set = set(acc_local)
     # inverse transitions per target state: inv[t][a] lists the states moving to t on a
     inv: list[dict[int, list[int]]] = [{} for _ in range(total)]
     for s in range(total):
@@ -144,13 +227,16 @@ def minimize_table(delta, accepting, start):
             else:
                 got.append(s)
 
-    acc_local = [i for i, s in enumerate(states) if s in accepting]
-    acc_set = set(acc_local)
     blocks: list[set[int]] = []
     block_of = [0] * total
-    first = acc_local
-    second = [s for s in range(total) if s not in acc_set]
-    for members in (first, second):
+    if initial is None:
+        groups = [acc_local, [s for s in range(total) if s not in acc_set]]
+    else:
+        by_block: dict[int, list[int]] = {}
+        for s in range(total):
+            by_block.setdefault(initial[s], []).append(s)
+        groups = list(by_block.values())
+    for members in groups:
         if members:
             b = len(blocks)
             blocks.append(set(members))
@@ -160,8 +246,13 @@ def minimize_table(delta, accepting, start):
     # other, so the smaller initial block suffices (and afterwards the smaller half of each split).
     # A pending splitter is a block with all its symbols at once: one pass over the block's
     # inverse transitions finds the predecessors per symbol, and symbols without any cost nothing.
-    smaller = min(range(len(blocks)), key=lambda b: len(blocks[b])) if len(blocks) > 1 else None
-    work = deque() if smaller is None else deque([smaller])
+    # (from a finer initial partition every block but the largest must be a splitter)
+    if initial is None:
+        smaller = min(range(len(blocks)), key=lambda b: len(blocks[b])) if len(blocks) > 1 else None
+        work = deque() if smaller is None else deque([smaller])
+    else:
+        largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
+        work = deque(b for b in range(len(blocks)) if b != largest)
     while work:
         b = work.popleft()
         # (a snapshot: splitting by the block as it was is sound, and its parts get queued)
@@ -196,15 +287,4 @@ def minimize_table(delta, accepting, start):
                     block_of[s] = z
                 # y pending or not, queueing the smaller half z is enough (Hopcroft)
                 work.append(z)
-    # representatives; the dead block maps to nothing (state 0)
-    dead_block = block_of[DEAD]
-    rep = {}
-    rep_of_block: dict[int, int] = {}
-    for s in range(n):
-        b = block_of[s]
-        if b == dead_block:
-            continue
-        r = rep_of_block.setdefault(b, s)
-        rep[s] = r
-    acc = set(acc_local)
-    return _renumber(tab, acc, 0, [s for s in range(n) if s in rep], rep)
+    return block_of
