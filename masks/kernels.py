@@ -271,6 +271,15 @@ def _row_insert(row, rows, count, ht_hash, ht_row, n_words):
 
 
 @njit(cache=True)
+def _popcount(x):
+    """Set bits of a 32-bit word."""
+    v = np.int64(x) & 0xFFFFFFFF
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    return (((v + (v >> 4)) & 0x0F0F0F0F) * 0x01010101 & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True)
 def refine_states(table, rounds):
     """Group the states of a byte DFA that no string of at most ``rounds`` bytes tells apart.
 
@@ -398,6 +407,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, e
             bit_node[node_bit[i]] = i
     n_node_words = max((n_tok_nodes + 31) // 32, 1)
     node_row = np.zeros(n_node_words, dtype=np.uint32)
+    prev_node_row = np.zeros(n_node_words, dtype=np.uint32)  # node set of ``row``
     ht_size = 8
     while ht_size < 2 * (num_states + n_blocks + 2):
         ht_size *= 2
@@ -434,21 +444,36 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, e
             i += 1
         before = n_nrows
         nr, nrows, n_nrows = _row_insert(node_row, nrows, n_nrows, n_hash, n_row, n_node_words)
-        if n_nrows > before:  # a new set of nodes: expand it to token bits
+        if n_nrows > before:
+            # a new set of nodes: expand it to token bits, from scratch or, when fewer nodes
+            # differ, by toggling the differing nodes' tokens in the previous row (the token sets
+            # of distinct nodes are disjoint)
+            n_set = 0
+            n_diff = 0
             for w in range(n_node_words):
-                x = np.int64(node_row[w])
+                n_set += _popcount(node_row[w])
+                n_diff += _popcount(node_row[w] ^ prev_node_row[w])
+            if n_diff < n_set:
+                for w in range(n_node_words):
+                    prev_node_row[w] ^= node_row[w]  # the differing nodes
+            else:
+                row[:] = 0
+                prev_node_row[:] = node_row
+            for w in range(n_node_words):
+                x = np.int64(prev_node_row[w])
                 while x != 0:
                     low = x & (-x)
                     node = bit_node[w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]]
                     x ^= low
                     for k in range(tok_ptr[node], tok_ptr[node + 1]):
                         t = tok_ids[k]
-                        row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                        row[t >> 5] ^= np.uint32(1) << np.uint32(t & 31)
+            prev_node_row[:] = node_row
             tr, trows, n_trows = _row_insert(row, trows, n_trows, t_hash, t_row, n_words)
             nrow_trow[nr] = tr
-            row[:] = 0
         block_trow[b] = nrow_trow[nr]
         node_row[:] = 0
+    row[:] = 0
     # final rows: token row plus EOS bits where the state accepts, in state order
     ht_hash = np.zeros(ht_size, dtype=np.int64)
     ht_row = np.full(ht_size, -1, dtype=np.int32)
