@@ -391,10 +391,9 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
         for step in range(max_tokens + 1):
             state = m.state
             logits = rng.standard_normal(size, dtype=np.float32)
-            lo, hi = int(index.csr_ptr[state]), int(index.csr_ptr[state + 1])
-            allowed, nexts = index.csr_tok[lo:hi], index.csr_next[lo:hi]
             weight = pull * step
             if weight:
+                allowed, nexts = index.transitions(state)   # this state's pairs only
                 gain = np.sign(dist[state] - dist[nexts]).astype(np.float32)
                 logits[allowed] += weight * gain
                 if m.is_accepting() and eos.size:
@@ -513,7 +512,7 @@ def cmd_compile(args) -> int:
         ("build time", f"{_fmt_seconds(t_index)} (walk {_fmt_seconds(info.get('walk_s', 0.0))}, "
                        f"strategy {info.get('strategy', '?')})"),
         ("states", f"{index.num_states - 1:,} (+ dead state)"),
-        ("allowed (state, token) pairs", f"{index.csr_tok.size:,}"),
+        ("allowed (state, token) pairs", f"{index.num_allowed_pairs:,}"),
         ("distinct mask rows", f"{index.mask_rows.shape[0]:,}"),
         ("memory", _fmt_bytes(index.nbytes)),
     ])

@@ -503,7 +503,7 @@ for name in VOCABS:
         seconds = time.perf_counter() - t0
         live = ix.num_states - 1
         rows.append(dict(vocab=name, size=vocab.size, family=family, n=n, states=live, seconds=seconds,
-                         mib=ix.nbytes / 2**20, density=ix.csr_tok.size / (live * vocab.size),
+                         mib=ix.nbytes / 2**20, density=ix.num_allowed_pairs / (live * vocab.size),
                          rows=ix.mask_rows.shape[0]))
         del ix
 
