@@ -455,8 +455,9 @@ def notebook_04() -> list:
         md(r"""
 # What a token index costs
 
-**Question.** A token index stores, for every state of the byte automaton, the allowed tokens
-with their next states and a packed bitmask. How do its build time, its memory (`index.nbytes`)
+**Question.** A token index stores, for every state of the byte automaton, a packed bitmask of
+the allowed tokens; identical masks are stored once, and a token's next state is found by walking
+its few bytes when it is chosen. How do its build time, its memory (`index.nbytes`)
 and the mask density (the share of the vocabulary allowed in an average state) grow with the
 number of automaton states and with the vocabulary (Qwen2.5 151k, Qwen3.6 248k, Llama-3 128k)?
 
@@ -544,9 +545,9 @@ lines = [
     f"* Qwen2.5, integers, N = {nI}: {bi['states']} states, built in {bi['seconds'] * 1e3:.0f} ms, "
     f"{bi['mib']:.1f} MiB, density {bi['density']:.1e} ({bi['rows']} distinct masks).",
     f"* Qwen2.5, mixed, N = {nM}: {bm['states']} states, built in {bm['seconds']:.2f} s, "
-    f"**{bm['mib']:.0f} MiB**, density {bm['density']:.2f}: string-body states allow most of the vocabulary, "
-    f"so the per-state token lists dominate memory: {bm['mib'] * 1024 / bm['states']:.0f} KiB per state against "
-    f"{bi['mib'] * 1024 / bi['states']:.0f} KiB for the integer family.",
+    f"**{bm['mib']:.1f} MiB**, density {bm['density']:.2f}: string-body states allow most of the vocabulary, "
+    f"yet only {bm['rows']} distinct masks are stored ({bm['mib'] * 1024 / bm['states']:.1f} KiB per state "
+    f"against {bi['mib'] * 1024 / bi['states']:.1f} KiB for the integer family).",
 ]
 for name in setup:
     if name != q:
@@ -562,14 +563,12 @@ lines.append("* Token trie + first index, once per vocabulary and process: " + "
     f"{n} {s['trie']:.1f} s" for n, s in setup.items()) + ".")
 display(Markdown("\\n".join(lines)))"""),
         md(r"""
-**Reading.** Memory grows linearly with the number of states, with a slope set by how much of the
-vocabulary each state allows and roughly in proportion to the vocabulary size; build time follows
-it once states allow many tokens (for narrow states it stays in the tens of milliseconds).
-Structured states (keys, numbers, punctuation) are cheap whatever the vocabulary; free-text states
-are what costs, because almost every token is allowed there and each allowed token is stored with
-its next state. That is notebook 01 seen from the other side: a length bound on a string multiplies
-exactly the expensive states, so every state saved in the automaton is a vocabulary's worth of
-index saved.
+**Reading.** Because identical masks are stored once and next states are not stored at all,
+memory is set by the number of *distinct* masks (each a vocabulary's worth of bits) plus a small
+per-state cost, and it grows slowly with the number of states. Build time is the per-state walk of
+the token trie: cheap for structured states (keys, numbers, punctuation), dearer for free-text
+states where almost every token is allowed. A length bound on a string (notebook 01) multiplies
+exactly those free-text states, which is where the build time goes; the masks themselves repeat.
 """),
     ]
 
