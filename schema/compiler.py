@@ -167,13 +167,20 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
 
 
 @lru_cache(maxsize=16)
+def any_scalar(excludes: tuple, budget: Budget) -> dict:
+    """The texts of every null, boolean, number and string (strings under the exclusions)."""
+    return {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
+            "number": number_schema(),
+            "string": json_string(DFA.universal(), excludes=excludes, budget=budget)}
+
+
+@lru_cache(maxsize=16)
 def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget) -> TypedLanguage:
     """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
     exclusions: the universe in which ``not`` takes complements (cached across compilations)."""
     ws = whitespace_dfa(whitespace)
-    strings = json_string(DFA.universal(), excludes=excludes, budget=budget)
-    scalars = {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
-               "number": number_schema(), "string": strings}
+    scalars = any_scalar(excludes, budget)
+    strings = scalars["string"]
     value = DFA.union_all(list(scalars.values()), budget)
     member_key = DFA.concat_all([strings, ws, DFA.literal(":"), ws], budget)
     arr = obj = None
@@ -404,7 +411,13 @@ class _Compiler(Applicators, Containers):
             types = rewrite.schema_types(d)
             if not types:
                 return TypedLanguage.nothing()
-            lang = self.any().only(t for t in TYPES if t in types or (t == "number" and "integer" in types))
+            wanted = [t for t in TYPES if t in types or (t == "number" and "integer" in types)]
+            if set(wanted) <= {"null", "boolean", "number", "string"}:
+                # scalars only: no need to build the nested any-value automaton
+                scalars = any_scalar(self.excludes, self.budget)
+                lang = TypedLanguage.of({t: scalars[t] for t in wanted})
+            else:
+                lang = self.any().only(wanted)
             if "integer" in types and "number" not in types:
                 parts = dict(lang.parts)
                 parts["number"] = self.number_part({}, True, ptr)
