@@ -59,12 +59,16 @@ def maskbench_groups(path: Path, limit: int | None):
             yield name, row.get("name", str(i)), row["schema"], [(t["data"], t["valid"]) for t in row["tests"]]
 
 
-class _Alarm(Exception):
-    pass
+class _Alarm(BaseException):
+    """The hard per-schema limit (a BaseException, so that no ``except Exception`` swallows it)."""
+
+
+_armed = False
 
 
 def _on_alarm(signum, frame):
-    raise _Alarm()
+    if _armed:
+        raise _Alarm()
 
 
 def _texts(data, schema) -> set:
@@ -78,8 +82,10 @@ def check(job) -> dict:
     out = {"subset": subset, "name": name, "status": "compiled", "why": "", "time": None,
            "verdicts": []}
     extra = any(valid and _has_undeclared(schema, data) for data, valid in tests)
+    global _armed
     signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds * 1.5 + 1)
+    _armed = True
+    signal.setitimer(signal.ITIMER_REAL, seconds * 1.5 + 1, 0.5)  # repeats until cleared
     t0 = time.perf_counter()
     cs = None
     try:
@@ -99,6 +105,7 @@ def check(job) -> dict:
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError) as e:
         out["status"], out["why"] = "error", f"{type(e).__name__}: {_shape(str(e))}"
     finally:
+        _armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
     if out["status"] in ("compiled", "empty"):
         out["time"] = time.perf_counter() - t0
@@ -155,7 +162,11 @@ def main(argv=None):
     order = list(dict.fromkeys(j[0] for j in jobs))
     t0 = time.perf_counter()
     with multiprocessing.Pool(args.jobs, maxtasksperchild=200) as pool:
-        rows = pool.map(check, [(*j, args.seconds) for j in jobs], chunksize=4)
+        rows = []
+        for row in pool.imap(check, [(*j, args.seconds) for j in jobs], chunksize=4):
+            rows.append(row)
+            if len(rows) % 500 == 0:
+                print(f"{len(rows)} schemas, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     for row, job in zip(rows, jobs):
         row["tests"] = job[3]
     print(f"{'subset':24} {'schemas':>7} {'compiled':>8} {'unsupp':>6} {'budget':>6} {'errors':>6} "

@@ -188,10 +188,12 @@ def _other_key_schemas(side: dict, name: str) -> list:
     out = []
     matched = False
     for pattern, s in (side.get("patternProperties") or {}).items():
+        from tokenfsm.automata.errors import BudgetExceeded, RegexError
+
         from .ecma import ecma_pattern_dfa
         try:
             hit = ecma_pattern_dfa(pattern).accepts(name)
-        except Exception:
+        except (RegexError, BudgetExceeded):
             hit = True  # the compiler reports bad patterns; stay on the safe side here
             out.append(s)
             continue
