@@ -542,7 +542,14 @@ def state_transitions(row, table, byte_classes, tok_flat, tok_off, state):
             n += 1
     ids = np.empty(n, dtype=np.int32)
     nexts = np.empty(n, dtype=np.int32)
-    k = 0
+    k = _emit_pairs(row, state, table, byte_classes, tok_flat, tok_off, ids, nexts, 0)
+    return ids[:k].copy(), nexts[:k].copy()
+
+
+@njit(cache=True)
+def _emit_pairs(row, state, table, byte_classes, tok_flat, tok_off, ids, nexts, k):
+    """Write the text tokens set in ``row`` and the states they lead to from ``state`` into
+    ``ids``/``nexts`` from position ``k`` on; returns the position after the last one."""
     for w in range(row.shape[0]):
         x = np.int64(row[w])
         while x != 0:
@@ -556,7 +563,7 @@ def state_transitions(row, table, byte_classes, tok_flat, tok_off, state):
             ids[k] = t
             nexts[k] = _walk_token(table, byte_classes, state, tok_flat, lo, hi)
             k += 1
-    return ids[:k].copy(), nexts[:k].copy()
+    return k
 
 
 @njit(cache=True)
@@ -596,21 +603,8 @@ def csr_from_rows(rows, state_row, table, byte_classes, tok_flat, tok_off):
     csr_tok = np.empty(nnz, dtype=np.int32)
     csr_next = np.empty(nnz, dtype=np.int32)
     for s in range(1, num_states):
-        k = csr_ptr[s]
-        r = state_row[s]
-        for w in range(n_words):
-            x = np.int64(rows[r, w])
-            while x != 0:
-                low = x & (-x)
-                t = w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
-                x ^= low
-                lo = tok_off[t]
-                hi = tok_off[t + 1]
-                if hi == lo:
-                    continue
-                csr_tok[k] = t
-                csr_next[k] = _walk_token(table, byte_classes, s, tok_flat, lo, hi)
-                k += 1
+        _emit_pairs(rows[state_row[s]], s, table, byte_classes, tok_flat, tok_off, csr_tok, csr_next,
+                    csr_ptr[s])
     return csr_ptr, csr_tok, csr_next
 
 
