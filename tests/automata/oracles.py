@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tokenfsm.automata import DFA, CharSet
 from tokenfsm.automata.regex_ast import Alt, Assert, Chars, Repeat, Seq
+from ast_reference import fullmatch as ast_matches  # noqa: E402  (the naive regex-tree matcher)
 
 def fewer(divisor: int):
     """Settings for an expensive property: the profile's example count divided by ``divisor``."""
@@ -94,64 +95,9 @@ def asts(assertions: bool = False, max_leaves: int = 7):
 _B_EMPTY = re.fullmatch(r"\B", "") is not None
 
 
-def _assert_holds(kind: str, word, s: str, i: int) -> bool:
-    n = len(s)
-    if kind == "start":
-        return i == 0
-    if kind == "start_line":
-        return i == 0 or s[i - 1] == "\n"
-    if kind == "end":
-        return i == n or (i == n - 1 and s[i] == "\n")
-    if kind == "end_string":
-        return i == n
-    if kind == "end_line":
-        return i == n or s[i] == "\n"
-    before = i > 0 and in_set(s[i - 1], word)
-    after = i < n and in_set(s[i], word)
-    if kind == "word_boundary":
-        return before != after
-    if n == 0:
-        return _B_EMPTY
-    return before == after
-
-
 def in_set(ch: str, cs: CharSet) -> bool:
     x = ord(ch)
     return any(lo <= x <= hi for lo, hi in cs.ranges)
-
-
-def ends(node, s: str, i: int) -> frozenset:
-    """Positions j such that ``node`` matches ``s[i:j]`` (in the context of the whole ``s``)."""
-    if isinstance(node, Chars):
-        return frozenset([i + 1]) if i < len(s) and in_set(s[i], node.cs) else frozenset()
-    if isinstance(node, Assert):
-        return frozenset([i]) if _assert_holds(node.kind, node.word, s, i) else frozenset()
-    if isinstance(node, Seq):
-        cur = {i}
-        for item in node.items:
-            cur = {j for p in cur for j in ends(item, s, p)}
-        return frozenset(cur)
-    if isinstance(node, Alt):
-        return frozenset(j for item in node.items for j in ends(item, s, i))
-    if isinstance(node, Repeat):
-        cur = {i}
-        for _ in range(node.min):
-            cur = {j for p in cur for j in ends(node.item, s, p)}
-        result = set(cur)
-        k = 0
-        while node.max is None or k < node.max - node.min:
-            cur = {j for p in cur for j in ends(node.item, s, p)} - result
-            if not cur:
-                break
-            result |= cur
-            k += 1
-        return frozenset(result)
-    raise TypeError(node)
-
-
-def ast_matches(node, s: str) -> bool:
-    """Naive full-match of a regex tree."""
-    return len(s) in ends(node, s, 0)
 
 
 def ast_min_length(node):
