@@ -624,6 +624,23 @@ class DFA:
         m._dist = dist
         return dist
 
+    def viable_prefix_length(self, text: str) -> int:
+        """How many leading characters of ``text`` can still be completed to an accepted string.
+
+        ``len(text)`` when the whole text is a viable prefix; where a sampler would be stopped."""
+        m = self.minimize()
+        dist = m._distance_to_accept()
+        s = m.start
+        if s == 0:
+            return 0
+        for i, ch in enumerate(text):
+            if 0xD800 <= ord(ch) <= 0xDFFF:
+                return i
+            s = m.delta[s][m.class_of(ch)]
+            if s == 0 or dist[s] >= (1 << 60):
+                return i
+        return len(text)
+
     def shortest(self) -> str | None:
         """A shortest accepted string (None if the language is empty)."""
         m = self.minimize()

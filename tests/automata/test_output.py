@@ -105,3 +105,10 @@ def test_dot_structure(a):
     assert sum("doublecircle" in x for x in nodes) == len(m.accepting)
     assert len(edges) == d.rule_count - len(m.accepting)
     assert len(starts) == (0 if d.is_empty() else 1)
+
+
+def test_viable_prefix_length_against_a_naive_completion_check():
+    d = DFA.from_regex(r"ab+c")
+    for text, want in [("", 0), ("a", 1), ("abbc", 4), ("abx", 2), ("x", 0), ("abcc", 3)]:
+        assert d.viable_prefix_length(text) == want, text
+    assert DFA.empty().viable_prefix_length("a") == 0

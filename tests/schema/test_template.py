@@ -104,18 +104,6 @@ def replay(index: TokenIndex, text: str) -> tuple[Matcher, list[int], int | None
     return m, ids, None
 
 
-def viable_prefix_length(dfa, text: str) -> int:
-    """Characters of ``text`` read before the automaton has no way to complete it."""
-    m = dfa.minimize()
-    dist = m._distance_to_accept()
-    s = m.start
-    for i, ch in enumerate(text):
-        s = m.delta[s][m.class_of(ch)]
-        if s == 0 or dist[s] >= (1 << 60):
-            return i
-    return len(text)
-
-
 def token_at_char(ids: list[int], char_pos: int) -> int:
     """Index of the token holding character ``char_pos`` (UTF-8 aware)."""
     data = b"".join(token_bytes(i) for i in ids)
@@ -180,7 +168,7 @@ def test_greedy_slot_stopping_inside_the_slot_is_not_complete():
     prefix = f"<|GIM_RESPONSE|>{tag('a')}"
     assert t.accepts(swallowed)
     assert not t.accepts(prefix + swallowed[len(prefix):] + CLOSE)
-    assert viable_prefix_length(t.dfa, prefix + "x" + CLOSE + "z") == len(prefix) + 1 + len(CLOSE)
+    assert t.dfa.viable_prefix_length(prefix + "x" + CLOSE + "z") == len(prefix) + 1 + len(CLOSE)
 
 
 def test_regex_dialect_is_python_re():
@@ -327,7 +315,7 @@ def test_end_tag_completion_rejected_where_the_regex_is_unsatisfied():
     text = f"n={tag('n')}12{CLOSE};"
     _, ids, rejected = replay(index_of(t), text)
     tag_end = text.index(CLOSE) + len(CLOSE) - 1
-    first_bad = viable_prefix_length(t.dfa, text)
+    first_bad = t.dfa.viable_prefix_length(text)
     assert first_bad <= tag_end
     assert rejected == token_at_char(ids, first_bad)
     # with ".*!" the tag's characters are content until the tag completes, then it is rejected
@@ -335,7 +323,7 @@ def test_end_tag_completion_rejected_where_the_regex_is_unsatisfied():
     text2 = f"n={tag('n')}ab{CLOSE}cd!{CLOSE};"
     _, ids2, rejected2 = replay(index_of(t2), text2)
     tag_end2 = text2.index(CLOSE) + len(CLOSE) - 1
-    assert viable_prefix_length(t2.dfa, text2) == tag_end2
+    assert t2.dfa.viable_prefix_length(text2) == tag_end2
     assert rejected2 == token_at_char(ids2, tag_end2)
     assert b">" in token_bytes(ids2[rejected2])
 
@@ -362,7 +350,7 @@ def test_greedy_slot_with_real_tokens_the_swallowing_response_is_rejected():
     assert not t.accepts(text)
     _, ids, rejected = replay(index_of(t), text)
     pos = text.index(tag("b")) + len(tag("b")) - 1   # the open tag of "b" cannot be content of "a"
-    assert viable_prefix_length(t.dfa, text) == pos
+    assert t.dfa.viable_prefix_length(text) == pos
     assert rejected == token_at_char(ids, pos)
 
 

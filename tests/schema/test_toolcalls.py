@@ -91,17 +91,6 @@ def token_at_char(ids, char_pos: int) -> int:
     raise AssertionError("position past the end")
 
 
-def viable_prefix_length(dfa, text: str) -> int:
-    m = dfa.minimize()
-    dist = m._distance_to_accept()
-    s = m.start
-    for i, ch in enumerate(text):
-        s = m.delta[s][m.class_of(ch)]
-        if s == 0 or dist[s] >= (1 << 60):
-            return i
-    return len(text)
-
-
 @lru_cache(maxsize=None)
 def weather_calls(style: str, parallel: bool = False):
     return compile_tool_calls(TOOLS, style=style, excludes=CONTROLS, parallel=parallel,
@@ -321,7 +310,7 @@ def test_kimi_close_inside_a_value_begins_the_terminator():
     repaired = (call + ARG_BEGIN + "hello" + ARG_END + CALL_END + CALL_BEGIN.format(name="f", i=1)
                 + ARG_BEGIN + "x" + ARG_END + CALL_END)
     assert c.accepts(good) and c.accepts(repaired) and not c.accepts(bad)
-    stop = viable_prefix_length(c.dfa, bad)
+    stop = c.dfa.viable_prefix_length(bad)
     assert bad[stop:].startswith("response")
 
     index = index_of(c)
@@ -386,7 +375,7 @@ def test_value_swallowing_its_terminator_is_rejected_with_real_tokens(style):
     inner = st.arg_end + st.arg_open("city", "string") + "Paris"
     bad = good.replace("cats", "cats" + inner, 1)
     assert not c.accepts(bad)
-    stop = viable_prefix_length(c.dfa, bad)
+    stop = c.dfa.viable_prefix_length(bad)
     _, ids, rejected = replay(index_of(c), bad)
     assert rejected == token_at_char(ids, stop)
 
