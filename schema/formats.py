@@ -273,6 +273,96 @@ def _json_pointer() -> Node:
     return rep(seq(lit("/"), rep(alt(unescaped, lit("~0"), lit("~1")))))
 
 
+def _relative_json_pointer() -> Node:
+    """A non-negative integer, then ``#`` or a JSON pointer. The checker rejects any digit after
+    a ``0`` (it reads "no leading zero" as "no zero before a digit", so ``100`` fails), hence
+    ``0`` or ``[1-9]+0?``: a sound part of the draft's ``0 / [1-9][0-9]*``."""
+    nonzero = Chars(_cs("", ("1", "9")))
+    integer = alt(lit("0"), seq(rep(nonzero, 1), opt(lit("0"))))
+    return seq(integer, alt(lit("#"), _json_pointer()))
+
+
+# ---------------------------------------------------------------- RFC 3987 IRIs
+
+def _iri_rules() -> dict[str, Node]:
+    """RFC 3987 ``IRI`` / ``IRI-reference`` as the checker's grammar (``rfc3987-syntax``) has it:
+    ``ucschar`` and ``iprivate`` only in the Basic Multilingual Plane, ``IPvFuture`` with a
+    lower-case ``v``, and ``IPv6address`` in its nine fixed shapes, each with exactly one group
+    elided by ``::`` (so ``[::1]`` and ``[2001:db8::1]`` are not IRIs there, nor here)."""
+    alpha_digit = _cs("", ("a", "z"), ("A", "Z"), ("0", "9"))
+    unreserved = alpha_digit | _cs("-._~")
+    ucschar = CharSet([(0xA0, 0xD7FF), (0xF900, 0xFDCF), (0xFDF0, 0xFFEF)])
+    iprivate = CharSet([(0xE000, 0xF8FF)])
+    sub_delims = _cs("!$&'()*+,;=")
+    pct = seq(lit("%"), HEXDIG, HEXDIG)
+
+    def chars(extra: CharSet = CharSet.empty()) -> Node:
+        return alt(Chars(unreserved | ucschar | sub_delims | extra), pct)
+
+    ipchar = chars(_cs(":@"))
+    isegment = rep(ipchar)
+    rest = rep(seq(lit("/"), isegment))
+    ipath_abempty = rest
+    ipath_absolute = seq(lit("/"), opt(seq(rep(ipchar, 1), rest)))
+    ipath_rootless = seq(rep(ipchar, 1), rest)
+    ipath_noscheme = seq(rep(chars(_cs("@")), 1), rest)
+    h16 = rep(HEXDIG, 1, 4)
+    c = lit(":")
+    ls32 = alt(seq(h16, c, h16), ipv4())
+
+    def groups(k: int) -> Node:  # k times (h16 ":")
+        return rep(seq(h16, c), k, k)
+
+    def lead(k: int) -> Node:  # h16 *(k - 1)(":" h16), k >= 1
+        return seq(h16, rep(seq(c, h16), k - 1, k - 1))
+
+    dc = lit("::")
+    ipv6 = alt(seq(groups(6), ls32), seq(dc, groups(5), ls32),
+               *(seq(lead(k), dc, groups(4 - k), ls32) for k in range(1, 5)),
+               seq(lead(5), dc, ls32), seq(lead(6), dc, h16), seq(lead(7), dc))
+    ipvfuture = seq(lit("v"), rep(HEXDIG, 1), lit("."), rep(Chars(unreserved | sub_delims | _cs(":")), 1))
+    ihost = alt(seq(lit("["), alt(ipv6, ipvfuture), lit("]")), ipv4(), rep(chars()))
+    iauthority = seq(opt(seq(rep(chars(_cs(":"))), lit("@"))), ihost, opt(seq(lit(":"), rep(DIGIT))))
+    iquery = rep(alt(ipchar, Chars(iprivate | _cs("/?"))))
+    ifragment = rep(alt(ipchar, Chars(_cs("/?"))))
+    tail = seq(opt(seq(lit("?"), iquery)), opt(seq(lit("#"), ifragment)))
+    scheme = seq(ALPHA, rep(Chars(alpha_digit | _cs("+-."))))
+    net = seq(lit("//"), iauthority, ipath_abempty)
+    iri = seq(scheme, lit(":"), alt(net, ipath_absolute, ipath_rootless, Seq(())), tail)
+    relative = seq(alt(net, ipath_absolute, ipath_noscheme, Seq(())), tail)
+    return {"iri": iri, "iri-reference": alt(iri, relative)}
+
+
+# ---------------------------------------------------------------- RFC 6570 URI templates
+
+# RFC 3987 ucschar and iprivate, all planes
+_UCSCHAR = CharSet([(0xA0, 0xD7FF), (0xF900, 0xFDCF), (0xFDF0, 0xFFEF)]
+                   + [(p << 16, (p << 16) + 0xFFFD) for p in range(1, 14)]
+                   + [(0xE1000, 0xEFFFD)])
+_IPRIVATE = CharSet([(0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD)])
+
+
+def _uri_template() -> Node:
+    """RFC 6570 (level 4) templates, with the apostrophe allowed in literals (erratum 6937).
+
+    Narrower than the RFC where the checker (``uri-template``) is: a variable name starts with a
+    letter, digit or ``_`` (not a ``%XX`` triplet), a prefix length has at most three digits
+    (1-999), and the reserved operators ``= , ! @ |`` are not used."""
+    literal_chars = (CharSet([(0x21, 0x21), (0x23, 0x24), (0x26, 0x3B), (0x3D, 0x3D), (0x3F, 0x5B),
+                              (0x5D, 0x5D), (0x5F, 0x5F), (0x61, 0x7A), (0x7E, 0x7E)])
+                     | _UCSCHAR | _IPRIVATE)
+    pct = seq(lit("%"), HEXDIG, HEXDIG)
+    literal = alt(Chars(literal_chars), pct)
+    first = Chars(_cs("_", ("a", "z"), ("A", "Z"), ("0", "9")))
+    varchar = alt(first, pct)
+    varname = seq(first, rep(seq(opt(lit(".")), varchar)))
+    prefix = seq(lit(":"), Chars(_cs("", ("1", "9"))), rep(DIGIT, 0, 2))
+    varspec = seq(varname, opt(alt(prefix, lit("*"))))
+    expression = seq(lit("{"), opt(Chars(_cs("+#./;?&"))), varspec,
+                     rep(seq(lit(","), varspec)), lit("}"))
+    return rep(alt(literal, expression))
+
+
 FORMATS: dict[str, Callable[[], DFA]] = {
     "date": lambda: DFA.from_ast(full_date()),
     "time": lambda: DFA.from_ast(full_time()),
@@ -286,6 +376,10 @@ FORMATS: dict[str, Callable[[], DFA]] = {
     "uri": lambda: DFA.from_ast(_uri_rules()["uri"]),
     "uri-reference": lambda: DFA.from_ast(_uri_rules()["uri-reference"]),
     "json-pointer": lambda: DFA.from_ast(_json_pointer()),
+    "relative-json-pointer": lambda: DFA.from_ast(_relative_json_pointer()),
+    "iri": lambda: DFA.from_ast(_iri_rules()["iri"]),
+    "iri-reference": lambda: DFA.from_ast(_iri_rules()["iri-reference"]),
+    "uri-template": lambda: DFA.from_ast(_uri_template()),
 }
 """Builders of the supported formats, by JSON Schema name."""
 
