@@ -52,7 +52,7 @@ INVALID = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("name", sorted(VALID))
 def test_examples(name):
     d = format_dfa(name)
     for s in VALID[name]:
