@@ -121,9 +121,24 @@ class ByteDFA:
     # ------------------------------------------------------------------ lowering
     @classmethod
     def from_codepoint_dfa(cls, dfa) -> "ByteDFA":
-        """Lower a minimal code-point :class:`~.dfa.DFA` to UTF-8 bytes."""
+        """Lower a minimal code-point :class:`~.dfa.DFA` to UTF-8 bytes.
+
+        A DFA marked minimal (``dfa._minimal``, as :meth:`~.dfa.DFA.minimize` returns) is lowered
+        by array operations into an automaton that is minimal by construction (see
+        :func:`_lower_minimal`); any other table goes through the general lowering followed by a
+        minimisation. Both give the same canonical automaton.
+        """
         if dfa.start == 0:
             return cls(np.zeros(256, np.uint8), np.zeros((1, 1), np.int32), [False], 0)
+        if getattr(dfa, "_minimal", False):
+            got = _lower_minimal(dfa)
+            if got is not None:
+                return cls(*got)
+        return cls._lower_general(dfa)
+
+    @classmethod
+    def _lower_general(cls, dfa) -> "ByteDFA":
+        """Lower any code-point DFA (suffix-shared continuation states), then minimise."""
         n = len(dfa.delta)
         seqs_of_class = [[seq for lo, hi in cs.ranges for seq in utf8_sequences(lo, hi)]
                          for cs in dfa.classes]
@@ -271,6 +286,210 @@ class ByteDFA:
             delta.append(row)
         accepting = {states[s] + 1 for s in order if self.accepting[s]}
         return DFA._minimal_of(classes, delta, accepting, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# lowering of a minimal code-point DFA by array operations
+# ---------------------------------------------------------------------------------------------
+#: One past the largest value a 4-byte sequence can spell (lead F4 covers up to 0x13FFFF).
+_CP_END = 0x140000
+#: Lead bytes by number of continuation bytes: (first lead, last lead, payload mask, lowest valid
+#: code point of that length, which rules out overlong forms).
+_LEAD_GROUPS = ((1, 0xC2, 0xDF, 0x1F, 0x80), (2, 0xE0, 0xEF, 0x0F, 0x800), (3, 0xF0, 0xF4, 0x07, 0x10000))
+
+
+def _lower_minimal(dfa):
+    """``(byte_classes, table, accepting, start)`` of a minimal code-point DFA, or None.
+
+    The UTF-8 byte automaton has the code-point DFA's states plus, for every state, the states
+    reached after a lead byte and part of the continuation bytes. Those are built level by level,
+    bottom up, with hash-consing:
+
+    1. the code-point -> class map is cut into UTF-8 *blocks* (the 64**k code points sharing a lead
+       byte and the first continuation bytes); a block is a vector of 64 sub-blocks one level
+       down (classes at the last level), and equal vectors are one *class node* -- so the
+       class-level tree has a node per distinct block, few unless the classes cut Unicode finely;
+    2. a byte state after a partial sequence is a pair (class node, code-point state), whose 64
+       successors are the state's targets of the node's classes (``delta[s][node]``, one fancy
+       index for all states at once); equal successor vectors are one byte state, all-dead ones are
+       the dead state 0.
+
+    Minimal by construction when the input is: the code-point states are pairwise
+    distinguishable, so are their UTF-8 encodings; states after partial sequences with different
+    successor vectors are distinguishable by induction on the remaining length; and states after
+    sequences of different remaining lengths, or a code-point state and a partial-sequence state,
+    differ on whether the next byte may be a continuation byte. States are then numbered
+    breadth-first from the start over byte classes numbered by first byte, as the minimiser does,
+    so the result is the canonical table.
+
+    Returns None when a check fails (a state unreachable: the input was not minimal after all),
+    for the caller to use the general lowering.
+    """
+    delta = np.asarray(dfa.delta, dtype=np.int32)
+    n, n_cls = delta.shape
+    dead_cls = n_cls
+    # code-point segments: seg_lo[i]..seg_lo[i + 1] - 1 has class seg_cls[i] (dead_cls in gaps,
+    # surrogates and above U+10FFFF)
+    lo_l, hi_l, c_l = [], [], []
+    for c, cs in enumerate(dfa.classes):
+        for lo, hi in cs.ranges:
+            lo_l.append(lo)
+            hi_l.append(hi)
+            c_l.append(c)
+    order = np.argsort(np.asarray(lo_l, dtype=np.int64), kind="stable")
+    los = np.asarray(lo_l, dtype=np.int64)[order]
+    his = np.asarray(hi_l, dtype=np.int64)[order]
+    cls_of = np.asarray(c_l, dtype=np.int64)[order]
+    seg_lo = [0]
+    seg_cls = [dead_cls]
+    for lo, hi, c in zip(los.tolist(), his.tolist(), cls_of.tolist()):
+        if lo == seg_lo[-1]:   # no gap before this range: it replaces the empty dead segment
+            seg_cls[-1] = c
+        else:
+            seg_lo.append(lo)
+            seg_cls.append(c)
+        seg_lo.append(hi + 1)
+        seg_cls.append(dead_cls)
+    seg_end = seg_lo[1:] + [_CP_END]      # one past each segment
+    seg_lo_a = np.asarray(seg_lo, dtype=np.int64)
+    seg_cls_a = np.asarray(seg_cls, dtype=np.int64)
+
+    # -- 1. class nodes, level k: 64-vectors over level k - 1 (classes at k = 1); -1 = all dead
+    keys: list[dict] = [{}, {}, {}, {}]
+    vecs: list[list] = [[], [], [], []]
+    uniform: dict[tuple[int, int], int] = {}
+
+    def intern(k: int, v: np.ndarray) -> int:
+        key = v.tobytes()
+        got = keys[k].get(key)
+        if got is None:
+            got = len(vecs[k])
+            keys[k][key] = got
+            vecs[k].append(v)
+        return got
+
+    def node(k: int, base: int, floor: int) -> int:
+        size = 64 ** k
+        if base + size <= floor:        # overlong forms only (floor is a child-block boundary)
+            return -1
+        i = bisect.bisect_right(seg_lo, base) - 1
+        if base >= floor and seg_end[i] >= base + size:
+            c = seg_cls[i]
+            if c == dead_cls:
+                return -1
+            got = uniform.get((k, c))
+            if got is None:
+                sub = c if k == 1 else node(k - 1, base, floor)
+                got = uniform[(k, c)] = intern(k, np.full(64, sub, dtype=np.int64))
+            return got
+        if k == 1:
+            v = []
+            for cp in range(base, base + 64):
+                while seg_end[i] <= cp:
+                    i += 1
+                v.append(dead_cls if cp < floor else seg_cls[i])
+            if all(x == dead_cls for x in v):
+                return -1
+        else:
+            step = size // 64
+            v = [node(k - 1, base + j * step, floor) for j in range(64)]
+            if all(x < 0 for x in v):
+                return -1
+        return intern(k, np.array(v, dtype=np.int64))
+
+    ascii_cls = seg_cls_a[np.searchsorted(seg_lo_a, np.arange(128), side="right") - 1]
+    lead_nodes = {}
+    for k, first, last, mask, floor in _LEAD_GROUPS:
+        lead_nodes[k] = np.array([node(k, (b & mask) << (6 * k), floor) for b in range(first, last + 1)],
+                                 dtype=np.int64)
+    L = [None] + [np.array(vecs[k], dtype=np.int64).reshape(-1, 64) for k in (1, 2, 3)]
+
+    # -- 2. byte states: (class node, code-point state) pairs, deduplicated level by level
+    dx = np.zeros((n, n_cls + 1), dtype=np.int64)      # column dead_cls: every state dies
+    dx[:, :n_cls] = delta
+    live_cls = np.zeros((n, n_cls + 1), dtype=bool)
+    live_cls[:, :n_cls] = delta != 0
+    prev_ids, prev_live = dx, live_cls                   # level-0 "ids": the code-point targets
+    level_ids = [None]
+    rows_of_level = []
+    next_id = n
+    for k in (1, 2, 3):
+        m = L[k].shape[0]
+        ids = np.zeros((n, m + 1), dtype=np.int64)      # column m: the dead node
+        live = np.zeros((n, m + 1), dtype=bool)
+        if m:
+            sub = L[k] if k == 1 else np.where(L[k] < 0, prev_ids.shape[1] - 1, L[k])
+            uses = np.zeros((m, prev_live.shape[1]), dtype=np.int64)
+            np.add.at(uses, (np.repeat(np.arange(m), 64), sub.ravel()), 1)
+            nz = (prev_live.astype(np.int64) @ (uses > 0).T.astype(np.int64)) > 0   # (n, m)
+            ss, nn = np.nonzero(nz)
+            if ss.size:
+                succ = prev_ids[ss[:, None], sub[nn]]    # (pairs, 64) successor states
+                view = np.ascontiguousarray(succ).view(np.dtype((np.void, 8 * 64))).ravel()
+                _, first, inv = np.unique(view, return_index=True, return_inverse=True)
+                ids[ss, nn] = next_id + inv.reshape(-1)
+                live[ss, nn] = True
+                rows_of_level.append(succ[first])
+                next_id += first.size
+        level_ids.append(ids)
+        prev_ids, prev_live = ids, live
+
+    total = next_id
+    table = np.zeros((total, 256), dtype=np.int64)
+    table[:n, :128] = dx[:, ascii_cls]
+    for k, first, last, _, _ in _LEAD_GROUPS:
+        ids = level_ids[k]
+        nodes = np.where(lead_nodes[k] < 0, ids.shape[1] - 1, lead_nodes[k])
+        table[:n, first:last + 1] = ids[:, nodes]
+    pos = n
+    for rows in rows_of_level:
+        table[pos:pos + rows.shape[0], 0x80:0xC0] = rows
+        pos += rows.shape[0]
+    accepting = np.zeros(total, dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    return _canonical_numbering(table, accepting, int(dfa.start))
+
+
+def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
+    """Byte classes (by first byte) and breadth-first state numbering of a minimal 256-column
+    table whose every live state is reachable; None if some state is not reached."""
+    bc, cols = _byte_classes_np(full)
+    tab = full[:, cols]
+    total = tab.shape[0]
+    new = np.full(total, -1, dtype=np.int64)
+    new[0] = 0
+    new[start] = 1
+    count = 2
+    frontier = np.array([start], dtype=np.int64)
+    while frontier.size:
+        cand = tab[frontier].ravel()
+        cand = cand[new[cand] < 0]
+        if not cand.size:
+            break
+        u, first = np.unique(cand, return_index=True)
+        fresh = u[np.argsort(first, kind="stable")]
+        new[fresh] = np.arange(count, count + fresh.size)
+        count += fresh.size
+        frontier = fresh
+    if count != total:
+        return None
+    out = np.zeros((total, tab.shape[1]), dtype=np.int32)
+    out[new] = new[tab]
+    acc = np.zeros(total, dtype=bool)
+    acc[new] = accepting
+    return bc.astype(np.uint8), out, acc, 1
+
+
+def _byte_classes_np(table: np.ndarray):
+    """:func:`_byte_classes` by sorting: (class of each column, a representative column each),
+    classes numbered by first column."""
+    t = np.ascontiguousarray(table.T)
+    view = t.view(np.dtype((np.void, t.dtype.itemsize * t.shape[1]))).ravel()
+    _, first, inv = np.unique(view, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    order = np.argsort(first, kind="stable")
+    rank[order] = np.arange(first.size)
+    return rank[inv.reshape(-1)], first[order]
 
 
 def _append(out: list, lo: int, hi: int, t: int) -> None:
