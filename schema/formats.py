@@ -220,6 +220,134 @@ def _hostname() -> DFA:
     return DFA.union_all([DFA.from_ast(hostname_labels(k, m)) for k, m in HOSTNAME_GRIDS])
 
 
+# ---------------------------------------------------------------- internationalised host names
+
+@lru_cache(maxsize=None)
+def idn_safe_chars() -> CharSet:
+    """Non-ASCII code points that can stand anywhere in an IDNA2008 U-label, next to each other
+    and to ``[a-z0-9-]``, with no rule of context: PVALID (``idna``'s tables), bidirectional class
+    ``L`` (so the Bidi rule never applies), not a mark nor a non-starter (no leading-combiner
+    rule), unchanged by NFC, and never the second half of a canonical composition (nor a Hangul
+    vowel or trailing jamo), so that any string of them is in NFC.
+
+    Computed from the running interpreter's ``unicodedata`` and the installed ``idna``, the same
+    tables the ``idn-hostname`` checker uses."""
+    import unicodedata
+
+    from idna import idnadata
+
+    second = set()
+    for cp in range(0x80, 0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                second.add(int(parts[1], 16))
+    ok: list[tuple[int, int]] = []
+    for r in idnadata.codepoint_classes["PVALID"]:
+        for cp in range(max(r >> 32, 0x80), r & 0xFFFFFFFF):
+            c = chr(cp)
+            if (unicodedata.bidirectional(c) == "L" and not unicodedata.category(c).startswith("M")
+                    and not unicodedata.combining(c) and unicodedata.normalize("NFC", c) == c
+                    and cp not in second and not 0x1160 <= cp <= 0x11FF):
+                if ok and ok[-1][1] == cp - 1:
+                    ok[-1] = (ok[-1][0], cp)
+                else:
+                    ok.append((cp, cp))
+    return CharSet(ok)
+
+
+@lru_cache(maxsize=None)
+def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF) -> int:
+    """An upper bound on the A-label length (``xn--`` included) of any U-label of ``length``
+    characters, at least one of them non-ASCII, all at most ``max_code_point``.
+
+    Punycode writes one generalised variable-length integer per non-ASCII character; their sum is
+    at most ``(max_code_point - 128 + k) * (length + 1)`` for ``k`` non-ASCII characters (RFC 3492
+    §6.3), and a value ``v`` takes at most as many digits as the worst bias gives it. The bound
+    takes the worst split of that sum between the ``k`` integers, over every ``k``."""
+    costs = _punycode_digit_costs()
+
+    @lru_cache(maxsize=None)
+    def most_digits(k: int, budget: int) -> int:  # k integers whose sum is at most budget
+        if k == 0:
+            return 0
+        return max(d + most_digits(k - 1, budget - c) for d, c in costs if c <= budget)
+
+    worst = 0
+    for k in range(1, length + 1):
+        basic = length - k
+        total = (max_code_point - 128 + k + 1) * (length + 1)
+        worst = max(worst, 4 + basic + (1 if basic else 0) + most_digits(k, total))
+    return worst
+
+
+@lru_cache(maxsize=None)
+def _punycode_digit_costs() -> tuple[tuple[int, int], ...]:
+    """(d, smallest value that some bias writes with d digits), RFC 3492 base 36, t in 1..26."""
+    def digits(q: int, bias: int) -> int:
+        k, n = 36, 0
+        while True:
+            t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
+            n += 1
+            if q < t:
+                return n
+            q, k = (q - t) // (36 - t), k + 36
+
+    def most(v: int) -> int:  # digits(v, bias) grows with v for each bias
+        return max(digits(v, b) for b in range(0, 36 * 8))
+
+    out = [(1, 0)]
+    for d in range(2, 10):
+        lo, hi = 0, 10 ** 10
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if most(mid) >= d else (mid + 1, hi)
+        out.append((d, lo))
+    return tuple(out)
+
+
+def _idn_label(max_encoded: int, safe: CharSet) -> DFA:
+    """Host name labels ``idna.encode`` takes whose A-label has at most ``max_encoded``
+    characters: the ASCII labels of ``hostname`` (either case), or U-labels of ``[a-z0-9-]`` and
+    ``safe`` (:func:`idn_safe_chars`) with a non-ASCII character, short enough that
+    :func:`punycode_length_bound` fits."""
+    ascii_label = DFA.from_ast(hostname_labels(1, max_encoded))
+    longest = 0
+    while longest < 63 and punycode_length_bound(longest + 1) <= max_encoded:
+        longest += 1
+    if not longest:
+        return ascii_label
+    x = safe | _cs("-", ("a", "z"), ("0", "9"))
+    edge = Chars(x - _cs("-"))
+    shape = DFA.from_ast(alt(edge, seq(edge, rep(Chars(x), 0, longest - 2), edge))
+                         if longest >= 2 else edge)
+    some_unicode = DFA.from_ast(seq(rep(Chars(x)), Chars(safe), rep(Chars(x))))
+    hyphens_3_4 = DFA.from_ast(seq(Chars(x), Chars(x), lit("--"), rep(Chars(x))))
+    return ascii_label | ((shape & some_unicode) - hyphens_3_4)
+
+
+# label separators idna.encode splits on: full stop, ideographic, fullwidth and halfwidth ones
+_IDN_DOTS = _cs(".\u3002\uff0e\uff61")
+
+
+@lru_cache(maxsize=None)
+def _idn_hostname() -> DFA:
+    """As ``hostname``, grids of (labels, longest A-label) that fit 253 characters once encoded.
+
+    Built with one stand-in character for the ~125,000 safe ones (a thousand ranges make every
+    product slow), which the last step replaces by all of them."""
+    safe = idn_safe_chars()
+    stand_in = CharSet.of(chr(safe.min()))
+    parts = []
+    for k, m in HOSTNAME_GRIDS:
+        label = _idn_label(m, stand_in)
+        more = DFA.concat_all([DFA.from_charset(_IDN_DOTS), label]).repeat(0, k - 1)
+        parts.append(DFA.concat_all([label, more]))
+    return DFA.union_all(parts).substitute(
+        lambda cs: DFA.from_charset((cs - stand_in) | (safe if stand_in.issubset(cs) else CharSet.empty())))
+
+
 # ---------------------------------------------------------------- e-mail (RFC 5321 Mailbox)
 
 def _mailbox_parts() -> tuple[Node, Node]:
@@ -237,6 +365,19 @@ def _email() -> DFA:
     local, literal = _mailbox_parts()
     return DFA.concat_all([DFA.from_ast(seq(local, lit("@"))),
                            _hostname() | DFA.from_ast(literal)])
+
+
+def _idn_email() -> DFA:
+    """RFC 6531: the local part's ``atext`` and ``qtextSMTP`` take every non-ASCII character,
+    the domain is an ``idn-hostname`` or an address literal."""
+    _, literal = _mailbox_parts()
+    non_ascii = CharSet([(0x80, 0x10FFFF)])
+    atext = Chars(_cs("!#$%&'*+-/=?^_`{|}~", ("a", "z"), ("A", "Z"), ("0", "9")) | non_ascii)
+    dot_string = seq(rep(atext, 1), rep(seq(lit("."), rep(atext, 1))))
+    qtext = Chars(CharSet([(32, 33), (35, 91), (93, 126)]) | non_ascii)
+    quoted = seq(lit('"'), rep(alt(qtext, seq(lit("\\"), Chars(CharSet([(32, 126)]))))), lit('"'))
+    return DFA.concat_all([DFA.from_ast(seq(alt(dot_string, quoted), lit("@"))),
+                           _idn_hostname() | DFA.from_ast(literal)])
 
 
 # ---------------------------------------------------------------- RFC 3986 URIs
@@ -380,6 +521,8 @@ FORMATS: dict[str, Callable[[], DFA]] = {
     "iri": lambda: DFA.from_ast(_iri_rules()["iri"]),
     "iri-reference": lambda: DFA.from_ast(_iri_rules()["iri-reference"]),
     "uri-template": lambda: DFA.from_ast(_uri_template()),
+    "idn-hostname": _idn_hostname,
+    "idn-email": _idn_email,
 }
 """Builders of the supported formats, by JSON Schema name."""
 
