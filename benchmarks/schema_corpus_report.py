@@ -17,7 +17,11 @@ alarm a little later); a schema over it counts as "over budget".
 Usage::
 
     python benchmarks/schema_corpus_report.py [--corpora /work/shared/corpora] [--limit N]
-        [--seconds 5] [--jobs 2]
+        [--seconds 5] [--jobs 2] [--subsets suite,Handwritten] [--failures]
+
+``--failures`` lists, per file (suite) or subset, every group that does not fully pass and why:
+unsupported (the keyword and message), over budget, error, invalid accepted (with the test's
+description when the suite has one), valid rejected.
 """
 
 from __future__ import annotations
@@ -41,12 +45,25 @@ from tokenfsm.schema.errors import SchemaError, UnsupportedSchema
 from tokenfsm.schema.serialize import dumps_in_schema_order
 
 WHITESPACE = 1
+# the suite's remote documents, served at http://localhost:1234/ by the suite's own harness
+REMOTES = Path(__file__).resolve().parent.parent / "tests/data/json-schema-test-suite/remotes"
+_remotes: dict | None = None
+
+
+def suite_documents(root: Path = REMOTES) -> dict:
+    """The suite's ``remotes/`` as documents by URI (``http://localhost:1234/<path>``)."""
+    global _remotes
+    if _remotes is None:
+        _remotes = {"http://localhost:1234/" + p.relative_to(root).as_posix(): json.loads(p.read_text())
+                    for p in sorted(root.rglob("*.json"))}
+    return _remotes
 
 
 def suite_groups(root: Path):
     for f in sorted(root.glob("*.json")):
         for group in json.loads(f.read_text()):
-            yield "suite", f.stem, group["schema"], [(t["data"], t["valid"]) for t in group["tests"]]
+            yield ("suite", f"{f.stem}: {group['description']}", group["schema"],
+                   [(t["data"], t["valid"], t.get("description", "")) for t in group["tests"]])
 
 
 def maskbench_groups(path: Path, limit: int | None):
@@ -56,7 +73,8 @@ def maskbench_groups(path: Path, limit: int | None):
             if limit is not None and i >= limit:
                 break
             row = json.loads(line)
-            yield name, row.get("name", str(i)), row["schema"], [(t["data"], t["valid"]) for t in row["tests"]]
+            yield name, row.get("name", str(i)), row["schema"], [
+                (t["data"], t["valid"], t.get("description", "")) for t in row["tests"]]
 
 
 class _Alarm(BaseException):
@@ -81,7 +99,7 @@ def check(job) -> dict:
     subset, name, schema, tests, seconds = job
     out = {"subset": subset, "name": name, "status": "compiled", "why": "", "time": None,
            "verdicts": []}
-    extra = any(valid and _has_undeclared(schema, data) for data, valid in tests)
+    extra = any(valid and _has_undeclared(schema, data) for data, valid, _ in tests)
     global _armed
     signal.signal(signal.SIGALRM, _on_alarm)
     _armed = True
@@ -92,7 +110,8 @@ def check(job) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cs = compile_json_schema(schema, whitespace=WHITESPACE, allow_extra_keys=extra,
-                                     budget=Budget(max_states=50_000, max_seconds=seconds))
+                                     budget=Budget(max_states=50_000, max_seconds=seconds),
+                                     documents=suite_documents() if subset == "suite" else None)
     except UnsupportedSchema as e:
         out["status"], out["why"] = "unsupported", f"{e.keyword}: {_shape(e.msg)}"
     except (BudgetExceeded, _Alarm):
@@ -109,7 +128,7 @@ def check(job) -> dict:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if out["status"] in ("compiled", "empty"):
         out["time"] = time.perf_counter() - t0
-        for data, valid in tests:
+        for data, valid, _ in tests:
             texts = _texts(data, schema)
             ok = cs is not None and any(cs.accepts(t) for t in texts)
             out["verdicts"].append((valid, ok))
@@ -147,6 +166,28 @@ def summarise(rows: list) -> dict:
     }
 
 
+def print_failures(rows: list) -> None:
+    """Every group that does not fully pass, by subset, with the reason and the tests lost."""
+    print("\nfailing groups (tests lost: reason):")
+    for subset in dict.fromkeys(r["subset"] for r in rows):
+        for r in rows:
+            if r["subset"] != subset:
+                continue
+            n = len(r["tests"])
+            if r["status"] not in ("compiled", "empty"):
+                why = r["status"] + (f" {r['why']}" if r["why"] else "")
+                print(f"  {subset}/{r['name']}  [{n}]: {why}")
+                continue
+            bad = [(t, ok) for t, (valid, ok) in zip(r["tests"], r["verdicts"]) if valid != ok]
+            if not bad:
+                continue
+            print(f"  {subset}/{r['name']}  [{len(bad)}]:")
+            for (data, valid, desc), ok in bad:
+                kind = "INVALID ACCEPTED" if ok else "valid rejected"
+                text = json.dumps(data, ensure_ascii=False)
+                print(f"      {kind}: {desc} {text[:100]}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", default="/work/shared/corpora")
@@ -154,11 +195,19 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=5.0, help="compile budget per schema")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--categories", type=int, default=8, help="unsupported/error categories shown")
+    ap.add_argument("--subsets", default=None,
+                    help="comma-separated subsets to run (suite, Handwritten, ...); default all")
+    ap.add_argument("--failures", action="store_true",
+                    help="list every group that does not fully pass, and why")
     args = ap.parse_args(argv)
     root = Path(args.corpora)
-    jobs = list(suite_groups(root / "json-schema-test-suite"))
+    wanted = None if args.subsets is None else set(args.subsets.split(","))
+    jobs = []
+    if wanted is None or "suite" in wanted:
+        jobs += list(suite_groups(root / "json-schema-test-suite"))
     for p in sorted((root / "maskbench").glob("*.jsonl.gz")):
-        jobs += list(maskbench_groups(p, args.limit))
+        if wanted is None or p.name.split(".")[0] in wanted:
+            jobs += list(maskbench_groups(p, args.limit))
     order = list(dict.fromkeys(j[0] for j in jobs))
     t0 = time.perf_counter()
     with multiprocessing.Pool(args.jobs, maxtasksperchild=200) as pool:
@@ -184,6 +233,8 @@ def main(argv=None):
     wrong = [(r["subset"], r["name"]) for r in rows if any(not v and ok for v, ok in r["verdicts"])]
     if wrong:
         print("schemas accepting an invalid instance:", ", ".join(f"{a}/{b}" for a, b in wrong))
+    if args.failures:
+        print_failures(rows)
     for status in ("unsupported", "error"):
         cats = collections.Counter(r["why"] for r in rows if r["status"] == status)
         if cats:

@@ -34,10 +34,11 @@ from .jsontext import TypedLanguage
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "$comment", "$schema", "$id", "id",
     "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor", "$dynamicAnchor",
-    "$vocabulary", "contentMediaType", "contentEncoding", "discriminator", "example", "nullable",
-})
+    "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema", "discriminator",
+    "example", "nullable",
+})  # contentSchema too: in 2019-09 and later the content keywords only annotate
 KNOWN_UNSUPPORTED = frozenset({"uniqueItems", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
-                               "$recursiveAnchor", "contentSchema"})
+                               "$recursiveAnchor"})
 APPLICATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
                          "dependentRequired", "dependentSchemas", "dependencies"})
 # applicators that evaluate properties of the instance itself (what unevaluatedProperties sees)

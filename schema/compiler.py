@@ -60,7 +60,7 @@ import time
 import warnings
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError
@@ -74,6 +74,7 @@ from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, Member, TypedLanguage, array_dfa, key_text,
                        object_dfa, whitespace_dfa)
 from .numbers import number_schema, number_range
+from .refs import Registry
 from .strings import json_string, string_value
 
 __all__ = ["compile_json_schema", "CompiledSchema"]
@@ -106,7 +107,8 @@ class CompiledSchema:
 def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[str] = (),
                         strict: bool = True, allow_extra_keys: bool = False,
                         property_order: str = "schema", max_depth: int = 3,
-                        budget: Budget | None = None) -> CompiledSchema:
+                        budget: Budget | None = None,
+                        documents: Mapping[str, Any] | None = None) -> CompiledSchema:
     """Lower a JSON Schema to the automaton of the JSON texts that satisfy it.
 
     Parameters
@@ -129,6 +131,10 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     budget : Budget, optional
         Limits every automaton construction; its ``max_seconds`` also bounds the whole
         compilation (checked before each subschema).
+    documents : mapping of str to dict or bool, optional
+        Other schema documents by the absolute URI they are retrieved from, for ``$ref`` that
+        leave the schema (``{"https://example.com/a.json": {...}}``); every other non-local
+        ``$ref`` is unsupported. Nothing is fetched.
 
     Returns
     -------
@@ -154,11 +160,13 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     excludes = tuple(excludes)
     if any(not isinstance(e, str) or not e for e in excludes):
         raise ValueError("excludes must be non-empty strings")
+    if documents is not None and not isinstance(documents, Mapping):
+        raise TypeError("documents must map absolute URIs to schemas")
     c = _Compiler(schema, whitespace, excludes, strict, allow_extra_keys, property_order,
-                  max_depth, budget or DEFAULT_BUDGET)
+                  max_depth, budget or DEFAULT_BUDGET, documents)
     if whitespace is None:
         c.warn("whitespace=None allows unbounded whitespace between tokens", "")
-    lang = c.compile(schema, "")
+    lang = c.compile(c.root, "")
     dfa = lang.to_dfa(c.budget)
     if dfa.is_empty():
         why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
@@ -209,8 +217,7 @@ def _load(schema):
 
 class _Compiler(Applicators, Containers):
     def __init__(self, root, whitespace, excludes, strict, allow_extra_keys, property_order,
-                 max_depth, budget):
-        self.root = root
+                 max_depth, budget, documents=None):
         self.excludes = excludes
         self.strict = strict
         self.allow_extra_keys = allow_extra_keys
@@ -220,10 +227,9 @@ class _Compiler(Applicators, Containers):
         self.warnings: list[str] = []
         self.ws = whitespace_dfa(whitespace)
         self.ws_n = whitespace
-        self.old_draft = isinstance(root, dict) and any(
-            d in str(root.get("$schema", "")) for d in ("draft-03", "draft-04", "draft-06", "draft-07"))
-        self.anchors = {}
-        self._scan_anchors(root, "")
+        self.registry = Registry(root, documents)
+        self.root = self.registry.root
+        self.old_draft = self.registry.old_draft
         self.ref_stack: dict[str, int] = {"": 1}
         self.cuts = 0
         self.cache: dict = {}
@@ -247,46 +253,13 @@ class _Compiler(Applicators, Containers):
         self.warn(msg + "; not enforced", ptr)
 
     # ------------------------------------------------------------------ references
-    def _scan_anchors(self, node, ptr):
-        if isinstance(node, dict):
-            a = node.get("$anchor")
-            if isinstance(a, str):
-                self.anchors[a] = (node, ptr)
-            i = node.get("$id")
-            if isinstance(i, str) and i.startswith("#") and len(i) > 1:
-                self.anchors[i[1:]] = (node, ptr)
-            for k, v in node.items():
-                if k not in ("const", "enum", "default", "examples"):
-                    self._scan_anchors(v, _ptr(ptr, k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                self._scan_anchors(v, _ptr(ptr, i))
-
     def resolve(self, ref, ptr):
-        if not isinstance(ref, str):
-            raise SchemaError(f"$ref must be a string, got {ref!r}", ptr)
-        base, _, frag = ref.partition("#")
-        root_id = self.root.get("$id") if isinstance(self.root, dict) else None
-        if base and base != root_id:
+        """The schema an (absolute, see :mod:`.refs`) ``$ref`` names and its location; (True,
+        None) for a document that is not known (unsupported: it raises in strict mode)."""
+        node, target = self.registry.resolve(ref, ptr)
+        if target is None:
             self.unsupported(f"$ref {ref!r} is not local", ptr, "$ref")
             return True, None
-        if frag and not frag.startswith("/"):
-            if frag not in self.anchors:
-                raise SchemaError(f"$ref {ref!r}: no such anchor", ptr)
-            return self.anchors[frag]
-        node = self.root
-        target = ""
-        for tok in frag.split("/")[1:] if frag else []:
-            tok = _unescape(tok)
-            target = _ptr(target, tok)
-            if isinstance(node, dict) and tok in node:
-                node = node[tok]
-            elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node):
-                node = node[int(tok)]
-            else:
-                raise SchemaError(f"$ref {ref!r} does not resolve", ptr)
-        if not isinstance(node, (dict, bool)):
-            raise SchemaError(f"$ref {ref!r} does not point to a schema", ptr)
         return node, target
 
     # ------------------------------------------------------------------ entry
