@@ -504,6 +504,56 @@ def _uri_template() -> Node:
     return rep(alt(literal, expression))
 
 
+# ---------------------------------------------------------------- regular expressions
+
+REGEX_DEPTH = 5
+"""Deepest group nesting of the ``regex`` format's automaton (balanced parentheses are not
+regular; each level of nesting is one copy of the grammar)."""
+REGEX_CLASS_RANGES = ("0-9", "1-9", "a-z", "A-Z", "a-f", "A-F")
+"""The ranges a character class of the ``regex`` format may hold."""
+
+
+def _regex(depth: int = REGEX_DEPTH) -> DFA:
+    """Regular expressions valid both for ECMA-262 (with or without the ``u`` flag) and for
+    Python's ``re`` (the checker compiles the string with ``re.compile``), with groups nested at
+    most ``depth`` deep.
+
+    The subset: literal characters (not ``^$\\.*+?()[]{}|``); ``.``; the escapes ``\\d \\D \\w
+    \\W \\s \\S \\t \\n \\r \\f \\v``, ``\\xHH``, ``\\uHHHH`` and a backslash before a syntax
+    character or ``/``; classes ``[...]`` / ``[^...]`` of one or more literal characters (not
+    ``\\]-[^&~|``), those escapes (``\\-`` too) and the ranges of ``REGEX_CLASS_RANGES``; capturing ``(...)`` and non-capturing ``(?:...)`` groups; the assertions
+    ``^ $ \\b \\B`` (never quantified); quantifiers ``* + ? {n} {n,} {n,m}`` (``n <= m``, at most
+    three digits, no leading zero), each optionally lazy. Not in it: backreferences, look-around,
+    named groups, ``\\c``, ``\\p{...}``, flags and Python-only syntax."""
+    syntax = "^$\\.*+?()[]{}|"
+    literal = Chars(CharSet.any() - _cs(syntax))
+    hex_escapes = alt(seq(lit("\\x"), HEXDIG, HEXDIG), seq(lit("\\u"), rep(HEXDIG, 4, 4)))
+    char_escape = alt(seq(lit("\\"), Chars(_cs("dDwWsStnrfv" + syntax + "/"))), hex_escapes)
+    ranges = one_of(*REGEX_CLASS_RANGES)
+    class_atom = alt(Chars(CharSet.any() - _cs("\\]-[^&~|")), char_escape, lit("\\-"), ranges)
+    char_class = seq(lit("["), opt(lit("^")), rep(class_atom, 1), lit("]"))
+    count = alt(lit("0"), seq(Chars(_cs("", ("1", "9"))), rep(DIGIT, 0, 2)))
+    n_to_m = alt(*(seq(lit(str(n)), lit(","), alt(Chars(_cs("", (str(n), "9"))),
+                                                      seq(Chars(_cs("", ("1", "9"))), rep(DIGIT, 1, 2))))
+                   for n in range(10)))
+    braces = seq(lit("{"), alt(count, seq(count, lit(",")), n_to_m), lit("}"))
+    quantifier = seq(alt(Chars(_cs("*+?")), braces), opt(lit("?")))
+    assertion = alt(Chars(_cs("^$")), lit("\\b"), lit("\\B"))
+    simple = alt(literal, lit("."), char_escape, char_class)
+
+    opening = DFA.from_ast(alt(lit("("), lit("(?:")))
+    closing, bar = DFA.from_ast(lit(")")), DFA.from_ast(lit("|"))
+    simple_term = DFA.from_ast(alt(assertion, seq(simple, opt(quantifier))))
+    quantified = DFA.from_ast(opt(quantifier))
+    term = simple_term  # the terms of the innermost level: no group
+    for level in range(depth + 1):
+        alternative = term.star()
+        disjunction = DFA.concat_all([alternative, DFA.concat_all([bar, alternative]).star()])
+        # one level up, a term may also be a group around this level's disjunction
+        term = simple_term | DFA.concat_all([opening, disjunction, closing, quantified])
+    return disjunction
+
+
 FORMATS: dict[str, Callable[[], DFA]] = {
     "date": lambda: DFA.from_ast(full_date()),
     "time": lambda: DFA.from_ast(full_time()),
@@ -523,6 +573,7 @@ FORMATS: dict[str, Callable[[], DFA]] = {
     "uri-template": lambda: DFA.from_ast(_uri_template()),
     "idn-hostname": _idn_hostname,
     "idn-email": _idn_email,
+    "regex": _regex,
 }
 """Builders of the supported formats, by JSON Schema name."""
 
