@@ -142,6 +142,7 @@ class Applicators:
             if target is None or target in expanding or self.ref_stack.get(target, 0):
                 conj.append([Alt({}, [("schema", {"$ref": schema["$ref"]}, ptr)], ptr)])
             else:
+                self.inlined.append(target)
                 conj.append(self.dnf(node, target, expanding | {target}))
         for i, sub in enumerate(self._list(schema, "allOf", ptr)):
             conj.append(self.dnf(sub, _ptr(ptr, "allOf", i), expanding))
@@ -240,6 +241,7 @@ class Applicators:
             node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"))
             if target is None or target in expanding or self.ref_stack.get(target, 0):
                 return [Alt({}, [("complement", schema, ptr)], ptr)]
+            self.inlined.append(target)
             return self.negate(node, target, expanding | {target})
         if set(schema) & APPLICATORS:
             # not (A and B and ...) = not A or not B ...; applicators other than these stay text

@@ -74,7 +74,7 @@ from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, Member, TypedLanguage, array_dfa, key_text,
                        object_dfa, whitespace_dfa)
 from .numbers import number_schema, number_range
-from .refs import Registry
+from .refs import Registry, shown
 from .strings import json_string, string_value
 
 __all__ = ["compile_json_schema", "CompiledSchema"]
@@ -231,6 +231,7 @@ class _Compiler(Applicators, Containers):
         self.root = self.registry.root
         self.old_draft = self.registry.old_draft
         self.ref_stack: dict[str, int] = {"": 1}
+        self.inlined: list[str] = []  # $ref targets dnf expanded in place (see _compile)
         self.cuts = 0
         self.cache: dict = {}
         self._any: TypedLanguage | None = None
@@ -258,7 +259,7 @@ class _Compiler(Applicators, Containers):
         None) for a document that is not known (unsupported: it raises in strict mode)."""
         node, target = self.registry.resolve(ref, ptr)
         if target is None:
-            self.unsupported(f"$ref {ref!r} is not local", ptr, "$ref")
+            self.unsupported(f"$ref {shown(ref)!r} is not local", ptr, "$ref")
             return True, None
         return node, target
 
@@ -293,13 +294,26 @@ class _Compiler(Applicators, Containers):
             raise SchemaError(f"a schema must be an object or a boolean, got {json.dumps(schema)[:60]}", ptr)
         if set(schema) - ANNOTATIONS == {"$ref"} or ("$ref" in schema and self.old_draft):
             return self.compile_ref(schema["$ref"], ptr)
-        alts = self.dnf(schema, ptr, frozenset())
-        if alts is None:
-            return self.text_fallback(schema, ptr)
-        out = TypedLanguage.nothing()
-        for alt in alts:
-            out = out.union(self.compile_alt(alt), self.budget)
-        return out
+        mark = len(self.inlined)
+        try:
+            alts = self.dnf(schema, ptr, frozenset())
+        finally:
+            # $ref targets that dnf expanded in place count as entered while the alternatives
+            # (which hold their subschemas) are compiled: recursion through them is cut as well
+            targets = self.inlined[mark:]
+            del self.inlined[mark:]
+        for t in targets:
+            self.ref_stack[t] = self.ref_stack.get(t, 0) + 1
+        try:
+            if alts is None:
+                return self.text_fallback(schema, ptr)
+            out = TypedLanguage.nothing()
+            for alt in alts:
+                out = out.union(self.compile_alt(alt), self.budget)
+            return out
+        finally:
+            for t in targets:
+                self.ref_stack[t] -= 1
 
     def compile_ref(self, ref, ptr) -> TypedLanguage:
         node, target = self.resolve(ref, _ptr(ptr, "$ref"))
@@ -308,7 +322,7 @@ class _Compiler(Applicators, Containers):
         n = self.ref_stack.get(target, 0)
         if n >= self.max_depth:
             self.cuts += 1
-            self.warn(f"recursive $ref {ref!r} cut at depth {self.max_depth}", ptr)
+            self.warn(f"recursive $ref {shown(ref)!r} cut at depth {self.max_depth}", ptr)
             return TypedLanguage.nothing()
         self.ref_stack[target] = n + 1
         try:

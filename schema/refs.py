@@ -32,7 +32,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from .errors import SchemaError
 
-__all__ = ["Registry", "join_uri", "DEFAULT_BASE"]
+__all__ = ["Registry", "join_uri", "DEFAULT_BASE", "shown"]
 
 DEFAULT_BASE = "tokenfsm:root"  # the base URI of a root schema without an absolute $id
 # values that hold JSON data rather than schemas
@@ -45,6 +45,13 @@ _OLD = ("draft-03", "draft-04", "draft-06", "draft-07")
 
 def _ptr(base: str, *parts) -> str:
     return base + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def shown(ref) -> str:
+    """A rewritten reference as messages show it (relative to a root without ``$id``)."""
+    if isinstance(ref, str) and ref.startswith(DEFAULT_BASE + "#"):
+        return ref[len(DEFAULT_BASE):]
+    return ref
 
 
 def _split(uri: str) -> tuple[str, str]:
@@ -181,7 +188,7 @@ class Registry:
             if hit is not None:
                 return hit
             if uri in self.resources:
-                raise SchemaError(f"$ref {ref!r}: no such anchor", ptr)
+                raise SchemaError(f"$ref {shown(ref)!r}: no such anchor", ptr)
             return None, None
         if uri not in self.resources:
             return None, None
@@ -194,7 +201,7 @@ class Registry:
             elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node):
                 node = node[int(tok)]
             else:
-                raise SchemaError(f"$ref {ref!r} does not resolve", ptr)
+                raise SchemaError(f"$ref {shown(ref)!r} does not resolve", ptr)
         if not isinstance(node, (dict, bool)):
-            raise SchemaError(f"$ref {ref!r} does not point to a schema", ptr)
+            raise SchemaError(f"$ref {shown(ref)!r} does not point to a schema", ptr)
         return node, target

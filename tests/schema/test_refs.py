@@ -18,7 +18,8 @@ def oracle(schema, documents=None):
     registry = Registry().with_resources(
         (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
         for uri, doc in (documents or {}).items())
-    return jsonschema.Draft202012Validator(schema, registry=registry)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, registry=registry)
 
 
 def check(schema, instances, documents=None):
@@ -115,6 +116,14 @@ def test_missing_anchor_and_pointer():
         compile_json_schema(True, documents={"relative.json": {}})
 
 
+def test_draft4_id_anchors():
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#",
+              "definitions": {"a": {"id": "#a", "type": "integer"},
+                              "l": {"id": "#l", "type": "array", "items": {"$ref": "#a"}}},
+              "properties": {"x": {"$ref": "#l"}, "y": {"$ref": "#/definitions/a"}}}
+    check(schema, VALUES + [{"x": [1, 2]}, {"x": [1, "a"]}, {"y": 3}, {"y": "3"}])
+
+
 def test_old_draft_ref_siblings_do_not_change_the_base():
     reg = RefRegistry({"$schema": "http://json-schema.org/draft-07/schema#",
                        "$id": "http://x.test/a/", "properties": {
@@ -127,3 +136,23 @@ def test_old_draft_ref_siblings_do_not_change_the_base():
 def test_properties_named_like_keywords_are_not_references():
     schema = {"properties": {"$ref": {"type": "string"}, "$id": {"type": "integer"}}}
     check(schema, [{"$ref": "a"}, {"$ref": 1}, {"$id": 2}, {"$id": "x"}, {}])
+
+
+def test_recursion_through_merged_references_is_cut():
+    # allOf expands both references in place; their additionalProperties merge into a new allOf
+    # of references at every level: the recursion must still be cut at max_depth
+    schema = {"allOf": [{"$ref": "#/definitions/x0"}, {"$ref": "#/definitions/w"}],
+              "definitions": {"x0": {"additionalProperties": {"$ref": "#/definitions/x1"},
+                                     "minProperties": 1},
+                              "x1": {"additionalProperties": {"$ref": "#/definitions/x0"}},
+                              "w": {"type": "object", "additionalProperties": {"$ref": "#/definitions/w"}}}}
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always", SchemaWarning)
+        cs = compile_json_schema(schema, whitespace=0, max_depth=4)
+    assert any("cut at depth" in str(x.message) for x in w)
+    v = oracle(schema)
+    for x in [{}, {"a": {}}, {"a": {"b": {}}}, {"a": {"b": {"c": {}}}}, {"a": {}, "b": {"c": {}}},
+              {"a": 1}, []]:
+        text = json.dumps(x, separators=(",", ":"))
+        # sound everywhere; exact on these shallow instances
+        assert cs.accepts(text) == v.is_valid(x), x
