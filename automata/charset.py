@@ -84,6 +84,18 @@ class CharSet:
         object.__setattr__(obj, "_starts", None)
         return obj
 
+    @classmethod
+    def union_of_disjoint(cls, sets) -> "CharSet":
+        """The union of pairwise disjoint sets (cheaper than ``|``: only adjacent ranges merge)."""
+        rs = sorted(r for cs in sets for r in cs.ranges)
+        out = []
+        for lo, hi in rs:
+            if out and lo == out[-1][1] + 1:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+        return cls._trusted(tuple(out))
+
     def __setattr__(self, name, value):
         raise AttributeError("CharSet is immutable")
 

@@ -83,7 +83,7 @@ class DFA:
     """
 
     __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
-                 "_seg_class", "_hash", "_bytes", "_dist")
+                 "_seg_class", "_hash", "_bytes", "_dist", "_edges")
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
@@ -97,6 +97,7 @@ class DFA:
         self._hash = None
         self._bytes = None
         self._dist = None
+        self._edges = None
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -832,6 +833,29 @@ def _merge_classes(classes: list[CharSet], delta):
     return new_classes, new_delta, True
 
 
+def _edge_lists(m: DFA) -> list:
+    """Per state of the minimal ``m``, its live transitions grouped by target: ``(CharSet, t)``
+    pairs (cached on ``m``: the same automaton is embedded many times)."""
+    edges = m._edges
+    if edges is None:
+        edges = [()]
+        classes = m.classes
+        for row in m.delta[1:]:
+            by_t: dict[int, list] = {}
+            for c, t in enumerate(row):
+                if t:
+                    got = by_t.get(t)
+                    if got is None:
+                        by_t[t] = [c]
+                    else:
+                        got.append(c)
+            edges.append(tuple((classes[cs[0]] if len(cs) == 1 else
+                                CharSet.union_of_disjoint([classes[c] for c in cs]), t)
+                               for t, cs in by_t.items()))
+        m._edges = edges
+    return edges
+
+
 def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
     """Copy the live part of ``d`` into ``nfa``; accepting states get an epsilon to ``exit_``.
 
@@ -840,17 +864,14 @@ def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
     if m.start == 0:
         return None
     n = len(m.delta)
-    base = len(nfa.edges)
-    for _ in range(n - 1):
-        nfa.new_state()
+    base = len(nfa.edges) - 1
+    nfa.edges.extend([] for _ in range(n - 1))
+    nfa.eps.extend([] for _ in range(n - 1))
+    nfa.asserts.extend([] for _ in range(n - 1))
+    edges = _edge_lists(m)
+    nfa_edges = nfa.edges
     for s in range(1, n):
-        q = base + s - 1
-        by_t: dict[int, list] = {}
-        for c, t in enumerate(m.delta[s]):
-            if t:
-                by_t.setdefault(t, []).extend(m.classes[c].ranges)
-        for t, rs in by_t.items():
-            nfa.edges[q].append((CharSet(rs), base + t - 1))
-        if s in m.accepting:
-            nfa.eps[q].append(exit_)
-    return base + m.start - 1
+        nfa_edges[base + s] = [(cs, base + t) for cs, t in edges[s]]
+    for s in m.accepting:
+        nfa.eps[base + s].append(exit_)
+    return base + m.start

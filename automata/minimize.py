@@ -123,6 +123,8 @@ def minimize_table(delta, accepting, start):
         language is empty (then 0 and a single dead state).
     """
     nsym = len(delta[0]) if len(delta) else 0
+    if len(delta) * nsym >= ARRAY_MIN_CELLS:
+        return _minimize_arrays(delta, accepting, start)
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
     if start not in live:
@@ -141,7 +143,114 @@ def minimize_table(delta, accepting, start):
         if stable:
             return _quotient(tab, acc_local, block_of, n)
         initial = block_of     # coarser than the answer, refines acceptance: finish with Hopcroft
-    return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial), n)
+    return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial, dead=DEAD), n)
+
+
+#: Tables with at least this many cells are pruned, numbered and quotiented with array operations.
+ARRAY_MIN_CELLS = 2_000
+
+
+def _bfs_levels(T, start: int, n: int, skip: int | None = None):
+    """Breadth-first order (by symbol within a row) of the states reachable from ``start`` in the
+    table ``T`` (an int array, rows = states), computed a level at a time; ``skip`` is a state
+    never entered (left out, with what lies only behind it).
+
+    Returns ``(order, number)``: the states in order, and ``number[s]`` (-1 when unreachable)."""
+    import numpy as np
+    number = np.full(n, -1, dtype=np.int64)
+    if skip is not None:
+        number[skip] = -2
+    number[start] = 0
+    frontier = np.array([start], dtype=np.int64)
+    parts = [frontier]
+    count = 1
+    while frontier.size:
+        cand = T[frontier].ravel()
+        cand = cand[number[cand] == -1]
+        if not cand.size:
+            break
+        # first occurrences, in order of appearance: the queue order of breadth-first search
+        _, first = np.unique(cand, return_index=True)
+        frontier = cand[np.sort(first)]
+        number[frontier] = np.arange(count, count + frontier.size)
+        count += frontier.size
+        parts.append(frontier)
+    return np.concatenate(parts), number
+
+
+def _coreachable_mask(T, rows, accepting_mask):
+    """Among the states ``rows`` (whose successors are ``T[rows]``), those that can reach a state
+    of ``accepting_mask``; a boolean mask over all states."""
+    import numpy as np
+    n = accepting_mask.shape[0]
+    k = T.shape[1]
+    src = np.repeat(rows, k)
+    dst = T[rows].ravel()
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    order = np.argsort(dst, kind="stable")
+    src, dst = src[order], dst[order]
+    bounds = np.searchsorted(dst, np.arange(n + 1))
+    in_rows = np.zeros(n, dtype=bool)
+    in_rows[rows] = True
+    live = accepting_mask & in_rows
+    frontier = np.flatnonzero(live)
+    while frontier.size:
+        lo, hi = bounds[frontier], bounds[frontier + 1]
+        lens = hi - lo
+        total = int(lens.sum())
+        if not total:
+            break
+        idx = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
+        preds = np.unique(src[idx])
+        preds = preds[~live[preds]]
+        live[preds] = True
+        frontier = preds
+    return live
+
+
+def _minimize_arrays(delta, accepting, start):
+    """:func:`minimize_table` with the pruning, the local table and the canonical numbering of
+    the quotient done with array operations (same result)."""
+    import numpy as np
+    D = np.asarray(delta, dtype=np.int64)
+    n_all, nsym = D.shape
+    order, _ = _bfs_levels(D, start, n_all)
+    acc_mask = np.zeros(n_all, dtype=bool)
+    acc_list = [a for a in accepting if 0 <= a < n_all]
+    acc_mask[acc_list] = True
+    live = _coreachable_mask(D, order, acc_mask)
+    if not live[start]:
+        return [[0] * nsym], set(), 0
+    states = order[live[order]]
+    n = states.size
+    local = np.full(n_all, n, dtype=np.int64)
+    local[states] = np.arange(n)
+    tab = np.vstack([local[D[states]], np.full((1, nsym), n, dtype=np.int64)])
+    acc_local = np.flatnonzero(acc_mask[states]).tolist()
+    initial = None
+    if (n + 1) * nsym >= MOORE_MIN_CELLS:
+        block_of, stable = moore_blocks(tab, acc_local)
+        if not stable:
+            initial = block_of
+    if initial is not None or (n + 1) * nsym < MOORE_MIN_CELLS:
+        block_of = hopcroft_blocks(tab, acc_local, initial, dead=n)
+    # quotient: one row per block (its first state), the dead state's block dropped as 0
+    blk = np.asarray(block_of, dtype=np.int64)
+    nb = int(blk.max()) + 1
+    first = np.full(nb, n + 1, dtype=np.int64)
+    np.minimum.at(first, blk, np.arange(n + 1))
+    Q = blk[tab[first]]                         # block -> block
+    # the dead block becomes 0 and the others 1.. in breadth-first order
+    order_b, _ = _bfs_levels(Q, int(blk[0]), nb, skip=int(blk[n]))
+    new_num = np.zeros(nb, dtype=np.int64)
+    new_num[order_b] = np.arange(1, order_b.size + 1)
+    rows = new_num[Q[order_b]]
+    new_delta = [[0] * nsym] + rows.tolist()
+    acc_blocks = np.unique(blk[acc_local]) if acc_local else np.zeros(0, dtype=np.int64)
+    new_accepting = set(new_num[acc_blocks].tolist())
+    new_accepting.discard(0)
+    return new_delta, new_accepting, 1
 
 
 def _quotient(tab, acc_local, block_of, n):
@@ -211,43 +320,92 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None):
     return block.tolist(), stable
 
 
-def hopcroft_blocks(tab, acc_local, initial=None):
+def _inverse_masks(tab, dead):
+    """``inv[t]``: the ``(s, mask)`` pairs of states ``s`` with a transition into ``t``, ``mask`` the
+    bit set of the symbols that take ``s`` to ``t`` (transitions into ``dead`` left out).
+
+    One entry per (source, target) pair rather than per symbol: a state that moves to the same
+    target on most symbols (the inside of a JSON string) costs one entry, not dozens."""
+    total = len(tab)
+    k = len(tab[0]) if total else 0
+    inv: list = [[] for _ in range(total)]
+    if total * k >= 4096 and k <= 62:
+        import numpy as np
+        T = np.asarray(tab, dtype=np.int64)
+        live = T != (dead if dead is not None else -1)
+        src, sym = np.nonzero(live)
+        dst = T[src, sym]
+        key = src * total + dst
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        bits = np.left_shift(np.int64(1), sym[order])
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        masks = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits[:0]
+        ks = key[starts]
+        for s, t, m in zip((ks // total).tolist(), (ks % total).tolist(), masks.tolist()):
+            inv[t].append((s, m))
+        return inv
+    if not isinstance(tab, list):
+        tab = tab.tolist()
+    for s in range(total):
+        if s == dead:
+            continue
+        by_t: dict[int, int] = {}
+        for a, t in enumerate(tab[s]):
+            if t != dead:
+                by_t[t] = by_t.get(t, 0) | (1 << a)
+        for t, m in by_t.items():
+            inv[t].append((s, m))
+    return inv
+
+
+def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
     """Hopcroft's refinement of ``initial`` (default: accepting / not accepting) to a congruence.
+
+    ``dead``, when given, is a state with every transition to itself such that every *other*
+    state can reach acceptance. Then the automaton is refined as a partial one: transitions into
+    ``dead`` are never looked at (in these tables they are most of them), ``dead`` keeps a block
+    of its own, and every other initial block is a splitter (Valmari & Lehtinen's variant for
+    partial automata: with ``dead`` left out, no block is implied by the others). The result is
+    the same partition.
+
+    A splitter is applied for all symbols at once: each predecessor gets the bit set of symbols
+    that lead into the splitter, and each block splits by that signature (a multi-way split:
+    all parts but the largest become pending splitters, which is Hopcroft's "smaller half"
+    generalised).
 
     Returns ``block_of`` for every state of ``tab``."""
     total = len(tab)
-    acc_set = set(acc_local)
-    # inverse transitions per target state: inv[t][a] lists the states moving to t on a
-    inv: list[dict[int, list[int]]] = [{} for _ in range(total)]
-    for s in range(total):
-        for a, t in enumerate(tab[s]):
-            got = inv[t].get(a)
-            if got is None:
-                inv[t][a] = [s]
-            else:
-                got.append(s)
+    inv = _inverse_masks(tab, dead)
 
-    blocks: list[set[int]] = []
+    blocks: list[list[int]] = []
     block_of = [0] * total
     if initial is None:
-        groups = [acc_local, [s for s in range(total) if s not in acc_set]]
+        acc_set = set(acc_local)
+        groups = [list(acc_local), [s for s in range(total) if s not in acc_set and s != dead]]
     else:
         by_block: dict[int, list[int]] = {}
         for s in range(total):
-            by_block.setdefault(initial[s], []).append(s)
+            if s != dead:
+                by_block.setdefault(initial[s], []).append(s)
         groups = list(by_block.values())
     for members in groups:
         if members:
             b = len(blocks)
-            blocks.append(set(members))
+            blocks.append(members)
             for s in members:
                 block_of[s] = b
+    live_blocks = len(blocks)
+    if dead is not None:
+        block_of[dead] = len(blocks)
+        blocks.append([dead])
     # Splitters: for a complete DFA, splitting by one of two complementary blocks implies the
-    # other, so the smaller initial block suffices (and afterwards the smaller half of each split).
-    # A pending splitter is a block with all its symbols at once: one pass over the block's
-    # inverse transitions finds the predecessors per symbol, and symbols without any cost nothing.
-    # (from a finer initial partition every block but the largest must be a splitter)
-    if initial is None:
+    # other, so all initial blocks but one suffice (and afterwards all parts of a split but one).
+    # Without the dead state's transitions the automaton is partial and every live initial block
+    # must be a splitter.
+    if dead is not None:
+        work = deque(range(live_blocks))
+    elif initial is None:
         smaller = min(range(len(blocks)), key=lambda b: len(blocks[b])) if len(blocks) > 1 else None
         work = deque() if smaller is None else deque([smaller])
     else:
@@ -256,35 +414,45 @@ def hopcroft_blocks(tab, acc_local, initial=None):
     while work:
         b = work.popleft()
         # (a snapshot: splitting by the block as it was is sound, and its parts get queued)
-        preds: dict[int, list[int]] = {}
+        sig: dict[int, int] = {}
         for t in blocks[b]:
-            for a, ss in inv[t].items():
-                got = preds.get(a)
+            for s, m in inv[t]:
+                got = sig.get(s)
+                sig[s] = m if got is None else got | m
+        # predecessors grouped by their current block, then by signature
+        touched: dict[int, dict[int, list[int]]] = {}
+        for s, m in sig.items():
+            y = block_of[s]
+            by_sig = touched.get(y)
+            if by_sig is None:
+                touched[y] = {m: [s]}
+            else:
+                got = by_sig.get(m)
                 if got is None:
-                    preds[a] = list(ss)
+                    by_sig[m] = [s]
                 else:
-                    got.extend(ss)
-        for a in sorted(preds):
-            # states with an a-transition into the splitter, grouped by their current block
-            marked: dict[int, list[int]] = {}
-            for s in preds[a]:
-                marked.setdefault(block_of[s], []).append(s)
-            for y, xs in marked.items():
-                members = blocks[y]
-                if len(xs) == len(members):
+                    got.append(s)
+        for y, by_sig in touched.items():
+            members = blocks[y]
+            parts = list(by_sig.values())
+            marked = sum(len(p) for p in parts)
+            if marked < len(members):
+                if len(parts) == 1:
+                    ms = set(parts[0])
+                else:
+                    ms = set(sig)
+                parts.append([s for s in members if s not in ms])
+            elif len(parts) == 1:
+                continue
+            # the largest part keeps the block number; the others are new pending splitters
+            big = max(range(len(parts)), key=lambda i: len(parts[i]))
+            blocks[y] = parts[big]
+            for i, p in enumerate(parts):
+                if i == big:
                     continue
-                # keep the larger part in y, the smaller becomes a new block; both in O(len(xs))
-                if 2 * len(xs) <= len(members):
-                    small = xs
-                    members.difference_update(xs)
-                else:
-                    xs_set = set(xs)
-                    small = [s for s in members if s not in xs_set]
-                    blocks[y] = xs_set
                 z = len(blocks)
-                blocks.append(set(small))
-                for s in small:
+                blocks.append(p)
+                for s in p:
                     block_of[s] = z
-                # y pending or not, queueing the smaller half z is enough (Hopcroft)
                 work.append(z)
     return block_of

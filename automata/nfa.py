@@ -249,6 +249,15 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
             cover_cache[cs] = got
         return got
 
+    if not nfa.has_assertions:
+        # moves[q]: (classes, target) pairs, one per edge; disjoint[q]: no class has two edges
+        moves_l, disjoint = [], []
+        for out in nfa.edges:
+            ml = [(cover(cs), t) for cs, t in out]
+            moves_l.append(ml)
+            disjoint.append(len(ml) < 2 or sum(len(cl) for cl, _ in ml) ==
+                            len({c for cl, _ in ml for c in cl}))
+        return _determinize_plain(nfa, moves_l, disjoint, classes, meter)
     # moves[q]: class -> list of targets
     moves: list[dict[int, list[int]]] = []
     for out in nfa.edges:
@@ -257,9 +266,6 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
             for c in cover(cs):
                 m.setdefault(c, []).append(t)
         moves.append(m)
-
-    if not nfa.has_assertions:
-        return _determinize_plain(nfa, moves, classes, meter)
     is_nl = [c == _NEWLINE or (c.ranges[0][0] == 10 and len(c) == 1) for c in classes]
     wid_of = {w: i for i, w in enumerate(word_sets)}
     is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
@@ -293,7 +299,7 @@ class _Interner:
         return i
 
 
-def _determinize_plain(nfa: NFA, moves, classes, meter):
+def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
     eps = nfa.eps
     accepting_nfa = nfa.accepting
     nclasses = len(classes)
@@ -311,27 +317,46 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
 
     intern = _Interner(nclasses, meter, lambda S: not accepting_nfa.isdisjoint(S))
     start = intern(closure([nfa.start]))
-    while intern.todo:
-        S = intern.todo.pop()
-        succ: dict[int, set[int]] = {}
-        for q in S:
-            for c, ts in moves[q].items():
-                got = succ.get(c)
-                if got is None:
-                    succ[c] = set(ts)
-                else:
-                    got.update(ts)
+    # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
+    target_state: dict = {}
+    todo = intern.todo
+    index = intern.index
+    delta = intern.delta
+    while todo:
+        S = todo.pop()
         row = [0] * nclasses
-        closure_cache: dict[frozenset, int] = {}
-        for c, ts in succ.items():
-            key = frozenset(ts)
-            j = closure_cache.get(key)
-            if j is None:
-                j = intern(closure(ts))
-                closure_cache[key] = j
-            row[c] = j
-        intern.delta[intern.index[S]] = row
-    return classes, intern.delta, intern.accepting, start
+        q = next(iter(S)) if len(S) == 1 else None
+        if q is not None and disjoint[q]:
+            # one NFA state with disjoint edges (the inside of an embedded automaton)
+            for cl, t in moves[q]:
+                j = target_state.get(t)
+                if j is None:
+                    j = target_state[t] = intern(closure((t,)))
+                for c in cl:
+                    row[c] = j
+        else:
+            succ: dict[int, list[int]] = {}
+            for q in S:
+                for cl, t in moves[q]:
+                    for c in cl:
+                        got = succ.get(c)
+                        if got is None:
+                            succ[c] = [t]
+                        else:
+                            got.append(t)
+            for c, ts in succ.items():
+                if len(ts) == 1:
+                    key = ts[0]
+                else:
+                    key = frozenset(ts)
+                    if len(key) == 1:
+                        key = ts[0]
+                j = target_state.get(key)
+                if j is None:
+                    j = target_state[key] = intern(closure(ts))
+                row[c] = j
+        delta[index[S]] = row
+    return classes, delta, intern.accepting, start
 
 
 def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of):

@@ -1,9 +1,11 @@
-"""The two refinement strategies of ``minimize_table`` agree exactly.
+"""The refinement strategies and code paths of ``minimize_table`` agree exactly.
 
 Large tables are refined with array operations (Moore's rounds over hashed rows, checked for
 stability at the end); small ones, and long chains past the round limit, with Hopcroft's
-algorithm. Forcing each path on the same random tables must give identical canonical results,
-and the result must be the Myhill-Nerode quotient (checked against Brzozowski's construction).
+algorithm. Tables past ``ARRAY_MIN_CELLS`` are pruned and renumbered with array operations, and
+Hopcroft's algorithm skips the transitions into the dead state (a partial automaton). Forcing each
+path on the same random tables must give identical canonical results, and the result must be the
+Myhill-Nerode quotient (checked against Brzozowski's construction).
 """
 
 import random
@@ -17,15 +19,16 @@ from tokenfsm.automata.charset import CharSet
 from oracles import brzozowski, raw_tables
 
 
-def _run(delta, accepting, start, *, cells, rounds=None):
-    old_cells, old_rounds = mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS
+def _run(delta, accepting, start, *, cells, rounds=None, arrays=10**12):
+    old = mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS
     mz.MOORE_MIN_CELLS = cells
+    mz.ARRAY_MIN_CELLS = arrays
     if rounds is not None:
         mz.MOORE_MAX_ROUNDS = rounds
     try:
         return mz.minimize_table(delta, accepting, start)
     finally:
-        mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS = old_cells, old_rounds
+        mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS = old
 
 
 @st.composite
@@ -98,3 +101,55 @@ def test_hash_collisions_are_caught(seed, monkeypatch):
 
     monkeypatch.setattr(np.random, "default_rng", lambda seed=None: ZeroRng())
     assert _run(delta, accepting, 1, cells=0) == want
+
+
+@given(big_random_tables())
+def test_array_path_equals_list_path(table):
+    delta, accepting, start = table
+    want = _run(delta, accepting, start, cells=10**12)
+    assert _run(delta, accepting, start, cells=10**12, arrays=0) == want
+    assert _run(delta, accepting, start, cells=0, arrays=0) == want
+    assert _run(delta, accepting, start, cells=0, rounds=1, arrays=0) == want
+
+
+@given(raw_tables(max_states=8, max_classes=3))
+def test_array_path_is_the_myhill_nerode_quotient(table):
+    classes, delta, accepting, start = table
+    got = _run(delta, accepting, start, cells=10**12, arrays=0)
+    assert got == _run(delta, accepting, start, cells=10**12)
+    want_delta, _, want_start = brzozowski(classes, delta, accepting, start)
+    assert len(got[0]) == len(want_delta)
+    assert (got[2] == 0) == (want_start == 0)
+
+
+def _same_partition(a, b) -> bool:
+    pairs = set(zip(a, b))
+    return len(pairs) == len(set(a)) == len(set(b))
+
+
+@pytest.mark.parametrize("k", [3, 40, 70])     # 70: past the 62 symbols of the bit-mask arrays
+@pytest.mark.parametrize("seed", range(4))
+def test_partial_refinement_equals_complete(k, seed):
+    # tables where every state but the last (dead) one reaches acceptance, as minimize_table
+    # passes them; most transitions go to the dead state, some states copy others
+    rng = random.Random(seed)
+    n = 150
+    core = [[rng.randrange(n) if rng.random() < 0.3 else n for _ in range(k)] for _ in range(n // 2)]
+    tab = [list(core[s % len(core)]) for s in range(n)]
+    for s in range(n - 1):
+        tab[s][rng.randrange(k)] = s + 1          # a chain, so every state reaches the last live
+    tab.append([n] * k)
+    acc = [s for s in range(n) if s % len(core) in (len(core) - 1, 7)] + [n - 1]
+    acc = sorted(set(acc))
+    complete = mz.hopcroft_blocks(tab, acc)
+    partial = mz.hopcroft_blocks(tab, acc, dead=n)
+    assert _same_partition(complete, partial)
+    # and with a coarse initial partition (what Moore's rounds hand over)
+    initial = [1 if s in set(acc) else 0 for s in range(n + 1)]
+    assert _same_partition(mz.hopcroft_blocks(tab, acc, initial, dead=n), complete)
+    # the result is a congruence that separates acceptance
+    for s in range(n + 1):
+        for t in range(n + 1):
+            if complete[s] == complete[t]:
+                assert (s in acc) == (t in acc)
+                assert [complete[x] for x in tab[s]] == [complete[x] for x in tab[t]]
