@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Sequence
 
 from tokenfsm.automata.charset import CharSet
-from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.dfa import DFA, _embed
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
 from tokenfsm.automata.nfa import NFA, determinize
 
@@ -73,29 +73,25 @@ def embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
     """Copy the live part of ``d`` into ``nfa``, accepting states leading to ``exit_`` by epsilon.
 
     Returns the entry state, or None when ``d`` is empty."""
-    m = d.minimize()
-    if m.start == 0:
-        return None
-    base = nfa.num_states - 1
-    for _ in range(len(m.delta) - 1):
-        nfa.new_state()
-    for s in range(1, len(m.delta)):
-        by_target: dict[int, list] = {}
-        for c, t in enumerate(m.delta[s]):
-            if t:
-                by_target.setdefault(t, []).extend(m.classes[c].ranges)
-        q = base + s
-        for t, ranges in by_target.items():
-            nfa.edges[q].append((CharSet(ranges), base + t))
-        if s in m.accepting:
-            nfa.eps[q].append(exit_)
-    return base + m.start
+    return _embed(nfa, d, exit_)
+
+
+def embed_chain(nfa: NFA, parts: Sequence[DFA], exit_: int) -> int | None:
+    """Embed the concatenation of ``parts`` (one copy of each, joined by epsilon moves) without
+    determinising it on its own: the enclosing automaton is determinised once.
+
+    Returns the entry state, or None when the concatenation is empty."""
+    entry = exit_
+    for p in reversed(parts):
+        entry = _embed(nfa, p, entry)
+        if entry is None:
+            return None
+    return entry
 
 
 def nfa_to_dfa(nfa: NFA, budget: Budget | None, operation: str) -> DFA:
     """Determinise and minimise an NFA under ``budget``."""
-    classes, delta, accepting, start = determinize(nfa, budget, operation)
-    return DFA.from_parts(classes, delta, accepting, start).minimize()
+    return DFA._minimal_of(*determinize(nfa, budget, operation))
 
 
 # ---------------------------------------------------------------- typed languages
@@ -215,12 +211,12 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
     colon = DFA.concat_all([ws, DFA.literal(":"), ws])
     comma = DFA.concat_all([DFA.literal(","), ws])
     # bodies[i]: (member text, witness bits) pairs of declared member i; index k: the extras
-    bodies = [[(DFA.concat_all([m.key, colon, v, ws], budget), bits)
+    # (embedded as chains of parts: the object automaton is determinised and minimised once)
+    bodies = [[((m.key, colon, v, ws), bits)
                for v, bits in (m.pieces or ((m.value, 0),)) if not v.is_empty()] for m in members]
     if extra is not None:
         by_bits = extra if isinstance(extra, dict) else {0: extra}
-        bodies.append([(DFA.concat_all([d, ws], budget), bits) for bits, d in by_bits.items()
-                       if not d.is_empty()])
+        bodies.append([((d, ws), bits) for bits, d in by_bits.items() if not d.is_empty()])
         extra = bodies[-1] or None
     full = (1 << witnesses) - 1
     k = len(members)
@@ -297,15 +293,15 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
             if entry is None:
                 body = bodies[ij[0]][ij[1]][0]
                 if written:
-                    body = DFA.concat_all([comma, body], budget)
-                entry = embed(nfa, body, t)
-                meter.add(body.num_states)
+                    body = (comma,) + body
+                entry = embed_chain(nfa, body, t)
+                meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:
                 nfa.eps[q].append(entry)
     inner = nfa.new_state()
     nfa.eps[inner].append(q0)
-    nfa.start = embed(nfa, DFA.concat_all([DFA.literal("{"), ws]), inner)
+    nfa.start = embed_chain(nfa, (DFA.literal("{"), ws), inner)
     nfa.accepting = {final}
     return nfa_to_dfa(nfa, budget, "object")
 
@@ -396,12 +392,12 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
             key = (min(i, fixed), inc, i > 0, t)
             entry = embedded.get(key)
             if entry is None:
-                body = DFA.concat_all([comma, d, ws] if i > 0 else [d, ws], budget)
-                entry = embed(nfa, body, t)
-                meter.add(body.num_states)
+                body = (comma, d, ws) if i > 0 else (d, ws)
+                entry = embed_chain(nfa, body, t)
+                meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:
                 nfa.eps[q].append(entry)
-    nfa.start = embed(nfa, DFA.concat_all([DFA.literal("["), ws]), q0)
+    nfa.start = embed_chain(nfa, (DFA.literal("["), ws), q0)
     nfa.accepting = {final}
     return nfa_to_dfa(nfa, budget, "array")
