@@ -15,7 +15,10 @@ hot loop. The next state of a token is instead computed when needed, by walking 
 bytes through the DFA: a handful of table lookups, cheaper than a binary search in a CSR row. The
 build itself walks the trie once per group of states that no string as long as the longest token
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
-than a token's length from their bound all share one walk.
+than a token's length from their bound all share one walk. States whose walks agree until they
+leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies of a
+schema's string properties, which differ only after the closing quote) share the walk up to their
+exits, so a free-text body is walked in full once per schema, not once per property.
 
 The per-pair table is still there for those who want it: ``csr_ptr``, ``csr_tok`` and ``csr_next``
 (``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the text tokens allowed in ``s``, ascending, and
@@ -63,8 +66,11 @@ __all__ = ["TokenIndex", "FORMAT_VERSION", "as_byte_dfa", "ByteTables"]
 #: 1: CSR of every allowed (state, token) pair saved with the rows. 2: rows only.
 FORMAT_VERSION = 2
 _MAGIC = "tokenfsm-token-index"
-#: Below this many live states the plain byte trie is walked; from it on, the class-merged trie.
-CLASS_TRIE_MIN_STATES = 4
+#: Refinement rounds allowed to :func:`.kernels.relaxed_blocks` before walks go unshared.
+RELAXED_MAX_ROUNDS = 1024
+#: ``strategy="auto"`` walks the byte trie, and moves to the class-merged trie once the walks
+#: have visited this many times the byte trie's size.
+AUTO_BYTE_WALK_PASSES = 8
 
 _ARRAY_FIELDS = (
     "byte_classes", "table", "accepting", "mask_rows", "state_row", "forced_byte", "eos_ids",
@@ -249,8 +255,8 @@ class TokenIndex:
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto", group_states: bool = True
-              ) -> "TokenIndex":
+    def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto", group_states: bool = True,
+              share_walks: bool = True) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -259,11 +265,16 @@ class TokenIndex:
             See :func:`as_byte_dfa`.
         vocab : Vocabulary
         strategy : {"auto", "bytes", "classes"}
-            Walk the byte trie, the trie merged over the DFA's byte classes, or choose by the
-            number of live states (the merged trie costs one pass over the byte trie to build).
+            Walk the vocabulary's byte trie, or the trie merged over the DFA's byte classes
+            (smaller, but built for each new class map, about as long as a few walks), or the
+            byte trie unless the walks prove long (:data:`AUTO_BYTE_WALK_PASSES`).
         group_states : bool
             Walk once per group of states that no string as long as the longest token tells
             apart (:func:`.kernels.refine_states`) instead of once per state. Same result.
+        share_walks : bool
+            Walk the trie once for states whose walks agree until they leave their strongly
+            connected component (:func:`.kernels.relaxed_blocks`), each state then walking only
+            the subtrees past its exits. Same result.
 
         Returns
         -------
@@ -276,25 +287,38 @@ class TokenIndex:
         trie = token_trie(vocab)
         t1 = time.perf_counter()
         n_states, n_classes = bt.table.shape
-        live_states = int(np.count_nonzero(bt.table.any(axis=1) | bt.accepting))
-        if strategy == "auto":
-            strategy = "classes" if live_states >= CLASS_TRIE_MIN_STATES else "bytes"
-        if strategy == "classes":
-            walk = trie.class_trie(bt.byte_classes, n_classes)
-            sym_class = np.arange(n_classes, dtype=np.uint8)
-        else:
-            walk = trie
-            sym_class = bt.byte_classes
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
         if group_states:
             block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)
         else:
             block, n_blocks = np.arange(n_states, dtype=np.int32), n_states
+        comp = kernels.scc_ids(bt.table)
+        if share_walks:
+            relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
+        else:
+            relaxed = np.arange(n_states, dtype=np.int32)
         t2 = time.perf_counter()
-        rows, state_row, finished_row, visited = kernels.walk_masks(
-            walk.sym, walk.depth, walk.end, walk.tok_ptr, walk.tok_ids, sym_class,
-            bt.table, bt.accepting, eos, vocab.size, block, int(n_blocks),
-        )
+        tries = {"auto": ("bytes", "classes"), "bytes": ("bytes",), "classes": ("classes",)}[strategy]
+        for attempt, used in enumerate(tries):
+            if used == "classes":
+                walk = trie.class_trie(bt.byte_classes, n_classes)
+                sym_class = np.arange(n_classes, dtype=np.uint8)
+            else:
+                walk = trie
+                sym_class = bt.byte_classes
+            node_bit, n_tok_nodes, max_depth = walk.token_numbering()
+            # auto: the byte trie needs no per-automaton preparation, but when the walks turn out
+            # long (many states each reaching much of the vocabulary) the trie merged over the
+            # automaton's byte classes, built once, makes each of them cheaper
+            limit = AUTO_BYTE_WALK_PASSES * walk.num_nodes if attempt + 1 < len(tries) else -1
+            rows, state_row, finished_row, visited, shared = kernels.walk_masks(
+                walk.sym, walk.depth, walk.end, walk.tok_ptr, walk.tok_ids, node_bit, n_tok_nodes,
+                max_depth, sym_class, bt.table, bt.accepting, eos, vocab.size, block,
+                int(n_blocks), comp, relaxed, int(limit),
+            )
+            if visited >= 0:
+                break
+        strategy = used
         t3 = time.perf_counter()
         arrays = dict(
             byte_classes=bt.byte_classes, table=bt.table, accepting=bt.accepting,
@@ -302,7 +326,7 @@ class TokenIndex:
             forced_byte=_forced_bytes(bt), eos_ids=eos,
         )
         info = dict(strategy=strategy, trie_nodes=walk.num_nodes, walks=int(n_blocks) - 1,
-                    visited=int(visited), prepare_s=t2 - t1, walk_s=t3 - t2,
+                    shared_walks=int(shared), visited=int(visited), prepare_s=t2 - t1, walk_s=t3 - t2,
                     total_s=time.perf_counter() - t0)
         return cls(vocab, arrays, bt.start, finished_row, info)
 

@@ -13,9 +13,12 @@ The kernels:
   tell apart share one path, and every DFA state walks the smaller trie.
 * :func:`refine_states` groups the DFA's states that no string as long as the longest token tells
   apart (Moore's refinement, cut at that length): such states allow the same tokens.
+* :func:`scc_ids` and :func:`relaxed_blocks` find the states whose walks agree until they leave
+  their strongly connected component (the string bodies of a schema's string properties).
 * :func:`walk_masks` walks a trie through the byte DFA once per group of states, skipping a subtree
-  as soon as the walk reaches the dead state, and produces deduplicated packed bitmask rows. It
-  emits no per-token data: a row is all a mask needs.
+  as soon as the walk reaches the dead state, shares the walk within a relaxed block up to its
+  exits, and produces deduplicated packed bitmask rows. It emits no per-token data: a row is all a
+  mask needs (:func:`token_nodes` numbers the trie nodes it records).
 * :func:`state_transitions`, :func:`csr_from_rows` recover the next states of allowed tokens from
   the rows by walking each token's bytes (one state, or the whole CSR table on demand).
 * :func:`walk_bytes`, :func:`copy_rows`: small helpers for the matcher.
@@ -42,6 +45,9 @@ __all__ = [
     "build_trie",
     "build_class_trie",
     "refine_states",
+    "scc_ids",
+    "relaxed_blocks",
+    "token_nodes",
     "walk_masks",
     "state_transitions",
     "csr_from_rows",
@@ -50,6 +56,7 @@ __all__ = [
 ]
 
 _HASH_MASK = (1 << 40) - 1
+_M40 = _HASH_MASK
 # de Bruijn table: index of the lowest set bit of a 32-bit word
 _DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8,
                       31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
@@ -238,48 +245,6 @@ def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classe
 
 
 @njit(cache=True)
-def _row_insert(row, rows, count, ht_hash, ht_row, n_words):
-    """Find ``row`` among ``rows[:count]`` through the hash table, or append it.
-
-    Returns ``(row id, rows, count)``; ``rows`` may be reallocated. The table (``ht_hash``,
-    ``ht_row``, a power of two in size) must have room for every row that will be inserted.
-    """
-    h = np.int64(17)
-    for w in range(n_words):
-        h = ((h * 1000003) ^ np.int64(row[w])) & _HASH_MASK
-    hmask = ht_hash.shape[0] - 1
-    slot = (h ^ (h >> 20)) & hmask
-    while ht_row[slot] != -1:
-        if ht_hash[slot] == h:
-            r = ht_row[slot]
-            same = True
-            for w in range(n_words):
-                if rows[r, w] != row[w]:
-                    same = False
-                    break
-            if same:
-                return r, rows, count
-        slot = (slot + 1) & hmask
-    if count == rows.shape[0]:
-        bigger = np.zeros((rows.shape[0] * 2, n_words), dtype=np.uint32)
-        bigger[:count] = rows[:count]
-        rows = bigger
-    rows[count, :] = row
-    ht_hash[slot] = h
-    ht_row[slot] = count
-    return count, rows, count + 1
-
-
-@njit(cache=True)
-def _popcount(x):
-    """Set bits of a 32-bit word."""
-    v = np.int64(x) & 0xFFFFFFFF
-    v = v - ((v >> 1) & 0x55555555)
-    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
-    return (((v + (v >> 4)) & 0x0F0F0F0F) * 0x01010101 & 0xFFFFFFFF) >> 24
-
-
-@njit(cache=True)
 def refine_states(table, rounds):
     """Group the states of a byte DFA that no string of at most ``rounds`` bytes tells apart.
 
@@ -349,17 +314,401 @@ def refine_states(table, rounds):
 
 
 @njit(cache=True)
-def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, eos_ids,
-               vocab_size, block, n_blocks):
-    """Packed token masks of every state of a byte DFA: one trie walk per block of states.
+def scc_ids(table):
+    """Strongly connected components of a byte DFA (Tarjan's algorithm, iterative).
 
-    A walk records which token-ending trie nodes it reaches (one bit per node, not per token); only
-    a set of nodes not seen before is expanded into token bits, so states whose walks end alike
-    (many of them, in free text) pay for the walk but not for the row.
+    Transitions to the dead state 0 are ignored. Returns ``int32[num_states]``: the component of
+    each state (the dead state 0 alone in component 0)."""
+    n, c = table.shape
+    index = np.full(n, -1, dtype=np.int32)
+    low = np.zeros(n, dtype=np.int32)
+    on_stack = np.zeros(n, dtype=np.bool_)
+    comp = np.full(n, -1, dtype=np.int32)
+    stack = np.empty(n, dtype=np.int32)
+    sp = 0
+    call_state = np.empty(n, dtype=np.int32)
+    call_edge = np.empty(n, dtype=np.int32)
+    counter = 0
+    n_comp = 0
+    comp[0] = 0
+    n_comp = 1
+    for root in range(1, n):
+        if index[root] >= 0:
+            continue
+        top = 0
+        call_state[0] = root
+        call_edge[0] = 0
+        index[root] = counter
+        low[root] = counter
+        counter += 1
+        stack[sp] = root
+        sp += 1
+        on_stack[root] = True
+        while top >= 0:
+            v = call_state[top]
+            e = call_edge[top]
+            if e < c:
+                call_edge[top] = e + 1
+                w = table[v, e]
+                if w == 0:
+                    continue
+                if index[w] < 0:
+                    index[w] = counter
+                    low[w] = counter
+                    counter += 1
+                    stack[sp] = w
+                    sp += 1
+                    on_stack[w] = True
+                    top += 1
+                    call_state[top] = w
+                    call_edge[top] = 0
+                elif on_stack[w]:
+                    if index[w] < low[v]:
+                        low[v] = index[w]
+            else:
+                if low[v] == index[v]:
+                    while True:
+                        sp -= 1
+                        w = stack[sp]
+                        on_stack[w] = False
+                        comp[w] = n_comp
+                        if w == v:
+                            break
+                    n_comp += 1
+                top -= 1
+                if top >= 0:
+                    u = call_state[top]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+    return comp
+
+
+@njit(cache=True)
+def relaxed_blocks(table, comp, max_rounds):
+    """Group the states whose trie walks agree for as long as they stay in their component.
+
+    Moore's partition refinement, run to its fixpoint, where each transition is labelled *dead*
+    (target 0), *exit* (target in another strongly connected component than the source) or by
+    its target's block; acceptance plays no part. Two states of one block then follow any string
+    in step: at each byte both die, both exit or both stay inside their components in states of
+    one block. Their walks through a token trie reach the same nodes, until exits, and exit at
+    the same nodes -- what :func:`walk_masks` shares. The string bodies of a schema's string
+    properties (and their UTF-8 continuation states) form such blocks: they differ only after
+    the closing quote.
+
+    Parameters
+    ----------
+    table : int32[num_states, num_classes]
+    comp : int32[num_states]
+        Components (see :func:`scc_ids`).
+    max_rounds : int
+        Refinement rounds allowed; without a fixpoint by then the identity is returned (nothing
+        shared, still correct).
+
+    Returns
+    -------
+    block : int32[num_states]
+        State 0 alone in block 0.
+    n_blocks : int
+    """
+    n, c = table.shape
+    block = np.ones(n, dtype=np.int32)
+    block[0] = 0
+    n_blocks = 2 if n > 1 else 1
+    size = 8
+    while size < 2 * n + 2:
+        size *= 2
+    hmask = size - 1
+    ht_key = np.zeros(size, dtype=np.int64)
+    ht_rep = np.full(size, -1, dtype=np.int32)
+    new_block = np.empty(n, dtype=np.int32)
+    lab = np.empty(c, dtype=np.int64)
+    for _ in range(max_rounds):
+        ht_rep[:] = -1
+        count = 0
+        for s in range(n):
+            h = np.int64(block[s]) + 1
+            for k in range(c):
+                t = table[s, k]
+                if t == 0:
+                    x = np.int64(-1)
+                elif comp[t] != comp[s]:
+                    x = np.int64(-2)
+                else:
+                    x = np.int64(block[t])
+                h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
+            slot = (h ^ (h >> 20)) & hmask
+            while True:
+                r = ht_rep[slot]
+                if r == -1:
+                    ht_rep[slot] = s
+                    ht_key[slot] = h
+                    new_block[s] = count
+                    count += 1
+                    break
+                if ht_key[slot] == h and block[r] == block[s]:
+                    same = True
+                    for k in range(c):
+                        tr = table[r, k]
+                        ts = table[s, k]
+                        if tr == 0 or ts == 0:
+                            if tr != ts:
+                                same = False
+                                break
+                            continue
+                        er = comp[tr] != comp[r]
+                        es = comp[ts] != comp[s]
+                        if er != es or (not er and block[tr] != block[ts]):
+                            same = False
+                            break
+                    if same:
+                        new_block[s] = new_block[r]
+                        break
+                slot = (slot + 1) & hmask
+        stable = count == n_blocks
+        block[:] = new_block
+        n_blocks = count
+        if stable:
+            return block, n_blocks
+    ident = np.arange(n).astype(np.int32)
+    return ident, n
+
+
+@njit(cache=True)
+def _mix(x):
+    """A 40-bit mix of a node id; a node set's hash is the sum over its nodes (order-free)."""
+    v = ((np.int64(x) + 1) * 2654435761) & _M40
+    return ((v ^ (v >> 20)) * 1000003) & _M40
+
+
+@njit(cache=True)
+def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur_list, k, cur_bits):
+    """Walk trie nodes ``i..stop-1`` (whole subtrees) from the states on ``stack``, appending the
+    token nodes reached to ``cur_list[k:]`` and ``cur_bits``.
+
+    Returns ``(k, hash of the nodes added, nodes visited)``."""
+    h = np.int64(0)
+    visited = 0
+    while i < stop:
+        visited += 1
+        ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
+        if ns == 0:
+            i = end[i]
+            continue
+        stack[depth[i]] = ns
+        j = node_bit[i]
+        if j >= 0:
+            cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+            cur_list[k] = i
+            k += 1
+            h += _mix(i)
+        i += 1
+    return k, h, visited
+
+
+@njit(cache=True)
+def token_nodes(tok_ptr):
+    """Number the trie nodes that end tokens, in preorder.
+
+    Returns ``(node_bit, n_tok_nodes)``: ``node_bit[i]`` is node ``i``'s number among the
+    token-ending nodes, or -1."""
+    n = tok_ptr.shape[0] - 1
+    node_bit = np.full(n, -1, dtype=np.int32)
+    count = 0
+    for i in range(n):
+        if tok_ptr[i + 1] > tok_ptr[i]:
+            node_bit[i] = count
+            count += 1
+    return node_bit, count
+
+
+@njit(cache=True)
+def _set_bit(bits, j):
+    bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
+@njit(cache=True)
+def _shared_walk(r, sym, depth, end, sym_class, table, comp, stack, node_bit, cur_list, cur_bits,
+                 path_node, sk_node, sk_depth, sk_exit):
+    """The shared part of a relaxed group's walks, from its unit ``r``: token nodes reached
+    without leaving ``r``'s component go to ``cur_list``/``cur_bits``; each exit node and the
+    nodes on the path to it (not already there) go to the skeleton, in preorder.
+
+    Returns ``(k, hash, skeleton length, nodes visited)``."""
+    n_nodes = sym.shape[0]
+    cr = comp[r]
+    stack[0] = r
+    k = 0
+    h = np.int64(0)
+    n_sk = 0
+    visited = 0
+    emitted = 0   # path_node[1..emitted] are already in the skeleton
+    i = 1
+    while i < n_nodes:
+        visited += 1
+        d = depth[i]
+        if emitted >= d:
+            emitted = d - 1
+        ns = table[stack[d - 1], sym_class[sym[i]]]
+        if ns == 0:
+            i = end[i]
+            continue
+        if comp[ns] != cr:
+            for dd in range(emitted + 1, d):
+                sk_node[n_sk] = path_node[dd]
+                sk_depth[n_sk] = dd
+                sk_exit[n_sk] = False
+                n_sk += 1
+            sk_node[n_sk] = i
+            sk_depth[n_sk] = d
+            sk_exit[n_sk] = True
+            n_sk += 1
+            emitted = d - 1
+            i = end[i]
+            continue
+        stack[d] = ns
+        path_node[d] = i
+        j = node_bit[i]
+        if j >= 0:
+            cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+            cur_list[k] = i
+            k += 1
+            h += _mix(i)
+        i += 1
+    return k, h, n_sk, visited
+
+
+@njit(cache=True)
+def _replay(n_sk, sk_node, sk_depth, sk_exit, k, sym, depth, end, sym_class, table, stack,
+            node_bit, cur_list, cur_bits):
+    """A group member's own part of the walk (``stack[0]`` is its state): follow the skeleton to
+    its exits and walk the subtrees below them. Returns ``(k, hash added, nodes visited)``."""
+    h = np.int64(0)
+    visited = 0
+    for x in range(n_sk):
+        v = sk_node[x]
+        d = sk_depth[x]
+        st = table[stack[d - 1], sym_class[sym[v]]]
+        if st == 0:
+            raise ValueError("walk_masks: relaxed groups disagree with the table")
+        stack[d] = st
+        if sk_exit[x]:
+            visited += 1
+            j = node_bit[v]
+            if j >= 0:
+                cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+                cur_list[k] = v
+                k += 1
+                h += _mix(v)
+            k, hh, vv = _walk_range(v + 1, end[v], sym, depth, end, sym_class, table, stack,
+                                    node_bit, cur_list, k, cur_bits)
+            h += hh
+            visited += vv
+    return k, h, visited
+
+
+@njit(cache=True)
+def _find_set(h, k, cur_bits, ht_hash, ht_set, set_bits):
+    """Look a node set up by hash, confirming on the bitsets. Returns ``(set id or -1, slot)``."""
+    hmask = ht_set.shape[0] - 1
+    nw = cur_bits.shape[0]
+    slot = (h ^ (h >> 17)) & hmask
+    while ht_set[slot] != -1:
+        if ht_hash[slot] == h:
+            cand = ht_set[slot]
+            if cand == 0:
+                if k == 0:
+                    return 0, slot
+            else:
+                same = True
+                for w in range(nw):
+                    if set_bits[cand, w] != cur_bits[w]:
+                        same = False
+                        break
+                if same:
+                    return cand, slot
+        slot = (slot + 1) & hmask
+    return -1, slot
+
+
+@njit(cache=True)
+def _grown(a, count):
+    """``a`` with room for twice ``count`` rows (the new rows uninitialised)."""
+    bigger = np.empty((2 * count, a.shape[1]), dtype=a.dtype)
+    bigger[:count] = a[:count]
+    return bigger
+
+
+@njit(cache=True)
+def _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits, sh, node_bit, tok_ptr,
+            tok_ids):
+    """Turn ``row`` (the token row of ``prev_list``) into that of ``cur_list[:k]``: toggle the
+    tokens of the nodes in one set only, or rebuild it when that is shorter. The first ``sh``
+    nodes of both lists are known to be the same."""
+    common = sh
+    for x in range(sh, k):
+        jb = node_bit[cur_list[x]]
+        if (prev_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
+            common += 1
+    if k + n_prev - 2 * common < k:
+        for x in range(sh, k):
+            nd = cur_list[x]
+            jb = node_bit[nd]
+            if not (prev_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
+                for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
+                    t = tok_ids[kk]
+                    row[t >> 5] ^= np.uint32(1) << np.uint32(t & 31)
+        for x in range(sh, n_prev):
+            nd = prev_list[x]
+            jb = node_bit[nd]
+            if not (cur_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
+                for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
+                    t = tok_ids[kk]
+                    row[t >> 5] ^= np.uint32(1) << np.uint32(t & 31)
+    else:
+        row[:] = 0
+        for x in range(k):
+            nd = cur_list[x]
+            for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
+                t = tok_ids[kk]
+                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+
+
+@njit(cache=True)
+def _clear_bits(bits, lst, lo, hi, node_bit):
+    for x in range(lo, hi):
+        j = node_bit[lst[x]]
+        bits[j >> 5] &= ~(np.uint32(1) << np.uint32(j & 31))
+
+
+@njit(cache=True)
+def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class,
+               table, accepting, eos_ids, vocab_size, block, n_blocks, comp, relaxed, max_visited):
+    """Packed token masks of every state of a byte DFA, walking the trie as little as possible.
+
+    Every state of a block of ``block`` allows the same tokens (see :func:`refine_states`), so
+    one state per block (a *unit*) is walked. Units in one group of ``relaxed`` (see
+    :func:`relaxed_blocks`, with ``comp`` the strongly connected components) share most of their
+    walk: their walks agree as long as they stay in their component, so the group's first unit
+    walks the trie once, stopping at each *exit* (a node whose byte leaves the component), and
+    records the nodes on the paths to exits (the *skeleton*, in preorder). Every unit of the group
+    then takes the shared token nodes as they are, replays only the skeleton from its own state
+    to find its exit states, and walks the subtrees below its exits. A JSON string body and its
+    UTF-8 continuation states, repeated for every string property of a schema, are walked in full
+    once instead of once per property.
+
+    A walk yields the set of token-ending trie nodes it reaches (a list, a bitset over
+    ``node_bit`` numbers and an order-free hash). Equal sets are found through the hash and
+    confirmed on the bitsets; a new set is expanded into token bits by toggling the nodes it does
+    not share with the previously expanded set, or from scratch when that is shorter (token sets
+    of distinct nodes are disjoint, so distinct node sets give distinct rows).
 
     Parameters
     ----------
     sym, depth, end, tok_ptr, tok_ids : arrays of a trie (byte or class trie).
+    node_bit, n_tok_nodes : the trie's token-node numbering (see :func:`token_nodes`).
+    max_depth : int
+        Depth of the deepest trie node.
     sym_class : uint8[256] or uint8[num_classes]
         Maps a node symbol to the DFA's class (byte classes, or the identity for a class trie).
     table : int32[num_states, num_classes]
@@ -369,9 +718,16 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, e
         End-of-sequence ids, set in the rows of accepting states.
     vocab_size : int
     block, n_blocks :
-        States grouped so that states of one block allow the same tokens (see
-        :func:`refine_states`); block 0 holds only the dead state. The identity grouping
-        (``arange(num_states)``) walks every state.
+        States of one block allow the same tokens; block 0 holds only the dead state. The
+        identity (``arange(num_states)``) walks every state.
+    comp : int32[num_states]
+        Strongly connected component of each state (see :func:`scc_ids`).
+    relaxed : int32[num_states]
+        Groups of states whose walks agree until they leave their component (see
+        :func:`relaxed_blocks`); the identity shares nothing.
+    max_visited : int
+        Give up once this many trie nodes have been visited (-1: never), returning empty rows
+        and ``visited = -1``; the caller may then walk a smaller trie.
 
     Returns
     -------
@@ -383,121 +739,157 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, sym_class, table, accepting, e
     finished_row : int
         Row allowing only the EOS ids (for finished sequences).
     visited : int
-        Trie nodes visited in total (a cost measure).
+        Trie nodes visited in total (a cost measure), or -1 if ``max_visited`` was reached.
+    shared : int
+        Shared walks (groups of two units or more).
     """
     num_states = table.shape[0]
     n_words = (vocab_size + 31) // 32
     n_nodes = sym.shape[0]
-    max_depth = 0
-    for i in range(n_nodes):
-        if depth[i] > max_depth:
-            max_depth = depth[i]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
-    row = np.zeros(n_words, dtype=np.uint32)
-    # nodes that end tokens, numbered: a walk first records the set of such nodes it reaches
-    node_bit = np.full(n_nodes, -1, dtype=np.int32)
-    n_tok_nodes = 0
-    for i in range(n_nodes):
-        if tok_ptr[i + 1] > tok_ptr[i]:
-            node_bit[i] = n_tok_nodes
-            n_tok_nodes += 1
-    bit_node = np.empty(max(n_tok_nodes, 1), dtype=np.int32)
-    for i in range(n_nodes):
-        if node_bit[i] >= 0:
-            bit_node[node_bit[i]] = i
-    n_node_words = max((n_tok_nodes + 31) // 32, 1)
-    node_row = np.zeros(n_node_words, dtype=np.uint32)
-    prev_node_row = np.zeros(n_node_words, dtype=np.uint32)  # node set of ``row``
+    nw = max((n_tok_nodes + 31) // 32, 1)
+    cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)   # trie nodes reached
+    prev_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)  # those of the last expanded set
+    n_prev = 0
+    prev_set = 0
+    cur_bits = np.zeros(nw, dtype=np.uint32)
+    row = np.zeros(n_words, dtype=np.uint32)                    # token row of prev_list
+    # distinct node sets: hash table -> set id; each set's bitset kept to confirm hash hits
     ht_size = 8
-    while ht_size < 2 * (num_states + n_blocks + 2):
+    while ht_size < 2 * (n_blocks + 2):
         ht_size *= 2
-    # distinct node sets; each one's token row (no EOS) is expanded once
-    n_hash = np.zeros(ht_size, dtype=np.int64)
-    n_row = np.full(ht_size, -1, dtype=np.int32)
-    nrows = np.zeros((8, n_node_words), dtype=np.uint32)
-    n_nrows = 0
-    nrow_trow = np.full(n_blocks + 1, -1, dtype=np.int32)
-    t_hash = np.zeros(ht_size, dtype=np.int64)
-    t_row = np.full(ht_size, -1, dtype=np.int32)
-    trows = np.zeros((8, n_words), dtype=np.uint32)
-    n_trows = 0
-    block_trow = np.full(n_blocks, -1, dtype=np.int32)
-    tr, trows, n_trows = _row_insert(row, trows, n_trows, t_hash, t_row, n_words)
-    block_trow[block[0]] = tr  # the dead state allows nothing
-    visited = 0
-    for s in range(1, num_states):
-        b = block[s]
-        if block_trow[b] >= 0:
-            continue
-        stack[0] = s
-        i = 1
-        while i < n_nodes:
-            visited += 1
-            ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
-            if ns == 0:
-                i = end[i]
-                continue
-            stack[depth[i]] = ns
-            j = node_bit[i]
-            if j >= 0:
-                node_row[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-            i += 1
-        before = n_nrows
-        nr, nrows, n_nrows = _row_insert(node_row, nrows, n_nrows, n_hash, n_row, n_node_words)
-        if n_nrows > before:
-            # a new set of nodes: expand it to token bits, from scratch or, when fewer nodes
-            # differ, by toggling the differing nodes' tokens in the previous row (the token sets
-            # of distinct nodes are disjoint)
-            n_set = 0
-            n_diff = 0
-            for w in range(n_node_words):
-                n_set += _popcount(node_row[w])
-                n_diff += _popcount(node_row[w] ^ prev_node_row[w])
-            if n_diff < n_set:
-                for w in range(n_node_words):
-                    prev_node_row[w] ^= node_row[w]  # the differing nodes
-            else:
-                row[:] = 0
-                prev_node_row[:] = node_row
-            for w in range(n_node_words):
-                x = np.int64(prev_node_row[w])
-                while x != 0:
-                    low = x & (-x)
-                    node = bit_node[w * 32 + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]]
-                    x ^= low
-                    for k in range(tok_ptr[node], tok_ptr[node + 1]):
-                        t = tok_ids[k]
-                        row[t >> 5] ^= np.uint32(1) << np.uint32(t & 31)
-            prev_node_row[:] = node_row
-            tr, trows, n_trows = _row_insert(row, trows, n_trows, t_hash, t_row, n_words)
-            nrow_trow[nr] = tr
-        block_trow[b] = nrow_trow[nr]
-        node_row[:] = 0
-    row[:] = 0
-    # final rows: token row plus EOS bits where the state accepts, in state order
     ht_hash = np.zeros(ht_size, dtype=np.int64)
-    ht_row = np.full(ht_size, -1, dtype=np.int32)
-    rows = np.zeros((8, n_words), dtype=np.uint32)
-    n_rows = 0
-    final_of = np.full((n_trows, 2), -1, dtype=np.int32)
-    state_row = np.zeros(num_states, dtype=np.int32)
-    r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)  # empty row: 0
+    ht_set = np.full(ht_size, -1, dtype=np.int32)
+    cap = min(n_blocks + 1, 64)
+    set_bits = np.empty((cap, nw), dtype=np.uint32)   # rows written before they are read
+    trows = np.empty((cap, n_words), dtype=np.uint32)
+    set_bits[0, :] = 0
+    trows[0, :] = 0
+    n_sets = 1                                                  # set 0: the empty set
+    ht_set[0] = 0
+    block_set = np.full(n_blocks, -1, dtype=np.int32)
+    block_set[block[0]] = 0
+    # units (first state of each block), ordered by relaxed group, then by state
+    n_units = 0
+    unit = np.empty(max(n_blocks, 1), dtype=np.int32)
+    seen = np.zeros(n_blocks, dtype=np.bool_)
+    seen[block[0]] = True
+    n_rel = 0
     for s in range(1, num_states):
-        tr = block_trow[block[s]]
-        acc = 1 if accepting[s] else 0
-        if final_of[tr, acc] < 0:
-            row[:] = trows[tr]
+        if not seen[block[s]]:
+            seen[block[s]] = True
+            unit[n_units] = s
+            n_units += 1
+        if relaxed[s] + 1 > n_rel:
+            n_rel = relaxed[s] + 1
+    g_ptr = np.zeros(n_rel + 1, dtype=np.int32)
+    for q in range(n_units):
+        g_ptr[relaxed[unit[q]] + 1] += 1
+    for g in range(n_rel):
+        g_ptr[g + 1] += g_ptr[g]
+    order = np.empty(max(n_units, 1), dtype=np.int32)
+    fill = g_ptr[:-1].copy()
+    for q in range(n_units):
+        g = relaxed[unit[q]]
+        order[fill[g]] = unit[q]
+        fill[g] += 1
+    sk_node = np.empty(1, dtype=np.int32)
+    sk_depth = np.empty(1, dtype=np.int32)
+    sk_exit = np.empty(1, dtype=np.bool_)
+    path_node = np.zeros(max_depth + 1, dtype=np.int32)
+    visited = 0
+    shared = 0
+    for g in range(n_rel):
+        lo = g_ptr[g]
+        hi = g_ptr[g + 1]
+        if hi == lo:
+            continue
+        grouped = hi - lo >= 2
+        k_in = 0
+        h_in = np.int64(0)
+        n_sk = 0
+        if grouped:
+            if sk_node.shape[0] < n_nodes:
+                sk_node = np.empty(n_nodes, dtype=np.int32)
+                sk_depth = np.empty(n_nodes, dtype=np.int32)
+                sk_exit = np.empty(n_nodes, dtype=np.bool_)
+            shared += 1
+            k_in, h_in, n_sk, vv = _shared_walk(order[lo], sym, depth, end, sym_class, table, comp,
+                                                stack, node_bit, cur_list, cur_bits, path_node,
+                                                sk_node, sk_depth, sk_exit)
+            visited += vv
+        prev_shared = 0   # prev_list[:prev_shared] == cur_list[:prev_shared] (this group's part)
+        for q in range(lo, hi):
+            s = order[q]
+            stack[0] = s
+            if grouped:
+                k, h, vv = _replay(n_sk, sk_node, sk_depth, sk_exit, k_in, sym, depth, end, sym_class,
+                                   table, stack, node_bit, cur_list, cur_bits)
+                h += h_in
+            else:
+                k, h, vv = _walk_range(1, n_nodes, sym, depth, end, sym_class, table, stack,
+                                       node_bit, cur_list, 0, cur_bits)
+            visited += vv
+            h &= _M40
+            found, slot = _find_set(h, k, cur_bits, ht_hash, ht_set, set_bits)
+            if found < 0:
+                found = n_sets
+                n_sets += 1
+                ht_hash[slot] = h
+                ht_set[slot] = found
+                if found == set_bits.shape[0]:
+                    set_bits = _grown(set_bits, found)
+                    trows = _grown(trows, found)
+                set_bits[found, :] = cur_bits
+                _expand(row, cur_list, k, cur_bits, prev_list, n_prev, set_bits[prev_set],
+                        prev_shared, node_bit, tok_ptr, tok_ids)
+                trows[found, :] = row
+                prev_list[prev_shared:k] = cur_list[prev_shared:k]
+                n_prev = k
+                prev_set = found
+                prev_shared = k_in
+            block_set[block[s]] = found
+            # clear this unit's own bits; the group's shared ones stay until the group is done
+            _clear_bits(cur_bits, cur_list, k_in, k, node_bit)
+            if 0 <= max_visited < visited:
+                return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
+                        0, -1, shared)
+        _clear_bits(cur_bits, cur_list, 0, k_in, node_bit)
+    # final rows: token row plus EOS bits where the state accepts, numbered by first use
+    has_eos = eos_ids.shape[0] > 0
+    final_of = np.full((n_sets, 2), -1, dtype=np.int32)
+    rows = np.empty((cap, n_words), dtype=np.uint32)
+    rows[0, :] = 0
+    n_rows = 1
+    final_of[0, 0] = 0   # row 0: empty
+    state_row = np.zeros(num_states, dtype=np.int32)
+    for s in range(1, num_states):
+        st = block_set[block[s]]
+        acc = 1 if (accepting[s] and has_eos) else 0
+        r = final_of[st, acc]
+        if r < 0:
+            r = n_rows
+            n_rows += 1
+            if r == rows.shape[0]:
+                rows = _grown(rows, r)
+            rows[r, :] = trows[st]
             if acc:
                 for e in eos_ids:
-                    row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
-            r, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
-            final_of[tr, acc] = r
-        state_row[s] = final_of[tr, acc]
-    row[:] = 0
-    for e in eos_ids:
-        row[e >> 5] |= np.uint32(1) << np.uint32(e & 31)
-    finished_row, rows, n_rows = _row_insert(row, rows, n_rows, ht_hash, ht_row, n_words)
-    return rows[:n_rows].copy(), state_row, finished_row, visited
+                    _set_bit(rows[r], e)
+            final_of[st, acc] = r
+        state_row[s] = r
+    finished_row = 0
+    if has_eos:
+        finished_row = final_of[0, 1]
+        if finished_row < 0:
+            finished_row = n_rows
+            if n_rows == rows.shape[0]:
+                rows = _grown(rows, n_rows)
+            rows[n_rows, :] = 0
+            for e in eos_ids:
+                _set_bit(rows[n_rows], e)
+            n_rows += 1
+    return rows[:n_rows].copy(), state_row, finished_row, visited, shared
 
 
 @njit(cache=True)

@@ -50,10 +50,15 @@ class ClassTrie:
     tok_ptr: np.ndarray
     tok_ids: np.ndarray
     num_classes: int
+    _numbering: list = field(default_factory=list, repr=False)
 
     @property
     def num_nodes(self) -> int:
         return int(self.sym.shape[0])
+
+    def token_numbering(self):
+        """``(node_bit, n_tok_nodes, max_depth)`` for :func:`.kernels.walk_masks` (cached)."""
+        return _numbering(self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +84,12 @@ class TokenTrie:
     vocab_fingerprint: str
     _class_tries: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _numbering: list = field(default_factory=list, repr=False)
+
+    def token_numbering(self):
+        """``(node_bit, n_tok_nodes, max_depth)`` for :func:`.kernels.walk_masks` (cached):
+        ``node_bit[i]`` numbers node ``i`` among the token-ending nodes (preorder), or is -1."""
+        return _numbering(self)
 
     @classmethod
     def build(cls, vocab: Vocabulary) -> "TokenTrie":
@@ -157,6 +168,15 @@ class TokenTrie:
             while len(self._class_tries) > max_cached:
                 self._class_tries.popitem(last=False)
         return ct
+
+
+def _numbering(trie):
+    if not trie._numbering:  # computing it twice in a race is harmless: same arrays
+        node_bit, count = kernels.token_nodes(trie.tok_ptr)
+        node_bit.flags.writeable = False
+        max_depth = int(trie.depth.max()) if trie.depth.size else 0
+        trie._numbering[:] = [(node_bit, int(count), max_depth)]
+    return trie._numbering[0]
 
 
 _CACHE: "OrderedDict[str, TokenTrie]" = OrderedDict()
