@@ -27,7 +27,36 @@ format                        grammar
 ``uuid``                      8-4-4-4-12 hex digits, either case
 ``uri``, ``uri-reference``    RFC 3986 ``URI`` / ``URI-reference``
 ``json-pointer``              RFC 6901
+``relative-json-pointer``     ``0`` or ``[1-9]+0?`` (the checker refuses a digit after a
+                              ``0``), then ``#`` or a JSON pointer
+``iri``, ``iri-reference``    RFC 3987 as ``rfc3987-syntax`` reads it: ``ucschar`` and
+                              ``iprivate`` in the BMP only, ``IPv6address`` in its nine
+                              shapes with exactly one group elided by ``::``
+``uri-template``              RFC 6570 level 4 (apostrophe allowed); names start with a
+                              letter, digit or ``_``; prefixes 1-999; no reserved operator
+``idn-hostname``              ASCII ``hostname`` labels, or U-labels of ``[a-z0-9-]`` and
+                              the ~125,000 IDNA2008 characters with no rule of context
+                              (:func:`idn_safe_chars`), at most 9 characters (4 in names
+                              of 5-8 labels, 1 in names of 9-16 labels, none beyond), so
+                              that the A-label fits (:func:`punycode_length_bound`);
+                              separators ``.`` ``\u3002`` ``\uff0e`` ``\uff61``
+``idn-email``                 RFC 6531 ``Mailbox``: any non-ASCII character in the local
+                              part, ``idn-hostname`` or address literal after the ``@``
+``regex``                     ECMA-262 and Python ``re`` at once: a subset (no
+                              backreferences, look-around, named groups), groups nested
+                              up to ``REGEX_DEPTH`` (5) deep
 ============================  ==========================================================
+
+Accepted subsets. Where the checker is narrower than the RFC, or where the language is not
+regular, the automaton accepts less than the format: the suite's valid leap seconds (the checker
+refuses ``:60``), ``relative-json-pointer`` ``100``, IRIs with ``[2001:db8::1]``, ``[V1.fe]`` or
+characters outside the BMP, URI templates with ``{%41}`` or ``{v:1000}``, and, for
+``idn-hostname``, every label that needs a contextual rule (``l\u00b7l``, ``\u30fb`` with kana,
+joiners after a virama), right-to-left labels, and U-labels past the length bound above.
+``idn-hostname`` (and the domain of ``idn-email``) need the ``idna`` package, which the checker
+uses too; without it ``idn-hostname`` is unsupported and ``idn-email`` takes ASCII host names.
+Formats not listed (and unknown ones) have no automaton: :func:`format_dfa` returns None and the
+compiler raises ``UnsupportedSchema`` in strict mode, warns and does not enforce them otherwise.
 
 Example
 -------
@@ -52,7 +81,8 @@ from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
 
 from .numbers import fixed_width_range
 
-__all__ = ["format_dfa", "FORMATS", "hostname_exact"]
+__all__ = ["format_dfa", "FORMATS", "hostname_exact", "idn_safe_chars", "punycode_length_bound",
+           "REGEX_DEPTH"]
 
 
 def _cs(chars: str = "", *ranges: tuple[str, str]) -> CharSet:
@@ -267,18 +297,23 @@ def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF) -> int:
     §6.3), and a value ``v`` takes at most as many digits as the worst bias gives it. The bound
     takes the worst split of that sum between the ``k`` integers, over every ``k``."""
     costs = _punycode_digit_costs()
-
-    @lru_cache(maxsize=None)
-    def most_digits(k: int, budget: int) -> int:  # k integers whose sum is at most budget
-        if k == 0:
-            return 0
-        return max(d + most_digits(k - 1, budget - c) for d, c in costs if c <= budget)
-
+    # cheapest[k][d]: the least sum of k integers that some biases write with d digits in all
+    cheapest = [[0]]
+    for k in range(1, length + 1):
+        row = [None] * (costs[-1][0] * k + 1)
+        for total, c in enumerate(cheapest[-1]):
+            if c is None:
+                continue
+            for d, cost in costs:
+                if row[total + d] is None or c + cost < row[total + d]:
+                    row[total + d] = c + cost
+        cheapest.append(row)
     worst = 0
     for k in range(1, length + 1):
         basic = length - k
-        total = (max_code_point - 128 + k + 1) * (length + 1)
-        worst = max(worst, 4 + basic + (1 if basic else 0) + most_digits(k, total))
+        budget = (max_code_point - 128 + k + 1) * (length + 1)
+        most = max(d for d, c in enumerate(cheapest[k]) if c is not None and c <= budget)
+        worst = max(worst, 4 + basic + (1 if basic else 0) + most)
     return worst
 
 
@@ -294,12 +329,12 @@ def _punycode_digit_costs() -> tuple[tuple[int, int], ...]:
                 return n
             q, k = (q - t) // (36 - t), k + 36
 
-    def most(v: int) -> int:  # digits(v, bias) grows with v for each bias
+    def most(v: int) -> int:  # digits(v, bias) grows with v; adapt() keeps bias under 200 here
         return max(digits(v, b) for b in range(0, 36 * 8))
 
     out = [(1, 0)]
-    for d in range(2, 10):
-        lo, hi = 0, 10 ** 10
+    for d in range(2, 11):
+        lo, hi = 0, 10 ** 11
         while lo < hi:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if most(mid) >= d else (mid + 1, hi)
@@ -332,12 +367,15 @@ _IDN_DOTS = _cs(".\u3002\uff0e\uff61")
 
 
 @lru_cache(maxsize=None)
-def _idn_hostname() -> DFA:
+def _idn_hostname() -> DFA | None:
     """As ``hostname``, grids of (labels, longest A-label) that fit 253 characters once encoded.
 
     Built with one stand-in character for the ~125,000 safe ones (a thousand ranges make every
     product slow), which the last step replaces by all of them."""
-    safe = idn_safe_chars()
+    try:
+        safe = idn_safe_chars()
+    except ImportError:  # no idna: the checker does not check idn-hostname either
+        return None
     stand_in = CharSet.of(chr(safe.min()))
     parts = []
     for k, m in HOSTNAME_GRIDS:
@@ -376,8 +414,9 @@ def _idn_email() -> DFA:
     dot_string = seq(rep(atext, 1), rep(seq(lit("."), rep(atext, 1))))
     qtext = Chars(CharSet([(32, 33), (35, 91), (93, 126)]) | non_ascii)
     quoted = seq(lit('"'), rep(alt(qtext, seq(lit("\\"), Chars(CharSet([(32, 126)]))))), lit('"'))
+    host = _idn_hostname()
     return DFA.concat_all([DFA.from_ast(seq(alt(dot_string, quoted), lit("@"))),
-                           _idn_hostname() | DFA.from_ast(literal)])
+                           (_hostname() if host is None else host) | DFA.from_ast(literal)])
 
 
 # ---------------------------------------------------------------- RFC 3986 URIs
@@ -554,7 +593,7 @@ def _regex(depth: int = REGEX_DEPTH) -> DFA:
     return disjunction
 
 
-FORMATS: dict[str, Callable[[], DFA]] = {
+FORMATS: dict[str, Callable[[], DFA | None]] = {
     "date": lambda: DFA.from_ast(full_date()),
     "time": lambda: DFA.from_ast(full_time()),
     "date-time": lambda: DFA.from_ast(date_time()),
