@@ -157,22 +157,8 @@ def as_byte_dfa(obj) -> ByteTables:
 
 def _coreachable(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:
     """States from which an accepting state can be reached (state 0 never)."""
-    n, c = table.shape
-    src = np.repeat(np.arange(n, dtype=np.int64), c)
-    dst = table.ravel().astype(np.int64)
-    order = np.argsort(dst, kind="stable")
-    pred = src[order]
-    ptr = np.searchsorted(dst[order], np.arange(n + 1))
-    live = accepting.copy()
-    live[0] = False
-    todo = list(np.flatnonzero(live))
-    while todo:
-        s = todo.pop()
-        for p in pred[ptr[s]:ptr[s + 1]].tolist():
-            if p != 0 and not live[p]:
-                live[p] = True
-                todo.append(p)
-    return live
+    return kernels.coreachable(np.ascontiguousarray(table, dtype=np.int32),
+                               np.ascontiguousarray(accepting, dtype=np.bool_))
 
 
 def _forced_bytes(bt: ByteTables) -> np.ndarray:
@@ -186,8 +172,8 @@ def _forced_bytes(bt: ByteTables) -> np.ndarray:
     if one.any():
         cls = np.argmax(live[one], axis=1)
         first_byte = np.full(c, -1, dtype=np.int16)
-        for b in range(255, -1, -1):
-            first_byte[bt.byte_classes[b]] = b
+        used, first = np.unique(bt.byte_classes, return_index=True)
+        first_byte[used] = first
         forced[one] = first_byte[cls]
     return forced
 

@@ -45,6 +45,7 @@ __all__ = [
     "build_trie",
     "build_class_trie",
     "refine_states",
+    "coreachable",
     "scc_ids",
     "relaxed_blocks",
     "token_nodes",
@@ -311,6 +312,45 @@ def refine_states(table, rounds):
         if stable:
             break
     return block, n_blocks
+
+
+@njit(cache=True)
+def coreachable(table, accepting):
+    """States from which an accepting state can be reached (never the dead state 0).
+
+    A backward search over the transitions, predecessors gathered by counting sort."""
+    n, c = table.shape
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    for s in range(1, n):
+        for k in range(c):
+            cnt[table[s, k] + 1] += 1
+    for t in range(n):
+        cnt[t + 1] += cnt[t]
+    pos = cnt[:-1].copy()
+    pred = np.empty(cnt[n], dtype=np.int32)
+    for s in range(1, n):
+        for k in range(c):
+            t = table[s, k]
+            pred[pos[t]] = s
+            pos[t] += 1
+    live = np.zeros(n, dtype=np.bool_)
+    todo = np.empty(n, dtype=np.int32)
+    top = 0
+    for s in range(1, n):
+        if accepting[s]:
+            live[s] = True
+            todo[top] = s
+            top += 1
+    while top > 0:
+        top -= 1
+        t = todo[top]
+        for x in range(cnt[t], cnt[t + 1]):
+            p = pred[x]
+            if not live[p]:
+                live[p] = True
+                todo[top] = p
+                top += 1
+    return live
 
 
 @njit(cache=True)
