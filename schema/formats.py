@@ -36,7 +36,9 @@ format                        grammar
                               letter, digit or ``_``; prefixes 1-999; no reserved operator
 ``idn-hostname``              ASCII ``hostname`` labels, or U-labels of ``[a-z0-9-]`` and
                               the ~125,000 IDNA2008 characters with no rule of context
-                              (:func:`idn_safe_chars`), at most 9 characters (4 in names
+                              (:func:`idn_safe_chars`; also ``l\u00b7l``, ``\u0375``
+                              before Greek, ``\u30fb`` with kana or Han, Extended
+                              Arabic-Indic digits), at most 9 characters (4 in names
                               of 5-8 labels, 1 in names of 9-16 labels, none beyond), so
                               that the A-label fits (:func:`punycode_length_bound`);
                               separators ``.`` ``\u3002`` ``\uff0e`` ``\uff61``
@@ -51,8 +53,8 @@ Accepted subsets. Where the checker is narrower than the RFC, or where the langu
 regular, the automaton accepts less than the format: the suite's valid leap seconds (the checker
 refuses ``:60``), ``relative-json-pointer`` ``100``, IRIs with ``[2001:db8::1]``, ``[V1.fe]`` or
 characters outside the BMP, URI templates with ``{%41}`` or ``{v:1000}``, and, for
-``idn-hostname``, every label that needs a contextual rule (``l\u00b7l``, ``\u30fb`` with kana,
-joiners after a virama), right-to-left labels, and U-labels past the length bound above.
+``idn-hostname``, joiners (ZWJ/ZWNJ) after a virama, Hebrew punctuation, right-to-left labels,
+A-labels (``xn--``), and U-labels past the length bound above.
 ``idn-hostname`` (and the domain of ``idn-email``) need the ``idna`` package, which the checker
 uses too; without it ``idn-hostname`` is unsupported and ``idn-email`` takes ASCII host names.
 Formats not listed (and unknown ones) have no automaton: :func:`format_dfa` returns None and the
@@ -342,24 +344,42 @@ def _punycode_digit_costs() -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _idn_label(max_encoded: int, safe: CharSet) -> DFA:
+# CONTEXTO characters (RFC 5892 Appendix A) whose rule is regular and left-to-right
+_MIDDLE_DOT, _KERAIA, _KATAKANA_DOT = "\u00b7", "\u0375", "\u30fb"
+# Extended Arabic-Indic digits (bidi EN): their rule only forbids Arabic-Indic digits, which are
+# right-to-left (AN) and so never in these labels
+_EXTENDED_ARABIC_INDIC = CharSet.range(0x06F0, 0x06F9)
+
+
+def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharSet) -> DFA:
     """Host name labels ``idna.encode`` takes whose A-label has at most ``max_encoded``
-    characters: the ASCII labels of ``hostname`` (either case), or U-labels of ``[a-z0-9-]`` and
-    ``safe`` (:func:`idn_safe_chars`) with a non-ASCII character, short enough that
-    :func:`punycode_length_bound` fits."""
+    characters: the ASCII labels of ``hostname`` (either case), or U-labels with a non-ASCII
+    character, short enough that :func:`punycode_length_bound` fits, of ``[a-z0-9-]``, the safe
+    characters (``other``, ``greek``, ``kana_han``: Greek, and Hiragana/Katakana/Han ones) and
+    three CONTEXTO ones where their rule holds: ``l\u00b7l``, ``\u0375`` before a Greek letter,
+    ``\u30fb`` in a label with kana or Han."""
     ascii_label = DFA.from_ast(hostname_labels(1, max_encoded))
     longest = 0
     while longest < 63 and punycode_length_bound(longest + 1) <= max_encoded:
         longest += 1
     if not longest:
         return ascii_label
-    x = safe | _cs("-", ("a", "z"), ("0", "9"))
+    dot, keraia, kdot = (CharSet.of(c) for c in (_MIDDLE_DOT, _KERAIA, _KATAKANA_DOT))
+    safe = other | greek | kana_han
+    x = safe | dot | keraia | kdot | _cs("-", ("a", "z"), ("0", "9"))
     edge = Chars(x - _cs("-"))
+    any_ = rep(Chars(x))
     shape = DFA.from_ast(alt(edge, seq(edge, rep(Chars(x), 0, longest - 2), edge))
                          if longest >= 2 else edge)
-    some_unicode = DFA.from_ast(seq(rep(Chars(x)), Chars(safe), rep(Chars(x))))
-    hyphens_3_4 = DFA.from_ast(seq(Chars(x), Chars(x), lit("--"), rep(Chars(x))))
-    return ascii_label | ((shape & some_unicode) - hyphens_3_4)
+    some_unicode = DFA.from_ast(seq(any_, Chars(x - _cs("-", ("a", "z"), ("0", "9"))), any_))
+    not_l = Chars(x - CharSet.of("l"))
+    broken = DFA.from_ast(alt(
+        seq(Chars(x), Chars(x), lit("--"), any_),  # hyphens in the 3rd and 4th places
+        seq(opt(seq(any_, not_l)), Chars(dot), any_), seq(any_, Chars(dot), opt(seq(not_l, any_))),
+        seq(any_, Chars(keraia), opt(seq(Chars(x - greek), any_))),
+    ))
+    kana_dot_alone = DFA.from_ast(seq(rep(Chars(x - kana_han)), Chars(kdot), rep(Chars(x - kana_han))))
+    return ascii_label | (((shape & some_unicode) - broken) - kana_dot_alone)
 
 
 # label separators idna.encode splits on: full stop, ideographic, fullwidth and halfwidth ones
@@ -370,20 +390,37 @@ _IDN_DOTS = _cs(".\u3002\uff0e\uff61")
 def _idn_hostname() -> DFA | None:
     """As ``hostname``, grids of (labels, longest A-label) that fit 253 characters once encoded.
 
-    Built with one stand-in character for the ~125,000 safe ones (a thousand ranges make every
-    product slow), which the last step replaces by all of them."""
+    Built with a stand-in character for each of the three sets of safe characters (a thousand
+    ranges make every product slow), which the last step replaces by the whole sets."""
     try:
+        from idna import idnadata
+
         safe = idn_safe_chars()
     except ImportError:  # no idna: the checker does not check idn-hostname either
         return None
-    stand_in = CharSet.of(chr(safe.min()))
+
+    def script(*names: str) -> CharSet:
+        return CharSet([(r >> 32, (r & 0xFFFFFFFF) - 1) for n in names for r in idnadata.scripts[n]])
+
+    greek = safe & script("Greek")
+    kana_han = safe & script("Hiragana", "Katakana", "Han")
+    sets = [safe - greek - kana_han | _EXTENDED_ARABIC_INDIC, greek, kana_han]
+    stand_ins = [CharSet.of(chr(s.min())) for s in sets]
     parts = []
     for k, m in HOSTNAME_GRIDS:
-        label = _idn_label(m, stand_in)
+        label = _idn_label(m, *stand_ins)
         more = DFA.concat_all([DFA.from_charset(_IDN_DOTS), label]).repeat(0, k - 1)
         parts.append(DFA.concat_all([label, more]))
-    return DFA.union_all(parts).substitute(
-        lambda cs: DFA.from_charset((cs - stand_in) | (safe if stand_in.issubset(cs) else CharSet.empty())))
+
+    def image(cs: CharSet) -> DFA:
+        out = cs
+        for stand_in, full in zip(stand_ins, sets):
+            out = out - stand_in
+            if stand_in.issubset(cs):
+                out = out | full
+        return DFA.from_charset(out)
+
+    return DFA.union_all(parts).substitute(image)
 
 
 # ---------------------------------------------------------------- e-mail (RFC 5321 Mailbox)

@@ -37,7 +37,9 @@ VALID = {
     "uri-template": ["", "http://example.com/dictionary/{term:1}/{term}", "{+var}", "{#x,y*}",
                      "{a.b}", "a%41b", "a😀b", "a'b", "{v:999}", "{x_1.y2%41}"],
     "idn-hostname": ["실례.테스트", "hostname", "a.b", "a\u3002b", "a\uff0eb", "a\uff61b",
-                     "ßς\u0f0b\u3007", "例え.jp", "xn-abc", "EXAMPLE.com", "δοκιμή.example"],
+                     "ßς\u0f0b\u3007", "例え.jp", "xn-abc", "EXAMPLE.com", "δοκιμή.example",
+                     "l\u00b7l", "ll\u00b7l\u00b7ll", "\u03b1\u0375\u03b2", "\u30fb\u3041",
+                     "a\u30fb\u4e08", "\u06f00"],
     "idn-email": ["실례@실례.테스트", "joe.bloggs@example.com", "δοκιμή@example.com",
                   '"δοκιμή"@example.com', "\x85@example.com", "\uffff@example.com",
                   "𝕏@example.com", "a@[127.0.0.1]"],
@@ -51,8 +53,9 @@ INVALID = {
     "uri-template": ["{}", "{a,,b}", "{v:0}", "{v:1000}", "{v:01}", "a b", "a\x7fb", "{a,}",
                      "{var=def}", "{,+var}", "foo}bar", "{a..b}", "{%41}", "{!a}", "%4"],
     "idn-hostname": ["", ".", "example.", "a..b", "-hello", "hello-", "\u0300hello",
-                     "xn--X", "a_b", "a\u05d0", "l\u00b7l", "\u00fc" * 12, "ÄB.com",
-                     "a" * 64, "cafe\u0301"],
+                     "xn--X", "a_b", "a\u05d0", "a\u00b7l", "l\u00b7", "\u03b1\u0375S",
+                     "\u03b1\u0375", "def\u30fbabc", "\u30fb", "\u00fc" * 12, "ÄB.com",
+                     "a" * 64, "cafe\u0301", "\u0628\u0660\u06f0"],
     "idn-email": ["2962", "user\uff20example.com", "a@", "@b.com", "a..b@c.com", "a b@c.com"],
     "regex": ["^(abc]", "(", ")", "a**", "*a", "[]", "[^]", "\\a", "(?<n>x)", "(?P<n>x)",
               "(?=a)", "a{2,1}", "{", "\\1", "\\cA", "((((((a))))))", "[[]", "[a--b]"],
@@ -160,7 +163,7 @@ def test_suite_pass_counts_for_the_added_formats():
                 if name in ADDED and isinstance(test["data"], str):
                     ok = format_dfa(name).accepts(test["data"]) == test["valid"]
                     right[f.stem] = right.get(f.stem, 0) + ok
-    assert right == {"ecmascript-regex": 6, "idn-email": 11, "idn-hostname": 66, "iri": 14,
+    assert right == {"ecmascript-regex": 6, "idn-email": 11, "idn-hostname": 72, "iri": 14,
                      "iri-reference": 7, "regex": 2, "relative-json-pointer": 18,
                      "uri-template": 30}
 
@@ -252,6 +255,15 @@ def test_labels_of_safe_characters_encode_within_the_bound():
             continue
         encoded = idna.encode(label)
         assert len(encoded) <= punycode_length_bound(len(label)), label
+
+
+def test_contextual_characters_sampled_in_their_contexts():
+    contextual = DFA.from_regex("[\\s\\S]*[\u00b7\u0375\u30fb\u06f0-\u06f9][\\s\\S]*")
+    d = format_dfa("idn-hostname") & contextual
+    rng = random.Random(6)
+    for _ in range(300):
+        s = d.sample(rng, max_length=rng.choice([3, 9, 30]))
+        assert CHECKER.conforms(s, "idn-hostname"), s
 
 
 def test_idn_hostname_limits():
