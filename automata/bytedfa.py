@@ -296,6 +296,8 @@ _CP_END = 0x140000
 #: Lead bytes by number of continuation bytes: (first lead, last lead, payload mask, lowest valid
 #: code point of that length, which rules out overlong forms).
 _LEAD_GROUPS = ((1, 0xC2, 0xDF, 0x1F, 0x80), (2, 0xE0, 0xEF, 0x0F, 0x800), (3, 0xF0, 0xF4, 0x07, 0x10000))
+#: Tables up to this many cells are numbered breadth-first by a plain queue, larger ones by levels.
+_PY_BFS_CELLS = 60_000
 
 
 def _lower_minimal(dfa):
@@ -460,17 +462,30 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     new[0] = 0
     new[start] = 1
     count = 2
-    frontier = np.array([start], dtype=np.int64)
-    while frontier.size:
-        cand = tab[frontier].ravel()
-        cand = cand[new[cand] < 0]
-        if not cand.size:
-            break
-        u, first = np.unique(cand, return_index=True)
-        fresh = u[np.argsort(first, kind="stable")]
-        new[fresh] = np.arange(count, count + fresh.size)
-        count += fresh.size
-        frontier = fresh
+    if tab.size <= _PY_BFS_CELLS:
+        # small tables: a plain queue beats one array round per breadth-first level
+        rows = tab.tolist()
+        order = [start]
+        num = new.tolist()
+        for s in order:
+            for t in rows[s]:
+                if num[t] < 0:
+                    num[t] = count
+                    count += 1
+                    order.append(t)
+        new = np.asarray(num, dtype=np.int64)
+    else:
+        frontier = np.array([start], dtype=np.int64)
+        while frontier.size:
+            cand = tab[frontier].ravel()
+            cand = cand[new[cand] < 0]
+            if not cand.size:
+                break
+            u, first = np.unique(cand, return_index=True)
+            fresh = u[np.argsort(first, kind="stable")]
+            new[fresh] = np.arange(count, count + fresh.size)
+            count += fresh.size
+            frontier = fresh
     if count != total:
         return None
     out = np.zeros((total, tab.shape[1]), dtype=np.int32)
