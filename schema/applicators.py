@@ -37,7 +37,7 @@ ANNOTATIONS = frozenset({
     "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema", "discriminator",
     "example", "nullable",
 })  # contentSchema too: in 2019-09 and later the content keywords only annotate
-KNOWN_UNSUPPORTED = frozenset({"uniqueItems", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+KNOWN_UNSUPPORTED = frozenset({"uniqueItems", "$dynamicRef", "$recursiveRef",
                                "$recursiveAnchor"})
 APPLICATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
                          "dependentRequired", "dependentSchemas", "dependencies"})
@@ -47,8 +47,18 @@ SUPPORTED_FORMATS = ("date-time", "date", "time", "duration", "email", "hostname
                      "uuid", "uri", "uri-reference")
 _MAX_ALTERNATIVES = 64
 ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
-                            "maxContains", "uniqueItems"})
-OBJECT_KEYWORDS = rewrite.OBJECT_KEYWORDS | {"x-undeclared", "x-negated"}
+                            "maxContains", "uniqueItems", "x-unevali"})
+OBJECT_KEYWORDS = rewrite.OBJECT_KEYWORDS | {"x-undeclared", "x-negated", "x-uneval"}
+_MISSING = object()
+_NO_EVAL = {"names": [], "patterns": [], "all": False}
+_NO_EVALI = {"prefix": 0, "all": False, "contains": []}
+# keywords of a schema kept as a text residual whose evaluations no x-eval records (residuals
+# split off by rewrite.merge come from a subschema whose own x-eval/x-evali is recorded)
+_EVALUATING = APPLICATORS | {"$dynamicRef", "$recursiveRef"}
+
+
+def _may_evaluate(schema) -> bool:
+    return isinstance(schema, dict) and bool(set(schema) & _EVALUATING)
 
 
 def _is_count(v) -> bool:
@@ -123,17 +133,39 @@ class Applicators:
         return lang
 
     # ------------------------------------------------------------------ rewriting
-    def dnf(self, schema, ptr, expanding: frozenset) -> list[Alt] | None:
-        """``schema`` as a disjunction of merged keyword dictionaries (None: too many)."""
+    def dnf(self, schema, ptr, expanding: frozenset, track: bool = False) -> list[Alt] | None:
+        """``schema`` as a disjunction of merged keyword dictionaries (None: too many).
+
+        With ``track`` (an enclosing schema at the same instance location has
+        ``unevaluatedProperties``), each alternative also records in ``x-eval`` which properties
+        its passing subschemas evaluate (annotations of ``not`` and of failing subschemas do not
+        count), and ``anyOf`` spells out which of its branches pass."""
         if schema is True:
-            return [Alt({}, [], ptr)]
+            return [Alt({"x-eval": dict(_NO_EVAL), "x-evali": dict(_NO_EVALI)} if track else {},
+                        [], ptr)]
         if schema is False:
             return []
         if not isinstance(schema, dict):
             raise SchemaError("a schema must be an object or a boolean", ptr)
-        self._check_unevaluated(schema, ptr)
-        base = {k: v for k, v in schema.items() if k not in APPLICATORS}
+        uneval = uneval_items = _MISSING
+        if "unevaluatedProperties" in schema and set(schema) & IN_PLACE:
+            uneval = schema["unevaluatedProperties"]
+            track = True
+        if "unevaluatedItems" in schema:
+            uneval_items = schema["unevaluatedItems"]
+            track = True
+        base = {k: v for k, v in schema.items() if k not in APPLICATORS and k != "unevaluatedItems"
+                and not (k == "unevaluatedProperties" and uneval is not _MISSING)}
         self._normalize(base, ptr)
+        if track:
+            base["x-eval"] = {"names": list(base.get("properties") or {}),
+                              "patterns": list(base.get("patternProperties") or {}),
+                              "all": "additionalProperties" in base}
+            prefix = base.get("prefixItems", [])
+            base["x-evali"] = {
+                "prefix": len(prefix) if isinstance(prefix, list) else 0, "all": "items" in base,
+                "contains": [{"schema": base["contains"], "ptr": _ptr(ptr, "contains")}]
+                if "contains" in base else []}
         alts = [Alt(base, [], ptr)]
         conj: list[list[Alt] | None] = []
         if "$ref" in schema:
@@ -143,17 +175,30 @@ class Applicators:
                 conj.append([Alt({}, [("schema", {"$ref": schema["$ref"]}, ptr)], ptr)])
             else:
                 self.inlined.append(target)
-                conj.append(self.dnf(node, target, expanding | {target}))
+                conj.append(self.dnf(node, target, expanding | {target}, track))
         for i, sub in enumerate(self._list(schema, "allOf", ptr)):
-            conj.append(self.dnf(sub, _ptr(ptr, "allOf", i), expanding))
+            conj.append(self.dnf(sub, _ptr(ptr, "allOf", i), expanding, track))
         if "anyOf" in schema:
-            conj.append(self._disjunction([self.dnf(s, _ptr(ptr, "anyOf", i), expanding)
-                                           for i, s in enumerate(self._list(schema, "anyOf", ptr))]))
+            subs = self._list(schema, "anyOf", ptr)
+            if track and len(subs) <= 3:
+                # every passing branch evaluates: one alternative per set of passing branches
+                branches = []
+                for mask in range(1, 1 << len(subs)):
+                    branches.append(self._conjunction([
+                        self.dnf(s, _ptr(ptr, "anyOf", i), expanding, track) if mask >> i & 1
+                        else self.negate(s, _ptr(ptr, "anyOf", i), expanding)
+                        for i, s in enumerate(subs)]))
+                conj.append(self._disjunction(branches))
+            else:
+                # with tracking, an alternative then ignores what other passing branches
+                # evaluate: unevaluatedProperties is applied to more keys (sound)
+                conj.append(self._disjunction([self.dnf(s, _ptr(ptr, "anyOf", i), expanding, track)
+                                               for i, s in enumerate(subs)]))
         if "oneOf" in schema:
             subs = self._list(schema, "oneOf", ptr)
             branches = []
             for i, s in enumerate(subs):
-                parts = [self.dnf(s, _ptr(ptr, "oneOf", i), expanding)]
+                parts = [self.dnf(s, _ptr(ptr, "oneOf", i), expanding, track)]
                 for j, o in enumerate(subs):
                     if j != i:
                         parts.append(self.negate(o, _ptr(ptr, "oneOf", j), expanding))
@@ -163,18 +208,60 @@ class Applicators:
             conj.append(self.negate(schema["not"], _ptr(ptr, "not"), expanding))
         if "if" in schema:
             p_if = _ptr(ptr, "if")
-            then = self.dnf(schema.get("then", True), _ptr(ptr, "then"), expanding)
-            else_ = self.dnf(schema.get("else", True), _ptr(ptr, "else"), expanding)
+            then = self.dnf(schema.get("then", True), _ptr(ptr, "then"), expanding, track)
+            else_ = self.dnf(schema.get("else", True), _ptr(ptr, "else"), expanding, track)
             conj.append(self._disjunction([
-                self._conjunction([self.dnf(schema["if"], p_if, expanding), then]),
+                self._conjunction([self.dnf(schema["if"], p_if, expanding, track), then]),
                 self._conjunction([self.negate(schema["if"], p_if, expanding), else_])]))
         for k, v in self._dependencies(schema, ptr):
             conj.append(self._disjunction([
                 [Alt({"x-forbidden": [k]}, [], ptr)],
                 # the keys it depends on are written before it
-                self._conjunction([self.dnf(v, ptr, expanding),
+                self._conjunction([self.dnf(v, ptr, expanding, track),
                                    [Alt({"required": [k]}, [], ptr)]])]))
-        return self._conjunction([alts] + conj)
+        out = self._conjunction([alts] + conj)
+        if uneval is not _MISSING and out is not None:
+            out = [self._unevaluated(a, uneval, _ptr(ptr, "unevaluatedProperties")) for a in out]
+        if uneval_items is not _MISSING and out is not None:
+            out = [self._unevaluated_items(a, uneval_items, _ptr(ptr, "unevaluatedItems"))
+                   for a in out]
+        return out
+
+    def _unevaluated_items(self, alt: Alt, schema, ptr: str) -> Alt:
+        """``unevaluatedItems: schema`` on one alternative: items past the longest
+        ``prefixItems`` of its passing subschemas (``x-evali``), unless some passing ``items``
+        takes them all, must match one of their ``contains`` schemas or ``schema``."""
+        kw = dict(alt.keywords)
+        ev = kw.get("x-evali", _NO_EVALI)
+        if ev["all"]:
+            return alt
+        for kind, r, p in alt.residual:
+            if kind == "schema" and _may_evaluate(r):
+                self.unsupported("unevaluatedItems next to a subschema kept as text "
+                                 "(a recursive $ref)", ptr, "unevaluatedItems")
+        kw["x-unevali"] = list(kw.get("x-unevali", [])) + [
+            {"prefix": ev["prefix"], "contains": ev["contains"], "schema": schema, "ptr": ptr}]
+        kw["x-evali"] = {"prefix": 0, "all": True, "contains": []}
+        return Alt(kw, alt.residual, alt.ptr)
+
+    def _unevaluated(self, alt: Alt, schema, ptr: str) -> Alt:
+        """``unevaluatedProperties: schema`` on one alternative: the properties its passing
+        subschemas do not evaluate (``x-eval``) must have values in ``schema`` (``x-uneval``)."""
+        kw = dict(alt.keywords)
+        ev = kw.get("x-eval", _NO_EVAL)
+        if ev["all"]:
+            return alt
+        for kind, r, p in alt.residual:
+            if kind == "schema" and _may_evaluate(r):
+                self.unsupported("unevaluatedProperties next to a subschema kept as text "
+                                 "(a recursive $ref)", ptr,
+                                 "unevaluatedProperties")
+        kw["x-uneval"] = list(kw.get("x-uneval", [])) + [
+            {"names": ev["names"], "patterns": ev["patterns"], "schema": schema, "ptr": ptr}]
+        # keys no keyword of the alternative names are unevaluated ones
+        kw.setdefault("additionalProperties", schema)
+        kw["x-eval"] = {"names": [], "patterns": [], "all": True}
+        return Alt(kw, alt.residual, alt.ptr)
 
     def _list(self, schema, key, ptr) -> list:
         v = schema.get(key, [])
@@ -244,18 +331,42 @@ class Applicators:
             self.inlined.append(target)
             return self.negate(node, target, expanding | {target})
         if set(schema) & APPLICATORS:
-            # not (A and B and ...) = not A or not B ...; applicators other than these stay text
-            if set(schema) & APPLICATORS - {"allOf", "anyOf", "not"}:
-                return [Alt({}, [("complement", schema, ptr)], ptr)]
+            # not (A and B and ...) = not A or not B or ...
             base = {k: v for k, v in schema.items() if k not in APPLICATORS}
-            parts = [self.negate(base, ptr, expanding)]
-            for i, s in enumerate(schema.get("allOf", [])):
+            parts = [self.negate(base, ptr, expanding)] if set(base) - ANNOTATIONS else []
+            if "$ref" in schema:
+                parts.append(self.negate({"$ref": schema["$ref"]}, ptr, expanding))
+            for i, s in enumerate(self._list(schema, "allOf", ptr)):
                 parts.append(self.negate(s, _ptr(ptr, "allOf", i), expanding))
             if "anyOf" in schema:
                 parts.append(self._conjunction([self.negate(s, _ptr(ptr, "anyOf", i), expanding)
                                                 for i, s in enumerate(self._list(schema, "anyOf", ptr))]))
+            if "oneOf" in schema:
+                # none passes, or two (or more) pass
+                subs = self._list(schema, "oneOf", ptr)
+                p = [_ptr(ptr, "oneOf", i) for i in range(len(subs))]
+                parts.append(self._conjunction([self.negate(s, p[i], expanding)
+                                                for i, s in enumerate(subs)]))
+                if len(subs) > 6:
+                    return None
+                for i in range(len(subs)):
+                    for j in range(i + 1, len(subs)):
+                        parts.append(self._conjunction([self.dnf(subs[i], p[i], expanding),
+                                                        self.dnf(subs[j], p[j], expanding)]))
             if "not" in schema:
                 parts.append(self.dnf(schema["not"], _ptr(ptr, "not"), expanding))
+            if "if" in schema:
+                p_if = _ptr(ptr, "if")
+                parts.append(self._conjunction([
+                    self.dnf(schema["if"], p_if, expanding),
+                    self.negate(schema.get("then", True), _ptr(ptr, "then"), expanding)]))
+                parts.append(self._conjunction([
+                    self.negate(schema["if"], p_if, expanding),
+                    self.negate(schema.get("else", True), _ptr(ptr, "else"), expanding)]))
+            for k, v in self._dependencies(schema, ptr):
+                # the key is present and what it depends on fails
+                parts.append(self._conjunction([[Alt({"required": [k]}, [], ptr)],
+                                                self.negate(v, ptr, expanding)]))
             return self._disjunction(parts)
         base = dict(schema)
         self._normalize(base, ptr)
@@ -313,11 +424,13 @@ class Applicators:
                     [], ptr)
 
     def _check_unevaluated(self, schema: dict, ptr: str) -> None:
-        """``unevaluatedProperties`` next to in-place applicators depends on what they evaluate,
-        per instance: not expressible by merging keywords."""
-        if "unevaluatedProperties" in schema and set(schema) & IN_PLACE:
-            self.unsupported("unevaluatedProperties next to in-place applicators",
-                             _ptr(ptr, "unevaluatedProperties"), "unevaluatedProperties")
+        """``unevaluatedProperties``/``unevaluatedItems`` next to in-place applicators depend
+        on what they evaluate, per instance: exact in :meth:`dnf` only, unsupported where a
+        schema is negated or taken as text."""
+        for kw in ("unevaluatedProperties", "unevaluatedItems"):
+            if kw in schema and set(schema) & IN_PLACE:
+                self.unsupported(f"{kw} next to in-place applicators under not, oneOf or if, "
+                                 "or among too many alternatives", _ptr(ptr, kw), kw)
 
     def _normalize(self, d: dict, ptr: str) -> None:
         """Older drafts' spellings to 2020-12, in place; type checks. Without in-place applicators

@@ -332,7 +332,10 @@ class _Compiler(Applicators, Containers):
 
     # ------------------------------------------------------------------ one merged alternative
     def compile_alt(self, alt: Alt) -> TypedLanguage:
-        lang = self.compile_keywords(alt.keywords, alt.ptr)
+        kw = alt.keywords
+        if "x-eval" in kw or "x-evali" in kw:  # bookkeeping for unevaluated* only
+            kw = {k: v for k, v in kw.items() if k not in ("x-eval", "x-evali")}
+        lang = self.compile_keywords(kw, alt.ptr)
         for kind, sub, ptr in alt.residual:
             if lang.is_empty():
                 break

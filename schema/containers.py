@@ -62,8 +62,25 @@ class Containers:
             complete = complete and set(TYPES) <= c.complete
         if hi is not None and hi < lo:
             return DFA.empty(), True
-        item_at = (lambda i: dfas[i] if i < len(dfas) else rest_dfa)
-        return array_dfa(item_at, len(dfas), self.ws, min_items=lo, max_items=hi,
+        fixed = len(dfas)
+        unevaluated = []
+        for u in d.get("x-unevali", ()):
+            # items from position n on that match no passing contains: in unevaluatedItems
+            allowed = self.compile(u["schema"], u["ptr"])
+            for c in u["contains"]:
+                allowed = allowed.union(self.compile(c["schema"], c["ptr"]), self.budget)
+            complete = complete and set(TYPES) <= allowed.complete
+            unevaluated.append((u["prefix"], allowed.to_dfa(self.budget)))
+            fixed = max(fixed, u["prefix"])
+        items = []
+        for i in range(fixed + 1):
+            item = dfas[i] if i < len(dfas) else rest_dfa
+            for n, allowed in unevaluated:
+                if i >= n:
+                    item = item.intersect(allowed, self.budget)
+            items.append(item)
+        item_at = (lambda i: items[min(i, fixed)])
+        return array_dfa(item_at, fixed, self.ws, min_items=lo, max_items=hi,
                          contains=contains, budget=self.budget), complete
 
     # ------------------------------------------------------------------ objects
@@ -91,6 +108,7 @@ class Containers:
                                  "patternProperties")
         members = []
         witnesses = self.witness_sets(d, ptr)
+        unevaluated = self.unevaluated_sets(d)
         undeclared = set(d.get("x-undeclared", ()))
         if undeclared and d.get("additionalProperties") is None and not self.allow_extra_keys:
             # only a negation asks for these keys: with declared keys only, nothing to emit
@@ -110,6 +128,7 @@ class Containers:
                 subs += [s for dfa, s, _ in pattern_dfas if dfa.accepts(name)]
                 if name not in props and not any(dfa.accepts(name) for dfa, _, _ in pattern_dfas):
                     subs.append(True if additional is None else additional)
+                subs += [u for evaluated, u, _ in unevaluated if not evaluated.accepts(name)]
                 lang = TypedLanguage.of(self.any().parts) if not subs else None
                 for s in subs:
                     sl = self.compile(s, p)
@@ -132,9 +151,23 @@ class Containers:
                                   tuple((v, b) for v, b in pieces if not v.is_empty())))
         regions = self.extra_members(order, forbidden, pattern_dfas, additional, names_value, ptr,
                                      bool(order))
+        for evaluated, u, p in unevaluated:
+            # undeclared keys no passing subschema evaluates: values in unevaluatedProperties
+            split = []
+            for keys, value in regions:
+                inside = keys.intersect(evaluated, self.budget)
+                if not inside.is_empty():
+                    split.append((inside, value))
+                outside = keys.difference(evaluated, self.budget)
+                if not outside.is_empty():
+                    v = value.intersect(self.compile(u, p).to_dfa(self.budget), self.budget)
+                    if not v.is_empty():
+                        split.append((outside, v))
+            regions = split
         extra = self.extra_texts(regions, witnesses)
         complete = not order and not forbidden and not patterns and names_schema is None and \
-            additional in (None, True, {}) and min_p == 0 and max_p is None and not witnesses
+            additional in (None, True, {}) and min_p == 0 and max_p is None and not witnesses \
+            and not unevaluated
         for k, v in (("minProperties", min_p), ("maxProperties", max_p)):
             if not _is_count(v):
                 raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
@@ -164,6 +197,22 @@ class Containers:
             out.append((k, self.compile(w["value"], w["ptr"]).to_dfa(self.budget)))
         if len(out) > 3:
             self.unsupported("more than three negated member conditions", ptr, "not")
+        return out
+
+    def unevaluated_sets(self, d) -> list[tuple[DFA, object, str]]:
+        """``x-uneval`` conditions as (decoded names evaluated, unevaluatedProperties schema,
+        pointer) triples."""
+        out = []
+        for u in d.get("x-uneval", ()):
+            parts = [DFA.literal(n) for n in u["names"]]
+            for pat in u["patterns"]:
+                try:
+                    parts.append(ecma_pattern_dfa(pat, budget=self.budget))
+                except RegexError as e:
+                    self.unsupported(f"patternProperties {pat!r}: {e.msg}", u["ptr"],
+                                     "patternProperties")
+            out.append((DFA.union_all(parts, self.budget) if parts else DFA.empty(),
+                        u["schema"], u["ptr"]))
         return out
 
     def extra_texts(self, regions, witnesses) -> dict | None:

@@ -35,7 +35,7 @@ __all__ = ["merge", "ALL_TYPES", "schema_types", "json_equal", "OBJECT_KEYWORDS"
 ALL_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
                              "propertyNames", "minProperties", "maxProperties",
-                             "unevaluatedProperties", "x-forbidden", "x-witness"})
+                             "unevaluatedProperties", "x-forbidden", "x-witness", "x-uneval"})
 _MAX_KEYS = {"maxLength", "maxItems", "maxProperties", "maxContains"}
 _MIN_KEYS = {"minLength", "minItems", "minProperties"}
 
@@ -117,7 +117,16 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             continue
         if k in ("required", "x-forbidden", "x-negated", "x-undeclared"):
             out[k] = list(dict.fromkeys(list(u) + list(v)))
-        elif k == "x-witness":
+        elif k == "x-eval":  # what the passing subschemas evaluate (see applicators.dnf)
+            out[k] = {"names": list(dict.fromkeys(list(u["names"]) + list(v["names"]))),
+                      "patterns": list(dict.fromkeys(list(u["patterns"]) + list(v["patterns"]))),
+                      "all": u["all"] or v["all"]}
+        elif k == "x-evali":  # what the passing subschemas evaluate of an array
+            seen = {json.dumps(c, sort_keys=True) for c in u["contains"]}
+            out[k] = {"prefix": max(u["prefix"], v["prefix"]), "all": u["all"] or v["all"],
+                      "contains": list(u["contains"]) + [
+                          c for c in v["contains"] if json.dumps(c, sort_keys=True) not in seen]}
+        elif k in ("x-witness", "x-uneval", "x-unevali"):
             seen = {json.dumps(w, sort_keys=True) for w in u}
             out[k] = list(u) + [w for w in v if json.dumps(w, sort_keys=True) not in seen]
         elif k in _MAX_KEYS:
