@@ -36,7 +36,8 @@ format                        grammar
                               letter, digit or ``_``; prefixes 1-999; no reserved operator
 ``idn-hostname``              ASCII ``hostname`` labels, or U-labels of ``[a-z0-9-]`` and
                               the ~125,000 IDNA2008 characters with no rule of context
-                              (:func:`idn_safe_chars`; also ``l\u00b7l``, ``\u0375``
+                              (:func:`idn_safe_chars`, :func:`idn_safe_marks` after
+                              the first character; also ``l\u00b7l``, ``\u0375``
                               before Greek, ``\u30fb`` with kana or Han, Extended
                               Arabic-Indic digits), at most 9 characters (4 in names
                               of 5-8 labels, 1 in names of 9-16 labels, none beyond), so
@@ -83,7 +84,8 @@ from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
 
 from .numbers import fixed_width_range
 
-__all__ = ["format_dfa", "FORMATS", "hostname_exact", "idn_safe_chars", "punycode_length_bound",
+__all__ = ["format_dfa", "FORMATS", "hostname_exact", "idn_safe_chars", "idn_safe_marks",
+           "punycode_length_bound",
            "REGEX_DEPTH"]
 
 
@@ -254,7 +256,6 @@ def _hostname() -> DFA:
 
 # ---------------------------------------------------------------- internationalised host names
 
-@lru_cache(maxsize=None)
 def idn_safe_chars() -> CharSet:
     """Non-ASCII code points that can stand anywhere in an IDNA2008 U-label, next to each other
     and to ``[a-z0-9-]``, with no rule of context: PVALID (``idna``'s tables), bidirectional class
@@ -264,6 +265,18 @@ def idn_safe_chars() -> CharSet:
 
     Computed from the running interpreter's ``unicodedata`` and the installed ``idna``, the same
     tables the ``idn-hostname`` checker uses."""
+    return _idn_safe_sets()[0]
+
+
+def idn_safe_marks() -> CharSet:
+    """Marks (category ``M``) that can follow any character of a U-label but not start it: as
+    :func:`idn_safe_chars`, with bidirectional class ``L`` or ``NSM`` (neither right-to-left) and
+    canonical combining class 0 (nothing to reorder)."""
+    return _idn_safe_sets()[1]
+
+
+@lru_cache(maxsize=None)
+def _idn_safe_sets() -> tuple[CharSet, CharSet]:
     import unicodedata
 
     from idna import idnadata
@@ -275,18 +288,22 @@ def idn_safe_chars() -> CharSet:
             parts = d.split()
             if len(parts) == 2:
                 second.add(int(parts[1], 16))
-    ok: list[tuple[int, int]] = []
+    sets: tuple[list, list] = ([], [])
     for r in idnadata.codepoint_classes["PVALID"]:
         for cp in range(max(r >> 32, 0x80), r & 0xFFFFFFFF):
             c = chr(cp)
-            if (unicodedata.bidirectional(c) == "L" and not unicodedata.category(c).startswith("M")
-                    and not unicodedata.combining(c) and unicodedata.normalize("NFC", c) == c
-                    and cp not in second and not 0x1160 <= cp <= 0x11FF):
-                if ok and ok[-1][1] == cp - 1:
-                    ok[-1] = (ok[-1][0], cp)
-                else:
-                    ok.append((cp, cp))
-    return CharSet(ok)
+            if (unicodedata.combining(c) or unicodedata.normalize("NFC", c) != c
+                    or cp in second or 0x1160 <= cp <= 0x11FF):
+                continue
+            mark = unicodedata.category(c).startswith("M")
+            if unicodedata.bidirectional(c) not in (("L", "NSM") if mark else ("L",)):
+                continue
+            ok = sets[mark]
+            if ok and ok[-1][1] == cp - 1:
+                ok[-1] = (ok[-1][0], cp)
+            else:
+                ok.append((cp, cp))
+    return CharSet(sets[0]), CharSet(sets[1])
 
 
 @lru_cache(maxsize=None)
@@ -351,12 +368,13 @@ _MIDDLE_DOT, _KERAIA, _KATAKANA_DOT = "\u00b7", "\u0375", "\u30fb"
 _EXTENDED_ARABIC_INDIC = CharSet.range(0x06F0, 0x06F9)
 
 
-def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharSet) -> DFA:
+def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharSet,
+               marks: CharSet) -> DFA:
     """Host name labels ``idna.encode`` takes whose A-label has at most ``max_encoded``
     characters: the ASCII labels of ``hostname`` (either case), or U-labels with a non-ASCII
     character, short enough that :func:`punycode_length_bound` fits, of ``[a-z0-9-]``, the safe
-    characters (``other``, ``greek``, ``kana_han``: Greek, and Hiragana/Katakana/Han ones) and
-    three CONTEXTO ones where their rule holds: ``l\u00b7l``, ``\u0375`` before a Greek letter,
+    characters (``other``, ``greek``, ``kana_han``: Greek, and Hiragana/Katakana/Han ones),
+    ``marks`` anywhere but first, and three CONTEXTO ones where their rule holds: ``l\u00b7l``, ``\u0375`` before a Greek letter,
     ``\u30fb`` in a label with kana or Han."""
     ascii_label = DFA.from_ast(hostname_labels(1, max_encoded))
     longest = 0
@@ -365,12 +383,12 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     if not longest:
         return ascii_label
     dot, keraia, kdot = (CharSet.of(c) for c in (_MIDDLE_DOT, _KERAIA, _KATAKANA_DOT))
-    safe = other | greek | kana_han
+    safe = other | greek | kana_han | marks
     x = safe | dot | keraia | kdot | _cs("-", ("a", "z"), ("0", "9"))
-    edge = Chars(x - _cs("-"))
+    first, last = Chars(x - _cs("-") - marks), Chars(x - _cs("-"))
     any_ = rep(Chars(x))
-    shape = DFA.from_ast(alt(edge, seq(edge, rep(Chars(x), 0, longest - 2), edge))
-                         if longest >= 2 else edge)
+    shape = DFA.from_ast(alt(first, seq(first, rep(Chars(x), 0, longest - 2), last))
+                         if longest >= 2 else first)
     some_unicode = DFA.from_ast(seq(any_, Chars(x - _cs("-", ("a", "z"), ("0", "9"))), any_))
     not_l = Chars(x - CharSet.of("l"))
     broken = DFA.from_ast(alt(
@@ -390,12 +408,12 @@ _IDN_DOTS = _cs(".\u3002\uff0e\uff61")
 def _idn_hostname() -> DFA | None:
     """As ``hostname``, grids of (labels, longest A-label) that fit 253 characters once encoded.
 
-    Built with a stand-in character for each of the three sets of safe characters (a thousand
+    Built with a stand-in character for each of the four sets of safe characters (a thousand
     ranges make every product slow), which the last step replaces by the whole sets."""
     try:
         from idna import idnadata
 
-        safe = idn_safe_chars()
+        safe, marks = idn_safe_chars(), idn_safe_marks()
     except ImportError:  # no idna: the checker does not check idn-hostname either
         return None
 
@@ -404,7 +422,7 @@ def _idn_hostname() -> DFA | None:
 
     greek = safe & script("Greek")
     kana_han = safe & script("Hiragana", "Katakana", "Han")
-    sets = [safe - greek - kana_han | _EXTENDED_ARABIC_INDIC, greek, kana_han]
+    sets = [safe - greek - kana_han | _EXTENDED_ARABIC_INDIC, greek, kana_han, marks]
     stand_ins = [CharSet.of(chr(s.min())) for s in sets]
     parts = []
     for k, m in HOSTNAME_GRIDS:

@@ -21,7 +21,7 @@ from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.schema import SchemaWarning, UnsupportedSchema, compile_json_schema
 from tokenfsm.schema.formats import (FORMATS, REGEX_DEPTH, format_dfa, idn_safe_chars,
-                                     punycode_length_bound)
+                                     idn_safe_marks, punycode_length_bound)
 
 CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite" / "optional" / "format"
@@ -39,7 +39,7 @@ VALID = {
     "idn-hostname": ["실례.테스트", "hostname", "a.b", "a\u3002b", "a\uff0eb", "a\uff61b",
                      "ßς\u0f0b\u3007", "例え.jp", "xn-abc", "EXAMPLE.com", "δοκιμή.example",
                      "l\u00b7l", "ll\u00b7l\u00b7ll", "\u03b1\u0375\u03b2", "\u30fb\u3041",
-                     "a\u30fb\u4e08", "\u06f00"],
+                     "a\u30fb\u4e08", "\u06f00", "\u092d\u093e\u0930\u0924", "a\u093e"],
     "idn-email": ["실례@실례.테스트", "joe.bloggs@example.com", "δοκιμή@example.com",
                   '"δοκιμή"@example.com', "\x85@example.com", "\uffff@example.com",
                   "𝕏@example.com", "a@[127.0.0.1]"],
@@ -55,7 +55,7 @@ INVALID = {
     "idn-hostname": ["", ".", "example.", "a..b", "-hello", "hello-", "\u0300hello",
                      "xn--X", "a_b", "a\u05d0", "a\u00b7l", "l\u00b7", "\u03b1\u0375S",
                      "\u03b1\u0375", "def\u30fbabc", "\u30fb", "\u00fc" * 12, "ÄB.com",
-                     "a" * 64, "cafe\u0301", "\u0628\u0660\u06f0"],
+                     "a" * 64, "cafe\u0301", "\u0628\u0660\u06f0", "\u093ea", "a.\u0903b"],
     "idn-email": ["2962", "user\uff20example.com", "a@", "@b.com", "a..b@c.com", "a b@c.com"],
     "regex": ["^(abc]", "(", ")", "a**", "*a", "[]", "[^]", "\\a", "(?<n>x)", "(?P<n>x)",
               "(?=a)", "a{2,1}", "{", "\\1", "\\cA", "((((((a))))))", "[[]", "[a--b]"],
@@ -104,7 +104,7 @@ def _non_ascii(name):
 # ------------------------------------------------------------------ the test suite's cases
 
 def _ascii_or_safe(label: str) -> bool:
-    safe = idn_safe_chars()
+    safe = idn_safe_chars() | idn_safe_marks()
     return all(c.isascii() or c in safe for c in label)
 
 
@@ -241,6 +241,21 @@ def test_safe_characters_are_context_free_pvalid():
             idna.encode(w)  # raises if not valid
 
 
+def test_safe_marks_follow_any_safe_character():
+    marks, safe = list(idn_safe_marks()), list(idn_safe_chars())
+    assert sum(hi - lo + 1 for lo, hi in marks) > 1000 and not idn_safe_marks() & idn_safe_chars()
+    rng = random.Random(8)
+    for _ in range(1500):
+        m = chr(rng.randint(*rng.choice(marks)))
+        c = chr(rng.randint(*rng.choice(safe)))
+        assert unicodedata.category(m).startswith("M") and not unicodedata.combining(m)
+        for w in (c + m, "a" + m + m + c, c + m + "-" + m):
+            idna.encode(w)
+        with pytest.raises(idna.IDNAError):
+            idna.encode(m + c)  # and the automaton never starts a label with one
+        assert not format_dfa("idn-hostname").accepts(m + c)
+
+
 def test_labels_of_safe_characters_encode_within_the_bound():
     safe = list(idn_safe_chars())
     extremes = [safe[0][0], safe[-1][1], safe[len(safe) // 2][0]]
@@ -354,6 +369,10 @@ def test_every_safe_character_in_context():
             c = chr(cp)
             idna.encode("a" + c + c + "0")
             idna.encode(c + "-" + c)
+    for lo, hi in idn_safe_marks():
+        for cp in range(lo, hi + 1):
+            m = chr(cp)
+            idna.encode("a" + m + m + "\u00df" + m)
 
 
 @pytest.mark.slow
