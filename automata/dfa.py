@@ -202,7 +202,10 @@ class DFA:
         delta = [[0] * len(classes) for _ in range(n + 2)]
         for k, ch in enumerate(s):
             delta[k + 1][cls_of[ch]] = k + 2
-        return cls._minimal_of(classes, delta, {n + 1}, 1)
+        # Already canonical: a chain is minimal (its states have different distances to the end),
+        # numbered breadth-first from the start, and no two classes have the same column (each
+        # character of ``s`` labels its own positions, the rest labels none).
+        return cls(classes, delta, {n + 1}, 1, _minimal=True)
 
     @classmethod
     def from_ast(cls, node: Node, budget: Budget | None = None) -> "DFA":
@@ -368,7 +371,9 @@ class DFA:
         meter = (budget or DEFAULT_BUDGET).meter(operation)
         da, db = self.delta, other.delta
         acc_a, acc_b = self.accepting, other.accepting
-        index: dict[tuple[int, int], int] = {(0, 0): 0}
+        # a pair (x, y) is the int x * nb + y
+        nb = len(db)
+        index: dict[int, int] = {0: 0}
         delta: list = [[0] * len(classes)]
         accepting = set()
         todo = []
@@ -379,28 +384,37 @@ class DFA:
             index[p] = i
             delta.append(None)
             meter.add()
-            if accept(p[0] in acc_a, p[1] in acc_b):
+            if accept(p // nb in acc_a, p % nb in acc_b):
                 accepting.add(i)
             todo.append(p)
             return i
 
-        start_pair = (self.start, other.start)
-        if dead_if_either and 0 in start_pair:
+        start_pair = self.start * nb + other.start
+        if dead_if_either and (self.start == 0 or other.start == 0):
             return DFA.empty()
-        start = intern(start_pair) if start_pair != (0, 0) else 0
+        start = intern(start_pair) if start_pair != 0 else 0
         while todo:
             p = todo.pop()
-            ra, rb = da[p[0]], db[p[1]]
+            ra, rb = da[p // nb], db[p % nb]
             row = []
-            for x, y in pairs_ab:
-                q = (ra[x], rb[y])
-                if dead_if_either and (q[0] == 0 or q[1] == 0):
-                    row.append(0)
-                    continue
-                j = index.get(q)
-                if j is None:
-                    j = intern(q)
-                row.append(j)
+            if dead_if_either:
+                for x, y in pairs_ab:
+                    a, b = ra[x], rb[y]
+                    if a == 0 or b == 0:
+                        row.append(0)
+                        continue
+                    q = a * nb + b
+                    j = index.get(q)
+                    if j is None:
+                        j = intern(q)
+                    row.append(j)
+            else:
+                for x, y in pairs_ab:
+                    q = ra[x] * nb + rb[y]
+                    j = index.get(q)
+                    if j is None:
+                        j = intern(q)
+                    row.append(j)
             delta[index[p]] = row
         return DFA._minimal_of(classes, delta, accepting, start)
 
@@ -538,26 +552,31 @@ class DFA:
     def optional(self, budget: Budget | None = None) -> "DFA":
         return self.union(DFA.epsilon(), budget)
 
-    def substitute(self, image: Callable[[CharSet], "DFA"], budget: Budget | None = None) -> "DFA":
+    def substitute(self, image: Callable[[CharSet], "DFA"], budget: Budget | None = None, *,
+                   prefix: "DFA | None" = None, suffix: "DFA | None" = None) -> "DFA":
         """Replace every character by a language: the homomorphic image of the automaton.
 
         Parameters
         ----------
         image : callable
             ``image(cs)`` returns the DFA of the strings that the characters of class ``cs`` may
-            become. It is called once per alphabet class.
+            become. It is called once per alphabet class that some live transition reads.
         budget : Budget, optional
+        prefix, suffix : DFA, optional
+            Languages concatenated before and after the image in the same construction (one
+            determinisation instead of a substitution and a concatenation).
 
         Returns
         -------
         DFA
             Accepts ``w1 w2 ... wn`` where each ``wi`` is in the image of the class of the
-            ``i``-th character of some string ``c1 ... cn`` of ``self``.
+            ``i``-th character of some string ``c1 ... cn`` of ``self`` (between ``prefix`` and
+            ``suffix`` when given).
         """
         m = self.minimize()
         if m.start == 0:
             return m
-        images = [image(cs).minimize() for cs in m.classes]
+        images: dict[int, DFA] = {}
         nfa = NFA()
         n = len(m.delta)
         for _ in range(n):
@@ -565,16 +584,28 @@ class DFA:
         shared: dict[tuple[int, int], int] = {}
         for s in range(1, n):
             for c, t in enumerate(m.delta[s]):
-                if t == 0 or images[c].start == 0:
+                if t == 0:
+                    continue
+                im = images.get(c)
+                if im is None:
+                    im = images[c] = image(m.classes[c]).minimize()
+                if im.start == 0:
                     continue
                 key = (c, t)
                 entry = shared.get(key)
                 if entry is None:
-                    entry = _embed(nfa, images[c], t)
+                    entry = _embed(nfa, im, t)
                     shared[key] = entry
                 nfa.eps[s].append(entry)
-        nfa.start = m.start
-        nfa.accepting = set(m.accepting)
+        final = nfa.new_state()
+        after = final if suffix is None else _embed(nfa, suffix, final)
+        before = m.start if prefix is None else _embed(nfa, prefix, m.start)
+        if after is None or before is None:
+            return DFA.empty()
+        for a in m.accepting:
+            nfa.eps[a].append(after)
+        nfa.start = before
+        nfa.accepting = {final}
         return DFA._from_nfa(nfa, budget, "substitute")
 
     def reverse(self, budget: Budget | None = None) -> "DFA":

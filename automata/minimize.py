@@ -147,7 +147,7 @@ def minimize_table(delta, accepting, start):
 
 
 #: Tables with at least this many cells are pruned, numbered and quotiented with array operations.
-ARRAY_MIN_CELLS = 2_000
+ARRAY_MIN_CELLS = 10_000
 
 
 def _bfs_levels(T, start: int, n: int, skip: int | None = None):

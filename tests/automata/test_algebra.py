@@ -286,6 +286,14 @@ def test_substitute(a, forms, ss):
     extra = [img.shortest() or "", "zz", "zzzz"]
     for s in ss + extra:
         assert img.accepts(s) == want(s), s
+    # prefix and suffix in the same construction: the image between them, checked on strings
+    pre, suf = DFA.from_regex("z|zz"), DFA.literal("z")
+    wrapped = x.substitute(lambda cs: _image_of(form_of[cs], cs), prefix=pre, suffix=suf)
+    for s in ss + extra:
+        for w in ("z" + s + "z", "zz" + s + "z", s, "z" + s):
+            want_w = any(w.startswith(p) and w.endswith("z") and len(w) >= len(p) + 1
+                         and want(w[len(p):-1]) for p in ("z", "zz"))
+            assert wrapped.accepts(w) == want_w, w
 
 
 # ---------------------------------------------------------------------------------- queries
@@ -438,3 +446,12 @@ def test_from_parts_classes_need_not_be_sorted():
     assert e.minimize().classes == (other, x, y, z)
     assert e == DFA.literal("z") + DFA.from_charset(y).star() + DFA.literal("x")
     assert hash(e) == hash(DFA.literal("z") + DFA.from_charset(y).star() + DFA.literal("x"))
+
+
+@given(st.text(alphabet=st.sampled_from("ab\"\\é\U0001F600\x00"), max_size=12))
+def test_literal_is_built_canonical(s):
+    # DFA.literal skips minimisation: its table must be what minimisation would give
+    d = DFA.literal(s)
+    m = DFA._minimal_of(d.classes, d.delta, d.accepting, d.start)
+    assert (d.classes, d.delta, d.accepting, d.start) == (m.classes, m.delta, m.accepting, m.start)
+    assert d.accepts(s) and not d.accepts(s + "a") and (s == "" or not d.accepts(s[:-1]))
