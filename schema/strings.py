@@ -49,6 +49,7 @@ SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n"
 # characters JSON lets a string hold literally
 LITERAL_OK = ~(CharSet.of('"', "\\") | CharSet.range(0, 0x1F))
 BMP = CharSet.range(0, 0xFFFF)
+_QUOTE = DFA.literal('"')
 ASTRAL = CharSet.range(0x10000, MAX_CODEPOINT)
 
 
@@ -173,11 +174,17 @@ def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all
     -------
     DFA
     """
-    body = json_encode(value, budget=budget, escapes=escapes)
     excludes = list(excludes)
-    if excludes:
-        body = body.intersect(DFA.excluding(excludes, budget=budget), budget=budget)
-    quote = DFA.literal('"')
+    quote = _QUOTE
+    if not excludes:
+        # quotes added in the same construction as the encoding: one determinisation
+        if escapes not in ("all", "minimal"):
+            raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
+        minimal = escapes == "minimal"
+        return value.substitute(lambda cs: escape_image(cs, minimal), budget=budget,
+                                prefix=quote, suffix=quote)
+    body = json_encode(value, budget=budget, escapes=escapes)
+    body = body.intersect(DFA.excluding(excludes, budget=budget), budget=budget)
     return DFA.concat_all([quote, body, quote], budget=budget)
 
 
