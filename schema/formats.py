@@ -39,9 +39,11 @@ format                        grammar
                               (:func:`idn_safe_chars`, :func:`idn_safe_marks` after
                               the first character; also ``l\u00b7l``, ``\u0375``
                               before Greek, ``\u30fb`` with kana or Han, Extended
-                              Arabic-Indic digits), at most 9 characters (4 in names
-                              of 5-8 labels, 1 in names of 9-16 labels, none beyond), so
-                              that the A-label fits (:func:`punycode_length_bound`);
+                              Arabic-Indic digits), at most 10 characters with up to 9
+                              non-ASCII (4 in names of 5-8 labels, 1 in names of 9-16
+                              labels, none beyond), or up to ``IDN_ONE_WIDE`` (30) with
+                              one non-ASCII in names of up to 3 labels, so that the
+                              A-label fits (:func:`punycode_length_bound`);
                               separators ``.`` ``\u3002`` ``\uff0e`` ``\uff61``
 ``idn-email``                 RFC 6531 ``Mailbox``: any non-ASCII character in the local
                               part, ``idn-hostname`` or address literal after the ``@``
@@ -85,7 +87,7 @@ from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
 from .numbers import fixed_width_range
 
 __all__ = ["format_dfa", "FORMATS", "hostname_exact", "idn_safe_chars", "idn_safe_marks",
-           "punycode_length_bound",
+           "punycode_length_bound", "IDN_ONE_WIDE",
            "REGEX_DEPTH"]
 
 
@@ -307,9 +309,11 @@ def _idn_safe_sets() -> tuple[CharSet, CharSet]:
 
 
 @lru_cache(maxsize=None)
-def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF) -> int:
+def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF,
+                          non_ascii: int | None = None) -> int:
     """An upper bound on the A-label length (``xn--`` included) of any U-label of ``length``
-    characters, at least one of them non-ASCII, all at most ``max_code_point``.
+    characters, at least one (and at most ``non_ascii``, if given) of them non-ASCII, all at most
+    ``max_code_point``.
 
     Punycode writes one generalised variable-length integer per non-ASCII character; their sum is
     at most ``(max_code_point - 128 + k) * (length + 1)`` for ``k`` non-ASCII characters (RFC 3492
@@ -328,7 +332,7 @@ def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF) -> int:
                     row[total + d] = c + cost
         cheapest.append(row)
     worst = 0
-    for k in range(1, length + 1):
+    for k in range(1, min(length, length if non_ascii is None else non_ascii) + 1):
         basic = length - k
         budget = (max_code_point - 128 + k + 1) * (length + 1)
         most = max(d for d, c in enumerate(cheapest[k]) if c is not None and c <= budget)
@@ -377,19 +381,34 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     ``marks`` anywhere but first, and three CONTEXTO ones where their rule holds: ``l\u00b7l``, ``\u0375`` before a Greek letter,
     ``\u30fb`` in a label with kana or Han."""
     ascii_label = DFA.from_ast(hostname_labels(1, max_encoded))
-    longest = 0
-    while longest < 63 and punycode_length_bound(longest + 1) <= max_encoded:
-        longest += 1
-    if not longest:
+    # (at most j non-ASCII characters, at most n characters in all) whose A-labels fit
+    sizes = []
+    for j in range(1, 64):
+        n = 0
+        while n < 63 and punycode_length_bound(n + 1, non_ascii=j) <= max_encoded:
+            n += 1
+        if n < j:
+            break
+        sizes.append((j, n))
+    if not sizes:
         return ascii_label
+    # every mix up to the shortest bound; one non-ASCII character in a longer label only where
+    # labels may take 63 characters, and up to IDN_ONE_WIDE (each count kept costs states)
+    sizes = sizes[-1:] + ([(1, min(sizes[0][1], IDN_ONE_WIDE))] if max_encoded >= 63 else [])
     dot, keraia, kdot = (CharSet.of(c) for c in (_MIDDLE_DOT, _KERAIA, _KATAKANA_DOT))
     safe = other | greek | kana_han | marks
-    x = safe | dot | keraia | kdot | _cs("-", ("a", "z"), ("0", "9"))
+    ldh = _cs("-", ("a", "z"), ("0", "9"))
+    x = safe | dot | keraia | kdot | ldh
     first, last = Chars(x - _cs("-") - marks), Chars(x - _cs("-"))
     any_ = rep(Chars(x))
+    longest = max(n for _, n in sizes)
     shape = DFA.from_ast(alt(first, seq(first, rep(Chars(x), 0, longest - 2), last))
                          if longest >= 2 else first)
-    some_unicode = DFA.from_ast(seq(any_, Chars(x - _cs("-", ("a", "z"), ("0", "9"))), any_))
+    wide = Chars(x - ldh)
+    shape = shape & DFA.union_all([
+        DFA.from_ast(seq(rep(Chars(ldh)), rep(seq(wide, rep(Chars(ldh))), 0, j)))
+        & DFA.from_ast(rep(Chars(x), 1, n)) for j, n in sizes])
+    some_unicode = DFA.from_ast(seq(any_, wide, any_))
     not_l = Chars(x - CharSet.of("l"))
     broken = DFA.from_ast(alt(
         seq(Chars(x), Chars(x), lit("--"), any_),  # hyphens in the 3rd and 4th places
@@ -399,6 +418,9 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     kana_dot_alone = DFA.from_ast(seq(rep(Chars(x - kana_han)), Chars(kdot), rep(Chars(x - kana_han))))
     return ascii_label | (((shape & some_unicode) - broken) - kana_dot_alone)
 
+
+IDN_ONE_WIDE = 30
+"""Longest ``idn-hostname`` U-label with a single non-ASCII character (names of up to 3 labels)."""
 
 # label separators idna.encode splits on: full stop, ideographic, fullwidth and halfwidth ones
 _IDN_DOTS = _cs(".\u3002\uff0e\uff61")

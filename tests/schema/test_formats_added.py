@@ -20,8 +20,8 @@ from hypothesis import given, strategies as st
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.schema import SchemaWarning, UnsupportedSchema, compile_json_schema
-from tokenfsm.schema.formats import (FORMATS, REGEX_DEPTH, format_dfa, idn_safe_chars,
-                                     idn_safe_marks, punycode_length_bound)
+from tokenfsm.schema.formats import (FORMATS, IDN_ONE_WIDE, REGEX_DEPTH, format_dfa,
+                                     idn_safe_chars, idn_safe_marks, punycode_length_bound)
 
 CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite" / "optional" / "format"
@@ -116,7 +116,7 @@ def _idn_documented_miss(data: str) -> bool:
     rule or is right-to-left, or a U-label longer than the A-label bound allows."""
     labels = _IDN_DOTS.split(data)
     return any(lab.lower().startswith("xn--") or not _ascii_or_safe(lab)
-               or (not lab.isascii() and punycode_length_bound(len(lab)) > 61) for lab in labels)
+               or (not lab.isascii() and punycode_length_bound(len(lab)) > 63) for lab in labels)
 
 
 # valid strings the automaton may reject although the checker accepts them (documented subsets)
@@ -270,6 +270,11 @@ def test_labels_of_safe_characters_encode_within_the_bound():
             continue
         encoded = idna.encode(label)
         assert len(encoded) <= punycode_length_bound(len(label)), label
+    for _ in range(300):  # one non-ASCII character among many ASCII ones
+        label = "".join(rng.choice("abz09") for _ in range(rng.randint(0, 40)))
+        i = rng.randint(0, len(label))
+        label = label[:i] + chr(rng.choice(extremes)) + label[i:]
+        assert len(idna.encode(label)) <= punycode_length_bound(len(label), non_ascii=1), label
 
 
 def test_contextual_characters_sampled_in_their_contexts():
@@ -285,6 +290,11 @@ def test_idn_hostname_limits():
     d = format_dfa("idn-hostname")
     u = "\u00df"
     assert d.accepts(u * 9) and not d.accepts(u * 10)  # 9 characters: bound 61 <= 63
+    assert d.accepts(u * 9 + "a") and not d.accepts(u * 9 + "ab")
+    one = "a" * (IDN_ONE_WIDE - 1) + u
+    assert d.accepts(one) and d.accepts("a.b." + one) and not d.accepts("a" + one)
+    assert not d.accepts("a.b.c." + one) and not d.accepts(one[:-2] + u + u)
+    assert punycode_length_bound(IDN_ONE_WIDE, non_ascii=1) <= 63
     assert d.accepts(".".join([u * 9] * 4)) and not d.accepts(".".join([u * 9] * 5))
     assert d.accepts(".".join([u * 4] * 8)) and not d.accepts(".".join([u * 5] * 8))
     assert d.accepts(".".join(["a" * 63] * 3)) and not d.accepts(".".join(["a" * 63] * 4))
