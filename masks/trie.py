@@ -12,7 +12,10 @@ Layout (node 0 is the root; nodes in preorder, children in byte order):
   (several ids when a vocabulary has duplicate byte strings).
 
 For a given byte DFA, :meth:`TokenTrie.class_trie` merges the trie over the DFA's byte classes:
-tokens with the same class sequence walk once. That trie is cached per byte-class map.
+tokens with the same class sequence walk once. That trie is cached per byte-class map; since every
+schema brings a new map, index builds walk the byte trie itself and build the class trie only when
+the walks prove long (see :meth:`.TokenIndex.build`). :meth:`TokenTrie.token_numbering` numbers
+the token-ending nodes once per trie for the walk kernel.
 
 Example
 -------
