@@ -871,6 +871,7 @@ def _edge_lists(m: DFA) -> list:
     if edges is None:
         edges = [()]
         classes = m.classes
+        merged: dict[tuple, CharSet] = {}     # one label object per group of classes
         for row in m.delta[1:]:
             by_t: dict[int, list] = {}
             for c, t in enumerate(row):
@@ -880,9 +881,17 @@ def _edge_lists(m: DFA) -> list:
                         by_t[t] = [c]
                     else:
                         got.append(c)
-            edges.append(tuple((classes[cs[0]] if len(cs) == 1 else
-                                CharSet.union_of_disjoint([classes[c] for c in cs]), t)
-                               for t, cs in by_t.items()))
+            out = []
+            for t, cs in by_t.items():
+                if len(cs) == 1:
+                    out.append((classes[cs[0]], t))
+                    continue
+                key = tuple(cs)
+                label = merged.get(key)
+                if label is None:
+                    label = merged[key] = CharSet.union_of_disjoint([classes[c] for c in cs])
+                out.append((label, t))
+            edges.append(tuple(out))
         m._edges = edges
     return edges
 

@@ -161,6 +161,7 @@ def _bfs_levels(T, start: int, n: int, skip: int | None = None):
     if skip is not None:
         number[skip] = -2
     number[start] = 0
+    slot = np.zeros(n, dtype=np.int64)      # scratch: first position of each candidate
     frontier = np.array([start], dtype=np.int64)
     parts = [frontier]
     count = 1
@@ -170,8 +171,10 @@ def _bfs_levels(T, start: int, n: int, skip: int | None = None):
         if not cand.size:
             break
         # first occurrences, in order of appearance: the queue order of breadth-first search
-        _, first = np.unique(cand, return_index=True)
-        frontier = cand[np.sort(first)]
+        pos = np.arange(cand.size)
+        slot[cand] = cand.size
+        np.minimum.at(slot, cand, pos)
+        frontier = cand[slot[cand] == pos]
         number[frontier] = np.arange(count, count + frontier.size)
         count += frontier.size
         parts.append(frontier)
@@ -183,9 +186,8 @@ def _coreachable_mask(T, rows, accepting_mask):
     of ``accepting_mask``; a boolean mask over all states."""
     import numpy as np
     n = accepting_mask.shape[0]
-    k = T.shape[1]
-    src = np.repeat(rows, k)
-    dst = T[rows].ravel()
+    src, dst, _ = _row_groups(T[rows], None)
+    src = rows[src]
     keep = src != dst
     src, dst = src[keep], dst[keep]
     order = np.argsort(dst, kind="stable")
@@ -267,7 +269,7 @@ def _quotient(tab, acc_local, block_of, n):
 
 
 #: Tables with at least this many cells (states x symbols) are refined with array operations.
-MOORE_MIN_CELLS = 200_000
+MOORE_MIN_CELLS = 1_000_000
 #: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).
 MOORE_MAX_ROUNDS = 400
 
@@ -320,6 +322,32 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None):
     return block.tolist(), stable
 
 
+def _row_groups(tab, dead, masks: bool = False):
+    """The distinct (source, target) pairs of a table, targets other than ``dead``, as arrays
+    ``(src, dst, mask)``: ``mask`` the bit set of the symbols taking ``src`` to ``dst`` (only
+    when asked, for at most 62 symbols). Each row is sorted on its own (few symbols per row)."""
+    import numpy as np
+    T = np.asarray(tab, dtype=np.int64)
+    n, k = T.shape
+    order = np.argsort(T, axis=1, kind="stable")
+    Ts = np.take_along_axis(T, order, axis=1)
+    new = np.ones((n, k), dtype=bool)
+    new[:, 1:] = Ts[:, 1:] != Ts[:, :-1]
+    starts = np.flatnonzero(new.ravel())
+    dst = Ts.ravel()[starts]
+    src = starts // k
+    mask = None
+    if masks:
+        bits = np.left_shift(np.int64(1), order.ravel())
+        mask = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
+    if dead is not None:
+        keep = dst != dead
+        src, dst = src[keep], dst[keep]
+        if mask is not None:
+            mask = mask[keep]
+    return src, dst, mask
+
+
 def _inverse_masks(tab, dead):
     """``inv[t]``: the ``(s, mask)`` pairs of states ``s`` with a transition into ``t``, ``mask`` the
     bit set of the symbols that take ``s`` to ``t`` (transitions into ``dead`` left out).
@@ -330,19 +358,8 @@ def _inverse_masks(tab, dead):
     k = len(tab[0]) if total else 0
     inv: list = [[] for _ in range(total)]
     if total * k >= 4096 and k <= 62:
-        import numpy as np
-        T = np.asarray(tab, dtype=np.int64)
-        live = T != (dead if dead is not None else -1)
-        src, sym = np.nonzero(live)
-        dst = T[src, sym]
-        key = src * total + dst
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        bits = np.left_shift(np.int64(1), sym[order])
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        masks = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits[:0]
-        ks = key[starts]
-        for s, t, m in zip((ks // total).tolist(), (ks % total).tolist(), masks.tolist()):
+        src, dst, masks = _row_groups(tab, dead, masks=True)
+        for s, t, m in zip(src.tolist(), dst.tolist(), masks.tolist()):
             inv[t].append((s, m))
         return inv
     if not isinstance(tab, list):
