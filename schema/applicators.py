@@ -35,7 +35,7 @@ ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "$comment", "$schema", "$id", "id",
     "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor", "$dynamicAnchor",
     "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema", "discriminator",
-    "example", "nullable",
+    "example", "nullable", "x-scope",
 })  # contentSchema too: in 2019-09 and later the content keywords only annotate
 KNOWN_UNSUPPORTED = frozenset({"uniqueItems", "$dynamicRef", "$recursiveRef",
                                "$recursiveAnchor"})
@@ -55,6 +55,11 @@ _NO_EVALI = {"prefix": 0, "all": False, "contains": []}
 # keywords of a schema kept as a text residual whose evaluations no x-eval records (residuals
 # split off by rewrite.merge come from a subschema whose own x-eval/x-evali is recorded)
 _EVALUATING = APPLICATORS | {"$dynamicRef", "$recursiveRef"}
+
+
+def _ref_only(schema: dict) -> dict:
+    """The ``$ref`` of a schema alone (with the dynamic scope it is followed in, see .refs)."""
+    return {k: schema[k] for k in ("$ref", "x-scope") if k in schema}
 
 
 def _may_evaluate(schema) -> bool:
@@ -101,7 +106,7 @@ class Applicators:
         b = self.budget
         lang = self.compile_keywords(base, ptr)
         if "$ref" in schema:
-            lang = lang.intersect(self.compile_ref(schema["$ref"], ptr), b)
+            lang = lang.intersect(self.compile_ref(schema["$ref"], ptr, schema.get("x-scope")), b)
         for i, sub in enumerate(self._list(schema, "allOf", ptr)):
             lang = lang.intersect(self.compile(sub, _ptr(ptr, "allOf", i)), b)
         if "anyOf" in schema:
@@ -170,9 +175,9 @@ class Applicators:
         conj: list[list[Alt] | None] = []
         if "$ref" in schema:
             ref_ptr = _ptr(ptr, "$ref")
-            node, target = self.resolve(schema["$ref"], ref_ptr)
+            node, target = self.resolve(schema["$ref"], ref_ptr, schema.get("x-scope"))
             if target is None or target in expanding or self.ref_stack.get(target, 0):
-                conj.append([Alt({}, [("schema", {"$ref": schema["$ref"]}, ptr)], ptr)])
+                conj.append([Alt({}, [("schema", _ref_only(schema), ptr)], ptr)])
             else:
                 self.inlined.append(target)
                 conj.append(self.dnf(node, target, expanding | {target}, track))
@@ -233,12 +238,17 @@ class Applicators:
         takes them all, must match one of their ``contains`` schemas or ``schema``."""
         kw = dict(alt.keywords)
         ev = kw.get("x-evali", _NO_EVALI)
+        for kind, r, p in alt.residual:
+            if kind == "schema" and _may_evaluate(r) and not ev["all"]:
+                more = self._static_evaluation(r, p, "x-evali")
+                if more is None:
+                    self.unsupported("unevaluatedItems next to a subschema kept as text "
+                                     "(a recursive $ref) with conditional applicators", ptr,
+                                     "unevaluatedItems")
+                    continue
+                ev = rewrite.merge({"x-evali": ev}, {"x-evali": more})[0]["x-evali"]
         if ev["all"]:
             return alt
-        for kind, r, p in alt.residual:
-            if kind == "schema" and _may_evaluate(r):
-                self.unsupported("unevaluatedItems next to a subschema kept as text "
-                                 "(a recursive $ref)", ptr, "unevaluatedItems")
         kw["x-unevali"] = list(kw.get("x-unevali", [])) + [
             {"prefix": ev["prefix"], "contains": ev["contains"], "schema": schema, "ptr": ptr}]
         kw["x-evali"] = {"prefix": 0, "all": True, "contains": []}
@@ -249,19 +259,72 @@ class Applicators:
         subschemas do not evaluate (``x-eval``) must have values in ``schema`` (``x-uneval``)."""
         kw = dict(alt.keywords)
         ev = kw.get("x-eval", _NO_EVAL)
+        for kind, r, p in alt.residual:
+            if kind == "schema" and _may_evaluate(r) and not ev["all"]:
+                more = self._static_evaluation(r, p, "x-eval")
+                if more is None:
+                    self.unsupported("unevaluatedProperties next to a subschema kept as text "
+                                     "(a recursive $ref) with conditional applicators", ptr,
+                                     "unevaluatedProperties")
+                    continue
+                ev = rewrite.merge({"x-eval": ev}, {"x-eval": more})[0]["x-eval"]
         if ev["all"]:
             return alt
-        for kind, r, p in alt.residual:
-            if kind == "schema" and _may_evaluate(r):
-                self.unsupported("unevaluatedProperties next to a subschema kept as text "
-                                 "(a recursive $ref)", ptr,
-                                 "unevaluatedProperties")
         kw["x-uneval"] = list(kw.get("x-uneval", [])) + [
             {"names": ev["names"], "patterns": ev["patterns"], "schema": schema, "ptr": ptr}]
-        # keys no keyword of the alternative names are unevaluated ones
+        # keys no keyword of the alternative names are unevaluated ones; what a residual
+        # subschema evaluates is named here too (its own text constrains the values)
+        props = dict(kw.get("properties") or {})
+        for n in ev["names"]:
+            props.setdefault(n, True)
+        if props:
+            kw["properties"] = props
+        pats = dict(kw.get("patternProperties") or {})
+        for p in ev["patterns"]:
+            pats.setdefault(p, True)
+        if pats:
+            kw["patternProperties"] = pats
         kw.setdefault("additionalProperties", schema)
         kw["x-eval"] = {"names": [], "patterns": [], "all": True}
         return Alt(kw, alt.residual, alt.ptr)
+
+    def _static_evaluation(self, schema, ptr, which: str, seen=None):
+        """What ``schema`` evaluates (``x-eval`` or ``x-evali`` form) when that does not depend
+        on the instance: its in-place applicators are only ``allOf`` and ``$ref`` (followed,
+        recursion included); None otherwise."""
+        if schema is True or schema is False:
+            return dict(_NO_EVAL if which == "x-eval" else _NO_EVALI)
+        if not isinstance(schema, dict):
+            return None
+        seen = set() if seen is None else seen
+        if set(schema) & (IN_PLACE - {"allOf", "$ref"}) or "$dynamicRef" in schema:
+            return None
+        base = {k: v for k, v in schema.items() if k not in APPLICATORS}
+        self._normalize(base, ptr)
+        if which == "x-eval":
+            out = {"names": list(base.get("properties") or {}),
+                   "patterns": list(base.get("patternProperties") or {}),
+                   "all": "additionalProperties" in base or "unevaluatedProperties" in base}
+        else:
+            prefix = base.get("prefixItems", [])
+            out = {"prefix": len(prefix) if isinstance(prefix, list) else 0,
+                   "all": "items" in base or "unevaluatedItems" in base,
+                   "contains": [{"schema": base["contains"], "ptr": _ptr(ptr, "contains")}]
+                   if "contains" in base else []}
+        subs = [(s, _ptr(ptr, "allOf", i)) for i, s in enumerate(self._list(schema, "allOf", ptr))]
+        if "$ref" in schema:
+            node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"), schema.get("x-scope"))
+            if target is None:
+                return None
+            if target not in seen:
+                seen.add(target)
+                subs.append((node, target))
+        for s, p in subs:
+            more = self._static_evaluation(s, p, which, seen)
+            if more is None:
+                return None
+            out = rewrite.merge({which: out}, {which: more})[0][which]
+        return out
 
     def _list(self, schema, key, ptr) -> list:
         v = schema.get(key, [])
@@ -325,7 +388,7 @@ class Applicators:
             raise SchemaError("a schema must be an object or a boolean", ptr)
         self._check_unevaluated(schema, ptr)
         if "$ref" in schema and (self.old_draft or set(schema) - ANNOTATIONS == {"$ref"}):
-            node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"))
+            node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"), schema.get("x-scope"))
             if target is None or target in expanding or self.ref_stack.get(target, 0):
                 return [Alt({}, [("complement", schema, ptr)], ptr)]
             self.inlined.append(target)
@@ -335,7 +398,7 @@ class Applicators:
             base = {k: v for k, v in schema.items() if k not in APPLICATORS}
             parts = [self.negate(base, ptr, expanding)] if set(base) - ANNOTATIONS else []
             if "$ref" in schema:
-                parts.append(self.negate({"$ref": schema["$ref"]}, ptr, expanding))
+                parts.append(self.negate(_ref_only(schema), ptr, expanding))
             for i, s in enumerate(self._list(schema, "allOf", ptr)):
                 parts.append(self.negate(s, _ptr(ptr, "allOf", i), expanding))
             if "anyOf" in schema:

@@ -254,13 +254,17 @@ class _Compiler(Applicators, Containers):
         self.warn(msg + "; not enforced", ptr)
 
     # ------------------------------------------------------------------ references
-    def resolve(self, ref, ptr):
+    def resolve(self, ref, ptr, scope=None):
         """The schema an (absolute, see :mod:`.refs`) ``$ref`` names and its location; (True,
-        None) for a document that is not known (unsupported: it raises in strict mode)."""
+        None) for a document that is not known (unsupported: it raises in strict mode). With
+        ``scope`` (the dynamic scope the reference is followed in), the target comes with its
+        ``$dynamicRef`` resolved in that scope."""
         node, target = self.registry.resolve(ref, ptr)
         if target is None:
             self.unsupported(f"$ref {shown(ref)!r} is not local", ptr, "$ref")
             return True, None
+        if scope is not None:
+            node = self.registry.specialize(node, ref, tuple(scope))
         return node, target
 
     # ------------------------------------------------------------------ entry
@@ -293,7 +297,7 @@ class _Compiler(Applicators, Containers):
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {json.dumps(schema)[:60]}", ptr)
         if set(schema) - ANNOTATIONS == {"$ref"} or ("$ref" in schema and self.old_draft):
-            return self.compile_ref(schema["$ref"], ptr)
+            return self.compile_ref(schema["$ref"], ptr, schema.get("x-scope"))
         mark = len(self.inlined)
         try:
             alts = self.dnf(schema, ptr, frozenset())
@@ -315,8 +319,8 @@ class _Compiler(Applicators, Containers):
             for t in targets:
                 self.ref_stack[t] -= 1
 
-    def compile_ref(self, ref, ptr) -> TypedLanguage:
-        node, target = self.resolve(ref, _ptr(ptr, "$ref"))
+    def compile_ref(self, ref, ptr, scope=None) -> TypedLanguage:
+        node, target = self.resolve(ref, _ptr(ptr, "$ref"), scope)
         if node is True and target is None:
             return self.any()
         n = self.ref_stack.get(target, 0)

@@ -110,6 +110,9 @@ class Registry:
         self.resources: dict[str, tuple[Any, str]] = {}
         self.anchors: dict[str, tuple[Any, str]] = {}
         self.dynamic: set[str] = set()  # anchors declared with $dynamicAnchor
+        self.resource_of: dict[int, str] = {}  # id of a resource's root node -> its URI
+        self.has_dynamic = False  # whether any $dynamicRef occurs
+        self._specialized: dict = {}
         self.old_draft = bool(_old_draft(root, False))
         self.root_base = DEFAULT_BASE
         self.root = self._document(root, DEFAULT_BASE, "", _old_draft(root, False))
@@ -120,12 +123,18 @@ class Registry:
             if base in self.resources:
                 continue
             self._document(doc, base, base + "#", _old_draft(doc, False))
+        if self.has_dynamic:
+            # $dynamicRef depends on the resources entered on the way (the dynamic scope): the
+            # root starts it, and every $ref carries the scope it is followed in (x-scope)
+            self.root = self._specialize(self.root, ())
 
     def _document(self, doc, base: str, loc: str, old):
         self.resources.setdefault(base, (None, loc))  # placeholder, replaced by the copy
         out = self._walk(doc, base, loc, old, top=True)
         if self.resources[base][0] is None:
             self.resources[base] = (out, loc)
+        if isinstance(out, dict):
+            self.resource_of.setdefault(id(out), base)
         return out
 
     def _walk(self, node, base: str, loc: str, old, top: bool = False):
@@ -147,6 +156,7 @@ class Registry:
                 absolute, frag = _split(join_uri(base, ident))
                 base = absolute
                 self.resources[base] = (out, loc)
+                self.resource_of[id(out)] = base
                 if frag and not frag.startswith("/"):
                     self.anchors[base + "#" + frag] = (out, loc)
         for kw in ("$anchor", "$dynamicAnchor"):
@@ -158,6 +168,7 @@ class Registry:
         for k, v in node.items():
             if k in ("$ref", "$dynamicRef") and isinstance(v, str):
                 out[k] = join_uri(base, v)
+                self.has_dynamic = self.has_dynamic or k == "$dynamicRef"
             elif k in _DATA:
                 out[k] = v
             elif k in _MAPS and isinstance(v, dict):
@@ -205,3 +216,62 @@ class Registry:
         if not isinstance(node, (dict, bool)):
             raise SchemaError(f"$ref {shown(ref)!r} does not point to a schema", ptr)
         return node, target
+
+    # ------------------------------------------------------------------ dynamic scope
+    def specialize(self, node, ref: str, scope: tuple):
+        """``node`` (the target of ``ref``, followed in dynamic ``scope``) with its
+        ``$dynamicRef`` resolved: the scope gains the resource of ``ref``."""
+        if not self.has_dynamic:
+            return node
+        resource = _split(ref)[0]
+        if resource not in scope:
+            scope = scope + (resource,)
+        return self._specialize(node, scope)
+
+    def _specialize(self, node, scope: tuple):
+        key = (id(node), scope)
+        hit = self._specialized.get(key)
+        if hit is None:
+            hit = self._specialized[key] = (node, self._spec(node, scope))
+        return hit[1]
+
+    def _spec(self, node, scope: tuple):
+        if isinstance(node, list):
+            return [self._spec(v, scope) for v in node]
+        if not isinstance(node, dict):
+            return node
+        uri = self.resource_of.get(id(node))
+        if uri is not None and uri not in scope:
+            scope = scope + (uri,)
+        out: dict = {}
+        for k, v in node.items():
+            if k == "$dynamicRef" and isinstance(v, str):
+                ref = {"$ref": self.dynamic_target(v, scope), "x-scope": scope}
+                if "$ref" in node:  # both: the dynamic one as a conjunct
+                    out["allOf"] = list(out.get("allOf", [])) + [ref]
+                else:
+                    out.update(ref)
+            elif k == "$ref" and isinstance(v, str):
+                out[k] = v
+                out["x-scope"] = scope
+            elif k == "allOf" and isinstance(v, list):
+                out[k] = [self._spec(x, scope) for x in v] + list(out.get("allOf", []))
+            elif k in _DATA:
+                out[k] = v
+            elif k in _MAPS and isinstance(v, dict):
+                out[k] = {name: self._spec(x, scope) for name, x in v.items()}
+            else:
+                out[k] = self._spec(v, scope)
+        return out
+
+    def dynamic_target(self, ref: str, scope: tuple) -> str:
+        """Where ``$dynamicRef: ref`` leads in ``scope`` (JSON Schema 2020-12, 8.2.3.2): when
+        it first resolves to a ``$dynamicAnchor`` of its fragment's name, to that anchor in the
+        outermost resource of the scope that declares it; otherwise where ``$ref`` would."""
+        uri, frag = _split(ref)
+        if not frag or frag.startswith("/") or ref not in self.dynamic:
+            return ref
+        for resource in scope:
+            if resource + "#" + frag in self.dynamic:
+                return resource + "#" + frag
+        return ref

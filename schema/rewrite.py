@@ -144,7 +144,8 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
         elif k == "additionalProperties":
             out[k] = {"allOf": [u, v]}
         elif k in ("title", "description", "default", "examples", "$comment", "deprecated",
-                   "readOnly", "writeOnly", "$id", "$schema", "$anchor", "$defs", "definitions"):
+                   "readOnly", "writeOnly", "$id", "$schema", "$anchor", "$defs", "definitions",
+                   "$dynamicAnchor", "x-scope"):
             continue
         else:
             residual.append({k: v})

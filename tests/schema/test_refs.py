@@ -156,3 +156,46 @@ def test_recursion_through_merged_references_is_cut():
         text = json.dumps(x, separators=(",", ":"))
         # sound everywhere; exact on these shallow instances
         assert cs.accepts(text) == v.is_valid(x), x
+
+
+DYNAMIC = [
+    # the outermost resource declaring the anchor wins: items are strings
+    {"$id": "http://d.test/root", "$ref": "list",
+     "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"},
+               "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#items"},
+                        "$defs": {"items": {"$dynamicAnchor": "items", "type": ["string", "integer"]}}}}},
+    # no $dynamicAnchor where it first resolves: a plain $ref
+    {"$id": "http://d.test/root", "$ref": "list",
+     "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"},
+               "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#items"},
+                        "$defs": {"items": {"$anchor": "items", "type": "integer"}}}}},
+    # the scope depends on the path: then and else reach the same list through different lists
+    {"$id": "http://d.test/main",
+     "if": {"properties": {"kind": {"const": "n"}}, "required": ["kind"]},
+     "then": {"$ref": "numbers"}, "else": {"$ref": "strings"},
+     "$defs": {"generic": {"$id": "generic", "properties": {"list": {"items": {"$dynamicRef": "#t"}}},
+                           "$defs": {"default": {"$dynamicAnchor": "t"}}},
+               "numbers": {"$id": "numbers", "$defs": {"t": {"$dynamicAnchor": "t", "type": "number"}},
+                           "$ref": "generic"},
+               "strings": {"$id": "strings", "$defs": {"t": {"$dynamicAnchor": "t", "type": "string"}},
+                           "$ref": "generic"}}},
+]
+
+
+@pytest.mark.parametrize("schema", DYNAMIC)
+def test_dynamic_ref(schema):
+    check(schema, VALUES + [["a", "b"], [1, "a"], [1, 2], {"kind": "n", "list": [1, 2]},
+                            {"kind": "n", "list": ["a"]}, {"kind": "s", "list": ["a"]},
+                            {"kind": "s", "list": [1]}, {"list": [1]}, {"list": ["x"]}])
+
+
+def test_dynamic_ref_extends_a_recursive_schema():
+    tree = {"$id": "http://d.test/tree.json", "$dynamicAnchor": "node", "type": "object",
+            "properties": {"data": True, "children": {"type": "array", "items": {"$dynamicRef": "#node"}}}}
+    strict = {"$id": "http://d.test/strict-tree.json", "$dynamicAnchor": "node", "$ref": "tree.json",
+              "unevaluatedProperties": False}
+    docs = {"http://d.test/tree.json": tree}
+    check(strict, [{"children": [{"data": 1}]}, {"children": [{"daat": 1}]}, {"data": 2, "x": 1},
+                   {"children": [{"children": [{"data": None}]}]}, {"children": [{"children": [{"d": 0}]}]},
+                   {}, 3], docs)
+    check(tree, [{"children": [{"daat": 1}]}, {"children": 1}, {}], docs)

@@ -86,12 +86,23 @@ def test_negated_applicators(schema):
     verdicts(schema)
 
 
-def test_unevaluated_beside_recursive_ref_is_unsupported():
-    schema = {"$defs": {"n": {"properties": {"x": {"$ref": "#/$defs/n"}}, "allOf": [{"$ref": "#/$defs/n"}],
-                              "unevaluatedProperties": False}},
-              "properties": {"y": True}, "allOf": [{"$ref": "#/$defs/n"}], "unevaluatedProperties": False}
+def test_unevaluated_beside_recursive_ref():
+    # a recursive $ref kept as text: what it evaluates is known when it has no conditional
+    # applicators (here: allOf and $ref only), else the keyword is unsupported
+    plain = {"$defs": {"n": {"properties": {"x": {"allOf": [{"$ref": "#/$defs/n"}],
+                                                  "unevaluatedProperties": False},
+                                            "a": True}}},
+             "allOf": [{"$ref": "#/$defs/n"}], "unevaluatedProperties": False}
+    cs = compile_json_schema(plain, whitespace=0, property_order="any")
+    v = jsonschema.Draft202012Validator(plain)
+    for x in [{"x": {"a": 1}}, {"x": {"b": 1}}, {"a": 1, "x": {}}, {"c": 1}, {"x": {"x": {"a": 2}}}]:
+        assert cs.accepts(json.dumps(x, separators=(",", ":"))) == v.is_valid(x), x
+    conditional = {"$defs": {"n": {"properties": {"x": {"allOf": [{"$ref": "#/$defs/n"}],
+                                                        "unevaluatedProperties": False}},
+                                   "anyOf": [{"properties": {"a": True}}, {"required": ["b"]}]}},
+                   "allOf": [{"$ref": "#/$defs/n"}], "unevaluatedProperties": False}
     with pytest.raises(UnsupportedSchema) as e:
-        compile_json_schema(schema)
+        compile_json_schema(conditional)
     assert e.value.keyword == "unevaluatedProperties"
 
 
