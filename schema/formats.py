@@ -39,11 +39,12 @@ format                        grammar
                               (:func:`idn_safe_chars`, :func:`idn_safe_marks` after
                               the first character; also ``l\u00b7l``, ``\u0375``
                               before Greek, ``\u30fb`` with kana or Han, Extended
-                              Arabic-Indic digits), at most 10 characters with up to 9
-                              non-ASCII (4 in names of 5-8 labels, 1 in names of 9-16
-                              labels, none beyond), or up to ``IDN_ONE_WIDE`` (30) with
-                              one non-ASCII in names of up to 3 labels, so that the
-                              A-label fits (:func:`punycode_length_bound`);
+                              Arabic-Indic digits): in names of up to 3 labels (ASCII
+                              labels up to 63), 10 characters with up to 9 non-ASCII or
+                              ``IDN_ONE_WIDE`` (30) with one; up to 8 labels (ASCII up to
+                              30), 4 characters; up to 32 labels of 6 ASCII characters
+                              (``IDN_GRIDS``), so that each A-label fits
+                              (:func:`punycode_length_bound`) and the name 253;
                               separators ``.`` ``\u3002`` ``\uff0e`` ``\uff61``
 ``idn-email``                 RFC 6531 ``Mailbox``: any non-ASCII character in the local
                               part, ``idn-hostname`` or address literal after the ``@``
@@ -87,7 +88,7 @@ from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
 from .numbers import fixed_width_range
 
 __all__ = ["format_dfa", "FORMATS", "hostname_exact", "idn_safe_chars", "idn_safe_marks",
-           "punycode_length_bound", "IDN_ONE_WIDE",
+           "punycode_length_bound", "IDN_ONE_WIDE", "IDN_GRIDS",
            "REGEX_DEPTH"]
 
 
@@ -319,18 +320,7 @@ def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF,
     at most ``(max_code_point - 128 + k) * (length + 1)`` for ``k`` non-ASCII characters (RFC 3492
     §6.3), and a value ``v`` takes at most as many digits as the worst bias gives it. The bound
     takes the worst split of that sum between the ``k`` integers, over every ``k``."""
-    costs = _punycode_digit_costs()
-    # cheapest[k][d]: the least sum of k integers that some biases write with d digits in all
-    cheapest = [[0]]
-    for k in range(1, length + 1):
-        row = [None] * (costs[-1][0] * k + 1)
-        for total, c in enumerate(cheapest[-1]):
-            if c is None:
-                continue
-            for d, cost in costs:
-                if row[total + d] is None or c + cost < row[total + d]:
-                    row[total + d] = c + cost
-        cheapest.append(row)
+    cheapest = _cheapest_digit_sums(length)
     worst = 0
     for k in range(1, min(length, length if non_ascii is None else non_ascii) + 1):
         basic = length - k
@@ -342,27 +332,42 @@ def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF,
 
 @lru_cache(maxsize=None)
 def _punycode_digit_costs() -> tuple[tuple[int, int], ...]:
-    """(d, smallest value that some bias writes with d digits), RFC 3492 base 36, t in 1..26."""
-    def digits(q: int, bias: int) -> int:
-        k, n = 36, 0
-        while True:
-            t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
-            n += 1
-            if q < t:
-                return n
-            q, k = (q - t) // (36 - t), k + 36
-
-    def most(v: int) -> int:  # digits(v, bias) grows with v; adapt() keeps bias under 200 here
-        return max(digits(v, b) for b in range(0, 36 * 8))
-
-    out = [(1, 0)]
-    for d in range(2, 11):
-        lo, hi = 0, 10 ** 11
-        while lo < hi:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if most(mid) >= d else (mid + 1, hi)
-        out.append((d, lo))
+    """(d, smallest value that some bias writes with d digits), d = 1..12: RFC 3492 base 36,
+    thresholds ``t_j = clamp(36 (j + 1) - bias, 1, 26)``. For one bias the smallest value with d
+    digits is ``t_0 + (36 - t_0) (t_1 + (36 - t_1) (... t_(d-2)))`` (each digit but the last at
+    its threshold), and the digit count grows with the value; ``adapt()`` keeps the bias under
+    200 for the sums met here, and biases up to 288 are taken."""
+    out = []
+    for d in range(1, 13):
+        best = None
+        for bias in range(0, 36 * 8):
+            v = 0
+            for j in reversed(range(d - 1)):
+                t = min(max(36 * (j + 1) - bias, 1), 26)
+                v = t + (36 - t) * v
+            best = v if best is None else min(best, v)
+        out.append((d, best))
     return tuple(out)
+
+
+_CHEAPEST: list[list[int | None]] = [[0]]
+
+
+def _cheapest_digit_sums(k: int) -> list[list[int | None]]:
+    """``table[i][d]``: the least sum of ``i`` integers that some biases write with ``d`` digits
+    in all, for ``i <= k`` (grown on demand)."""
+    costs = _punycode_digit_costs()
+    while len(_CHEAPEST) <= k:
+        prev = _CHEAPEST[-1]
+        row: list[int | None] = [None] * (len(prev) + costs[-1][0])
+        for total, c in enumerate(prev):
+            if c is None:
+                continue
+            for d, cost in costs:
+                if row[total + d] is None or c + cost < row[total + d]:
+                    row[total + d] = c + cost
+        _CHEAPEST.append(row)
+    return _CHEAPEST
 
 
 # CONTEXTO characters (RFC 5892 Appendix A) whose rule is regular and left-to-right
@@ -378,8 +383,8 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     characters: the ASCII labels of ``hostname`` (either case), or U-labels with a non-ASCII
     character, short enough that :func:`punycode_length_bound` fits, of ``[a-z0-9-]``, the safe
     characters (``other``, ``greek``, ``kana_han``: Greek, and Hiragana/Katakana/Han ones),
-    ``marks`` anywhere but first, and three CONTEXTO ones where their rule holds: ``l\u00b7l``, ``\u0375`` before a Greek letter,
-    ``\u30fb`` in a label with kana or Han."""
+    ``marks`` anywhere but first, and three CONTEXTO ones where their rule holds:
+    ``l\u00b7l``, ``\u0375`` before a Greek letter, ``\u30fb`` in a label with kana or Han."""
     ascii_label = DFA.from_ast(hostname_labels(1, max_encoded))
     # (at most j non-ASCII characters, at most n characters in all) whose A-labels fit
     sizes = []
@@ -421,6 +426,9 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
 
 IDN_ONE_WIDE = 30
 """Longest ``idn-hostname`` U-label with a single non-ASCII character (names of up to 3 labels)."""
+IDN_GRIDS = ((3, 63), (8, 30), (32, 6))
+"""(labels, longest A-label) grids of ``idn-hostname``: fewer than ``hostname``'s, since every
+state counts twice here (the automaton is larger, and ``idn-email`` builds on it)."""
 
 # label separators idna.encode splits on: full stop, ideographic, fullwidth and halfwidth ones
 _IDN_DOTS = _cs(".\u3002\uff0e\uff61")
@@ -447,7 +455,7 @@ def _idn_hostname() -> DFA | None:
     sets = [safe - greek - kana_han | _EXTENDED_ARABIC_INDIC, greek, kana_han, marks]
     stand_ins = [CharSet.of(chr(s.min())) for s in sets]
     parts = []
-    for k, m in HOSTNAME_GRIDS:
+    for k, m in IDN_GRIDS:
         label = _idn_label(m, *stand_ins)
         more = DFA.concat_all([DFA.from_charset(_IDN_DOTS), label]).repeat(0, k - 1)
         parts.append(DFA.concat_all([label, more]))
@@ -637,10 +645,11 @@ def _regex(depth: int = REGEX_DEPTH) -> DFA:
     The subset: literal characters (not ``^$\\.*+?()[]{}|``); ``.``; the escapes ``\\d \\D \\w
     \\W \\s \\S \\t \\n \\r \\f \\v``, ``\\xHH``, ``\\uHHHH`` and a backslash before a syntax
     character or ``/``; classes ``[...]`` / ``[^...]`` of one or more literal characters (not
-    ``\\]-[^&~|``), those escapes (``\\-`` too) and the ranges of ``REGEX_CLASS_RANGES``; capturing ``(...)`` and non-capturing ``(?:...)`` groups; the assertions
-    ``^ $ \\b \\B`` (never quantified); quantifiers ``* + ? {n} {n,} {n,m}`` (``n <= m``, at most
-    three digits, no leading zero), each optionally lazy. Not in it: backreferences, look-around,
-    named groups, ``\\c``, ``\\p{...}``, flags and Python-only syntax."""
+    ``\\]-[^&~|``), those escapes (``\\-`` too) and the ranges of ``REGEX_CLASS_RANGES``;
+    capturing ``(...)`` and non-capturing ``(?:...)`` groups; the assertions ``^ $ \\b \\B``
+    (never quantified); quantifiers ``* + ? {n} {n,} {n,m}`` (``n <= m``, at most three digits,
+    no leading zero), each optionally lazy. Not in it: backreferences, look-around, named
+    groups, ``\\c``, ``\\p{...}``, flags and Python-only syntax."""
     syntax = "^$\\.*+?()[]{}|"
     literal = Chars(CharSet.any() - _cs(syntax))
     hex_escapes = alt(seq(lit("\\x"), HEXDIG, HEXDIG), seq(lit("\\u"), rep(HEXDIG, 4, 4)))

@@ -20,7 +20,7 @@ from hypothesis import given, strategies as st
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.schema import SchemaWarning, UnsupportedSchema, compile_json_schema
-from tokenfsm.schema.formats import (FORMATS, IDN_ONE_WIDE, REGEX_DEPTH, format_dfa,
+from tokenfsm.schema.formats import (FORMATS, IDN_GRIDS, IDN_ONE_WIDE, REGEX_DEPTH, format_dfa,
                                      idn_safe_chars, idn_safe_marks, punycode_length_bound)
 
 CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
@@ -295,9 +295,11 @@ def test_idn_hostname_limits():
     assert d.accepts(one) and d.accepts("a.b." + one) and not d.accepts("a" + one)
     assert not d.accepts("a.b.c." + one) and not d.accepts(one[:-2] + u + u)
     assert punycode_length_bound(IDN_ONE_WIDE, non_ascii=1) <= 63
-    assert d.accepts(".".join([u * 9] * 4)) and not d.accepts(".".join([u * 9] * 5))
+    assert d.accepts(".".join([u * 9] * 3)) and not d.accepts(".".join([u * 9] * 4))
     assert d.accepts(".".join([u * 4] * 8)) and not d.accepts(".".join([u * 5] * 8))
+    assert not d.accepts(".".join([u * 4] * 9)) and d.accepts(".".join(["abcdef"] * 32))
     assert d.accepts(".".join(["a" * 63] * 3)) and not d.accepts(".".join(["a" * 63] * 4))
+    assert all(k * (m + 1) - 1 <= 253 for k, m in IDN_GRIDS)
     assert not d.accepts("Ä.com") and d.accepts("ä.com") and d.accepts("A.com")
 
 
