@@ -22,8 +22,8 @@ How it works:
 
 Where it is not exact (always on the sound side, so an emitted text is valid):
 
-* integers are written canonically (``1``, never ``1.0`` or ``1e0``); numbers with a bound other
-  than zero, or with ``multipleOf``, have no exponent form;
+* integers are written canonically, or with one ``.0`` (``1``, ``1.0``; never ``1.00`` or
+  ``1e0``); numbers with a bound other than zero, or with ``multipleOf``, have no exponent form;
 * keys are written in schema order (or any order with ``property_order="any"``) and in their
   shortest spelling; undeclared keys come after the declared ones;
 * strings with ``format`` or ``pattern`` are written with one plain spelling per character
@@ -509,7 +509,9 @@ class _Compiler(Applicators, Containers):
                 if xl.is_empty():
                     return TypedLanguage.nothing()
                 members.append(Member(key_text(k), xl.to_dfa(self.budget), True))
-            d = object_dfa(members, None, self.ws, any_order=self.any_order, budget=self.budget)
+            # an object value is the same in any key order: small ones accept every order
+            d = object_dfa(members, None, self.ws, any_order=self.any_order or len(members) <= 4,
+                           budget=self.budget)
             return TypedLanguage.of({"object": d}, TYPES if len(v) <= 1 else set(TYPES) - {"object"})
         raise SchemaError(f"not a JSON value: {v!r}", ptr)
 
@@ -528,7 +530,8 @@ class _Compiler(Applicators, Containers):
             return number_schema(integer=integer, minimum=d.get("minimum"), maximum=d.get("maximum"),
                                  exclusive_minimum=d.get("exclusiveMinimum"),
                                  exclusive_maximum=d.get("exclusiveMaximum"),
-                                 multiple_of_=d.get("multipleOf"), budget=self.budget)
+                                 multiple_of_=d.get("multipleOf"), budget=self.budget,
+                                 zero_fraction=True)
         except ValueError as e:
             raise SchemaError(str(e), ptr) from None
 

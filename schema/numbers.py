@@ -11,8 +11,9 @@ Grammar (RFC 8259): ``-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?``. Digits 
 Choices (sound restrictions, never unsound ones):
 
 * ``type: integer`` emits canonical integer spellings only, ``-?(0|[1-9][0-9]*)``, as xgrammar and
-  llguidance do. Draft 6+ also calls ``1.0`` and ``1e2`` integers; those spellings are valid but never
-  needed, and admitting all of them exactly is not regular (``5e-1`` vs ``50e-1``).
+  llguidance do, optionally (``zero_fraction``) followed by one ``.0``. Draft 6+ also calls
+  ``1.00`` and ``1e2`` integers; those spellings are valid but never needed, and admitting all of
+  them exactly is not regular (``5e-1`` vs ``50e-1``).
 * Under a bound other than zero, exponent forms are dropped: the set of texts ``m e k`` with value
   ``<= 100`` compares the exponent's digits with the number of leading zeros of the fraction, which
   no finite automaton can do. Bounds of exactly zero (``minimum: 0``, ``exclusiveMinimum: 0``) only
@@ -449,7 +450,7 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
                   maximum: Number | None = None, exclusive_minimum: Number | bool | None = None,
                   exclusive_maximum: Number | bool | None = None,
                   multiple_of: Number | None = None, budget: Budget | None = None,
-                  multiple_of_: Number | None = None) -> DFA:
+                  multiple_of_: Number | None = None, zero_fraction: bool = False) -> DFA:
     """The texts for ``type: number`` / ``type: integer`` with the numeric keywords of a schema.
 
     ``exclusive_minimum``/``exclusive_maximum`` are numbers (draft 6 and later) or booleans that
@@ -464,6 +465,10 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
     budget : Budget, optional
     multiple_of_ : number or None
         The same as ``multiple_of`` (an earlier spelling, kept for callers that use it).
+    zero_fraction : bool
+        With ``integer``, also accept one ``.0`` after the integer (``3.0``: JSON Schema counts a
+        number with a zero fractional part as an integer; its value, and so the bounds and
+        ``multipleOf``, are unchanged). One zero only: no runaway ``3.000…``.
 
     Returns
     -------
@@ -482,7 +487,10 @@ def number_schema(*, integer: bool = False, minimum: Number | None = None,
     parts: list[DFA] = []
     if integer:
         ilo, ihi = integer_bounds(lo and lo[0], hi and hi[0], bool(lo and lo[1]), bool(hi and hi[1]))
-        parts.append(integer_range(ilo, ihi, budget=budget))
+        ints = integer_range(ilo, ihi, budget=budget)
+        if zero_fraction:
+            ints = ints + DFA.literal(".0").optional()
+        parts.append(ints)
     elif lo is not None or hi is not None:
         parts.append(number_range(lo and lo[0], hi and hi[0], bool(lo and lo[1]),
                                   bool(hi and hi[1]), budget=budget))

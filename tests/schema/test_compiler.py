@@ -317,3 +317,23 @@ def test_not_additional_properties_needs_an_undeclared_member():
     rng = random.Random(0)
     for _ in range(30):
         assert v.is_valid(json.loads(cs.dfa.sample(rng, max_length=40)))
+
+
+def test_const_object_in_any_key_order():
+    schema = {"const": {"foo": "bar", "baz": [1, {"a": None, "b": 2}]}}
+    cs = compile_json_schema(schema, whitespace=0)
+    v = jsonschema.Draft202012Validator(schema)
+    for x in ['{"foo":"bar","baz":[1,{"a":null,"b":2}]}', '{"baz":[1,{"b":2,"a":null}],"foo":"bar"}',
+              '{"baz":[1,{"b":2}],"foo":"bar"}', '{"baz":[{"b":2,"a":null},1],"foo":"bar"}',
+              '{"foo":"bar"}']:
+        assert cs.accepts(x) == v.is_valid(json.loads(x)), x
+
+
+def test_integer_with_zero_fraction():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2, "multipleOf": 2}}}
+    cs = compile_json_schema(schema, whitespace=0)
+    v = jsonschema.Draft202012Validator(schema)
+    for n in ["2", "2.0", "4.0", "3.0", "0.0", "2.00", "2.5", "1e1"]:
+        text = '{"n":%s}' % n
+        want = v.is_valid(json.loads(text)) and n.count("0") <= 1 + n.startswith("0") and "e" not in n
+        assert cs.accepts(text) == want, n

@@ -205,6 +205,23 @@ def test_number_schema_keywords():
     assert money.accepts("-0") and not money.accepts("-1")
 
 
+@pytest.mark.parametrize("kw", [{}, {"minimum": -3, "exclusive_maximum": 7.5}, {"multiple_of": 3},
+                                {"multiple_of": 0.5, "maximum": 4}, {"exclusive_minimum": 0}])
+def test_integer_zero_fraction(kw):
+    """With zero_fraction, integers may carry one '.0' (same value); nothing else changes."""
+    plain = number_schema(integer=True, **kw)
+    d = number_schema(integer=True, zero_fraction=True, **kw)
+    lo, hi = kw.get("minimum"), kw.get("exclusive_maximum")
+    for n in range(-12, 13):
+        ok = ((lo is None or n >= lo) and (hi is None or n < hi) and n > kw.get("exclusive_minimum", -99)
+              and ("maximum" not in kw or n <= kw["maximum"])
+              and ("multiple_of" not in kw or Fraction(n) % Fraction(str(kw["multiple_of"])) == 0))
+        assert plain.accepts(str(n)) == ok and d.accepts(str(n)) == ok, n
+        assert not plain.accepts(f"{n}.0")
+        assert d.accepts(f"{n}.0") == ok, n
+        assert not d.accepts(f"{n}.00") and not d.accepts(f"{n}.5") and not d.accepts(f"{n}e0")
+
+
 def test_single_character_steps():
     """'-', '.', 'e' are one-character transitions: every prefix of a number is live."""
     d = json_number()
