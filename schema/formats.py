@@ -40,11 +40,11 @@ format                        grammar
                               the first character; also ``l\u00b7l``, ``\u0375``
                               before Greek, ``\u30fb`` with kana or Han, Extended
                               Arabic-Indic digits): in names of up to 3 labels (ASCII
-                              labels up to 63), 10 characters with up to 9 non-ASCII or
-                              ``IDN_ONE_WIDE`` (30) with one; up to 8 labels (ASCII up to
-                              30), 4 characters; up to 32 labels of 6 ASCII characters
-                              (``IDN_GRIDS``), so that each A-label fits
-                              (:func:`punycode_length_bound`) and the name 253;
+                              labels up to 63), 10 characters with up to 9 non-ASCII,
+                              or ``IDN_ONE_WIDE`` (20) with one; up to 8 labels (ASCII
+                              up to 30), 4 characters (``IDN_GRIDS``), so that each
+                              A-label fits (:func:`punycode_length_bound`) and the name
+                              253;
                               separators ``.`` ``\u3002`` ``\uff0e`` ``\uff61``
 ``idn-email``                 RFC 6531 ``Mailbox``: any non-ASCII character in the local
                               part, ``idn-hostname`` or address literal after the ``@``
@@ -398,8 +398,8 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     if not sizes:
         return ascii_label
     # every mix up to the shortest bound; one non-ASCII character in a longer label only where
-    # labels may take 63 characters, and up to IDN_ONE_WIDE (each count kept costs states)
-    sizes = sizes[-1:] + ([(1, min(sizes[0][1], IDN_ONE_WIDE))] if max_encoded >= 63 else [])
+    # labels may be long, and up to IDN_ONE_WIDE (each count kept costs states)
+    sizes = sizes[-1:] + ([(1, min(sizes[0][1], IDN_ONE_WIDE))] if max_encoded >= 62 else [])
     dot, keraia, kdot = (CharSet.of(c) for c in (_MIDDLE_DOT, _KERAIA, _KATAKANA_DOT))
     safe = other | greek | kana_han | marks
     ldh = _cs("-", ("a", "z"), ("0", "9"))
@@ -424,9 +424,9 @@ def _idn_label(max_encoded: int, other: CharSet, greek: CharSet, kana_han: CharS
     return ascii_label | (((shape & some_unicode) - broken) - kana_dot_alone)
 
 
-IDN_ONE_WIDE = 30
+IDN_ONE_WIDE = 20
 """Longest ``idn-hostname`` U-label with a single non-ASCII character (names of up to 3 labels)."""
-IDN_GRIDS = ((3, 63), (8, 30), (32, 6))
+IDN_GRIDS = ((3, 63), (8, 30))
 """(labels, longest A-label) grids of ``idn-hostname``: fewer than ``hostname``'s, since every
 state counts twice here (the automaton is larger, and ``idn-email`` builds on it)."""
 
