@@ -343,6 +343,9 @@ class _Compiler(Applicators, Containers):
         for kind, sub, ptr in alt.residual:
             if lang.is_empty():
                 break
+            if isinstance(sub, dict) and {"object", "array"} - set(lang.parts):
+                # only the types still in lang matter: objects and arrays are costly to build
+                sub = {"allOf": [sub], "type": [t for t in TYPES if t in lang.parts]}
             if kind == "schema":
                 lang = lang.intersect(self.compile(sub, ptr), self.budget)
             else:
