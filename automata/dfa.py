@@ -905,13 +905,11 @@ def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
         return None
     n = len(m.delta)
     base = len(nfa.edges) - 1
-    nfa.edges.extend([] for _ in range(n - 1))
+    # the copy shares m's edge tuples (targets relative to the copy's offset)
+    nfa.edges.extend(_edge_lists(m)[1:])
+    nfa.offset.extend([base] * (n - 1))
     nfa.eps.extend([] for _ in range(n - 1))
     nfa.asserts.extend([] for _ in range(n - 1))
-    edges = _edge_lists(m)
-    nfa_edges = nfa.edges
-    for s in range(1, n):
-        nfa_edges[base + s] = [(cs, base + t) for cs, t in edges[s]]
     for s in m.accepting:
         nfa.eps[base + s].append(exit_)
     return base + m.start

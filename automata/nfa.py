@@ -50,15 +50,18 @@ class NFA:
 
     States are integers. ``edges[q]`` holds ``(CharSet, target)`` pairs, ``eps[q]`` epsilon
     targets, ``asserts[q]`` ``(Assert, target)`` pairs. ``start`` and ``accepting`` are set by the
-    builder.
+    builder. ``offset[q]`` is added to the targets of ``edges[q]``: the copies of an embedded
+    automaton share one (immutable) edge tuple per state, each copy with its own offset; it is 0
+    for states built one by one.
     """
 
-    __slots__ = ("edges", "eps", "asserts", "start", "accepting")
+    __slots__ = ("edges", "eps", "asserts", "start", "accepting", "offset")
 
     def __init__(self):
         self.edges: list[list[tuple[CharSet, int]]] = []
         self.eps: list[list[int]] = []
         self.asserts: list[list[tuple[Assert, int]]] = []
+        self.offset: list[int] = []
         self.start = 0
         self.accepting: set[int] = set()
 
@@ -66,6 +69,7 @@ class NFA:
         self.edges.append([])
         self.eps.append([])
         self.asserts.append([])
+        self.offset.append(0)
         return len(self.edges) - 1
 
     @property
@@ -222,7 +226,9 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     start : int
     """
     meter = (budget or DEFAULT_BUDGET).meter(operation)
-    label_sets = {cs for out in nfa.edges for cs, _ in out}
+    # shared edge tuples (copies of an embedded automaton) are looked at once
+    distinct = list({id(out): out for out in nfa.edges}.values())
+    label_sets = {cs for out in distinct for cs, _ in out}
     word_sets: list[CharSet] = []
     if nfa.has_assertions:
         label_sets.add(_NEWLINE)
@@ -250,21 +256,23 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
         return got
 
     if not nfa.has_assertions:
-        # moves[q]: (classes, target) pairs, one per edge; disjoint[q]: no class has two edges
-        moves_l, disjoint = [], []
-        for out in nfa.edges:
+        # moves[q]: (classes, target - offset[q]) pairs, one per edge, shared by the states that
+        # share an edge tuple; disjoint[q]: no class has two edges
+        by_id: dict[int, tuple] = {}
+        for out in distinct:
             ml = [(cover(cs), t) for cs, t in out]
-            moves_l.append(ml)
-            disjoint.append(len(ml) < 2 or sum(len(cl) for cl, _ in ml) ==
-                            len({c for cl, _ in ml for c in cl}))
-        return _determinize_plain(nfa, moves_l, disjoint, classes, meter)
+            by_id[id(out)] = (ml, len(ml) < 2 or sum(len(cl) for cl, _ in ml) ==
+                              len({c for cl, _ in ml for c in cl}))
+        pairs = [by_id[id(out)] for out in nfa.edges]
+        return _determinize_plain(nfa, [p[0] for p in pairs], [p[1] for p in pairs], classes,
+                                  meter)
     # moves[q]: class -> list of targets
     moves: list[dict[int, list[int]]] = []
-    for out in nfa.edges:
+    for out, off in zip(nfa.edges, nfa.offset):
         m: dict[int, list[int]] = {}
         for cs, t in out:
             for c in cover(cs):
-                m.setdefault(c, []).append(t)
+                m.setdefault(c, []).append(t + off)
         moves.append(m)
     is_nl = [c == _NEWLINE or (c.ranges[0][0] == 10 and len(c) == 1) for c in classes]
     wid_of = {w: i for i, w in enumerate(word_sets)}
@@ -301,6 +309,7 @@ class _Interner:
 
 def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
     eps = nfa.eps
+    offset = nfa.offset
     accepting_nfa = nfa.accepting
     nclasses = len(classes)
 
@@ -328,7 +337,9 @@ def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
         q = next(iter(S)) if len(S) == 1 else None
         if q is not None and disjoint[q]:
             # one NFA state with disjoint edges (the inside of an embedded automaton)
+            off = offset[q]
             for cl, t in moves[q]:
+                t += off
                 j = target_state.get(t)
                 if j is None:
                     j = target_state[t] = intern(closure((t,)))
@@ -337,7 +348,9 @@ def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
         else:
             succ: dict[int, list[int]] = {}
             for q in S:
+                off = offset[q]
                 for cl, t in moves[q]:
+                    t += off
                     for c in cl:
                         got = succ.get(c)
                         if got is None:
