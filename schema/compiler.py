@@ -22,8 +22,9 @@ How it works:
 
 Where it is not exact (always on the sound side, so an emitted text is valid):
 
-* integers are written canonically, or with one ``.0`` (``1``, ``1.0``; never ``1.00`` or
-  ``1e0``); numbers with a bound other than zero, or with ``multipleOf``, have no exponent form;
+* integers are written canonically (``1``, never ``1.00`` or ``1e0``), and also with one ``.0``
+  (``1.0``) when the schema declares draft 6 or later (drafts 3 and 4 do not count ``1.0`` as an
+  integer); numbers with a bound other than zero, or with ``multipleOf``, have no exponent form;
 * keys are written in schema order (or any order with ``property_order="any"``) and in their
   shortest spelling; undeclared keys come after the declared ones;
 * strings with ``format`` or ``pattern`` are written with one plain spelling per character
@@ -534,7 +535,7 @@ class _Compiler(Applicators, Containers):
                                  exclusive_minimum=d.get("exclusiveMinimum"),
                                  exclusive_maximum=d.get("exclusiveMaximum"),
                                  multiple_of_=d.get("multipleOf"), budget=self.budget,
-                                 zero_fraction=True)
+                                 zero_fraction=self.registry.float_integers)
         except ValueError as e:
             raise SchemaError(str(e), ptr) from None
 

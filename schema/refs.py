@@ -114,6 +114,11 @@ class Registry:
         self.has_dynamic = False  # whether any $dynamicRef occurs
         self._specialized: dict = {}
         self.old_draft = bool(_old_draft(root, False))
+        # drafts 6 and later (declared) count 1.0 as an integer; drafts 3 and 4 do not, and a
+        # schema that names no draft may be read by either
+        declared = root.get("$schema") if isinstance(root, dict) else None
+        self.float_integers = isinstance(declared, str) and any(
+            d in declared for d in ("draft-06", "draft-07", "2019-09", "2020-12", "draft/next"))
         self.root_base = DEFAULT_BASE
         self.root = self._document(root, DEFAULT_BASE, "", _old_draft(root, False))
         for uri, doc in (documents or {}).items():
