@@ -26,7 +26,8 @@ import json
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
 
-from .applicators import ANNOTATIONS, _int, _is_count, _ptr
+from . import rewrite
+from .applicators import _int, _is_count, _ptr
 from .ecma import ecma_pattern_dfa
 from .errors import SchemaError
 from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa
@@ -236,24 +237,73 @@ class Containers:
             by_bits[bits] = by_bits[bits].union(text, self.budget) if bits in by_bits else text
         return by_bits or None
 
-    def names_value(self, schema, ptr) -> DFA:
-        """Decoded property names allowed by ``propertyNames`` (a string schema)."""
+    def names_value(self, schema, ptr, depth: int = 0) -> DFA:
+        """Decoded property names allowed by ``propertyNames``: the string values of a schema,
+        over decoded characters. Exact, applicators included (names are strings, so ``not``,
+        ``oneOf`` and ``if`` are set operations on values); keywords of other types do not
+        constrain a name."""
         if schema is True:
             return DFA.universal()
         if schema is False:
             return DFA.empty()
-        lang = self.compile(schema, ptr)
-        if "string" not in lang.parts:
+        if not isinstance(schema, dict):
+            raise SchemaError("a schema must be an object or a boolean", ptr)
+        if depth > 4 * self.max_depth:
+            self.unsupported("propertyNames nested too deeply", ptr, "propertyNames")
+            return DFA.universal()
+        d = dict(schema)
+        self._normalize(d, ptr)
+        if "string" not in rewrite.schema_types(d):
             return DFA.empty()
-        d = schema if isinstance(schema, dict) else {}
-        if set(d) - ANNOTATIONS - {"type", "minLength", "maxLength", "pattern", "format", "enum", "const"}:
-            self.unsupported("propertyNames beyond string keywords", ptr, "propertyNames")
-        value = string_value(d.get("minLength", 0), d.get("maxLength"), d.get("pattern"),
-                             d.get("format"), budget=self.budget)
+        b = self.budget
+        parts = []
+        if set(d) & {"minLength", "maxLength", "pattern", "format"}:
+            lo, hi = _int(d.get("minLength", 0)), _int(d.get("maxLength"))
+            for k, v in (("minLength", lo), ("maxLength", hi)):
+                if not _is_count(v):
+                    raise SchemaError(f"{k} must be a non-negative integer", _ptr(ptr, k))
+            if hi is not None and hi < lo:
+                return DFA.empty()
+            fmt = d.get("format")
+            if fmt is not None:
+                from .applicators import SUPPORTED_FORMATS
+                from .formats import format_dfa
+                if fmt not in SUPPORTED_FORMATS and format_dfa(fmt) is None:
+                    self.unsupported(f"format {fmt!r} is not supported", _ptr(ptr, "format"), "format")
+                    fmt = None
+            try:
+                parts.append(string_value(lo, hi, d.get("pattern"), fmt, budget=b))
+            except RegexError as e:
+                self.unsupported(f"pattern {d.get('pattern')!r}: {e.msg}", _ptr(ptr, "pattern"), "pattern")
         enum = d.get("enum", [d["const"]] if "const" in d else None)
         if enum is not None:
-            value = value & DFA.union_all([DFA.literal(x) for x in enum if isinstance(x, str)] or [DFA.empty()])
-        return value
+            parts.append(DFA.union_all([DFA.literal(x) for x in enum if isinstance(x, str)] or [DFA.empty()]))
+        sub = lambda s, *p: self.names_value(s, _ptr(ptr, *p), depth + 1)  # noqa: E731
+        if "$ref" in d:
+            node, target = self.resolve(d["$ref"], _ptr(ptr, "$ref"), d.get("x-scope"))
+            parts.append(self.names_value(node, target if target is not None else ptr, depth + 1))
+        for i, s in enumerate(d.get("allOf", [])):
+            parts.append(sub(s, "allOf", i))
+        if "anyOf" in d:
+            parts.append(DFA.union_all([sub(s, "anyOf", i) for i, s in enumerate(d["anyOf"])], b))
+        if "oneOf" in d:
+            vals = [sub(s, "oneOf", i) for i, s in enumerate(d["oneOf"])]
+            one = DFA.empty()
+            for i, v in enumerate(vals):
+                for j, w in enumerate(vals):
+                    if j != i:
+                        v = v.difference(w, b)
+                one = one.union(v, b)
+            parts.append(one)
+        if "not" in d:
+            parts.append(DFA.universal().difference(sub(d["not"], "not"), b))
+        if "if" in d:
+            cond = sub(d["if"], "if")
+            then = sub(d.get("then", True), "then")
+            else_ = sub(d.get("else", True), "else")
+            parts.append(cond.intersect(then, b).union(
+                DFA.universal().difference(cond, b).intersect(else_, b), b))
+        return DFA.intersect_all(parts, b) if parts else DFA.universal()
 
     def extra_members(self, declared, forbidden, pattern_dfas, additional, names_value, ptr,
                       has_declared) -> list[tuple[DFA, DFA]]:

@@ -344,3 +344,26 @@ def test_integer_with_zero_fraction(draft):
         text = '{"n":%s}' % n
         want = v.is_valid(json.loads(text)) and n.count("0") <= 1 + n.startswith("0") and "e" not in n
         assert cs.accepts(text) == want, n
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"propertyNames": {"not": {"const": "0"}}}, "type": "object"},
+    {"propertyNames": {"anyOf": [{"pattern": "^a"}, {"maxLength": 1}]}},
+    {"propertyNames": {"oneOf": [{"pattern": "^a"}, {"maxLength": 2}]}},
+    {"propertyNames": {"if": {"pattern": "^a"}, "then": {"maxLength": 2}, "else": {"minLength": 3}}},
+    {"propertyNames": {"$ref": "#/$defs/n"}, "$defs": {"n": {"not": {"enum": ["b", "ab"]}}}},
+    {"propertyNames": {"type": "number"}},
+    {"propertyNames": {"minimum": 3, "not": {"const": "x"}}},
+])
+def test_property_names_with_applicators(schema):
+    import itertools
+    cs = compile_json_schema(schema, whitespace=0, allow_extra_keys=True)
+    v = jsonschema.Draft202012Validator(schema)
+    seen = set()
+    for n in range(3):
+        for keys in itertools.combinations(["", "a", "b", "ab", "abc", "x", "0", "bcd"], n):
+            x = {k: 1 for k in keys}
+            want = v.is_valid(x)
+            seen.add(want)
+            assert cs.accepts(json.dumps(x, separators=(",", ":"))) == want, x
+    assert seen == {True, False}
