@@ -7,12 +7,16 @@ optional substrings excluded from every string.
 
 How it works:
 
+0. ``$ref`` and ``$dynamicRef`` are resolved by URI (:mod:`.refs`: ``$id`` resources, anchors,
+   the dynamic scope, documents the caller supplies; nothing is fetched).
 1. ``$ref``, ``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if/then/else`` and the dependency keywords
    are rewritten into a disjunction of merged keyword dictionaries (:mod:`.applicators`,
    :mod:`.rewrite`; arrays and objects are lowered in :mod:`.containers`), so objects
    that combine several schemas get one object automaton with all their keys, and negations of
    object schemas are structural (a missing required key, a property whose value violates its
-   schema). Whatever cannot be merged is intersected as text.
+   schema). Whatever cannot be merged is intersected as text. Each alternative records what its
+   passing subschemas evaluate, which is what ``unevaluatedProperties`` and ``unevaluatedItems``
+   constrain (not under ``not``/``oneOf``/``if`` conditions: unsupported there).
 2. Each merged dictionary becomes a :class:`~.jsontext.TypedLanguage`: per JSON type, the automaton
    of its texts (numbers from :mod:`.numbers`, strings from :mod:`.strings` over decoded
    characters, objects and arrays from :mod:`.jsontext`).
