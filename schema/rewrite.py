@@ -19,7 +19,7 @@ see :mod:`.jsontext`).
 Example
 -------
 >>> merge({"properties": {"a": {}}, "required": ["a"]}, {"properties": {"b": {}}})[0]
-{'properties': {'a': {}, 'b': {}}, 'required': ['a']}
+{'properties': {'a': True, 'b': True}, 'required': ['a']}
 
 The merging rules follow the way xgrammar's and llguidance's converters flatten ``allOf``;
 structural negation is the De Morgan reading of the keyword semantics in JSON Schema 2020-12.
