@@ -868,6 +868,22 @@ def _edge_lists(m: DFA) -> list:
     """Per state of the minimal ``m``, its live transitions grouped by target: ``(CharSet, t)``
     pairs (cached on ``m``: the same automaton is embedded many times)."""
     edges = m._edges
+    if edges is None and len(m.delta) * len(m.classes) >= 4096 and len(m.classes) <= 62:
+        # large tables: the (state, target) groups and their class bit sets from array sorts
+        from .minimize import _row_groups
+        classes = m.classes
+        src, dst, masks = _row_groups(m.delta, 0, masks=True)
+        labels: dict[int, CharSet] = {}
+        rows: list = [[] for _ in range(len(m.delta))]
+        for s, t, mask in zip(src.tolist(), dst.tolist(), masks.tolist()):
+            label = labels.get(mask)
+            if label is None:
+                members = [classes[c] for c in range(len(classes)) if mask >> c & 1]
+                label = labels[mask] = (members[0] if len(members) == 1
+                                        else CharSet.union_of_disjoint(members))
+            rows[s].append((label, t))
+        edges = [tuple(r) for r in rows]
+        m._edges = edges
     if edges is None:
         edges = [()]
         classes = m.classes

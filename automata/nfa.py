@@ -342,7 +342,7 @@ def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
                 t += off
                 j = target_state.get(t)
                 if j is None:
-                    j = target_state[t] = intern(closure((t,)))
+                    j = target_state[t] = intern(closure((t,)) if eps[t] else frozenset((t,)))
                 for c in cl:
                     row[c] = j
         else:
