@@ -369,6 +369,10 @@ class DFA:
                  budget: Budget | None, dead_if_either: bool) -> "DFA":
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
+        na, nb = len(self.delta), len(other.delta)
+        if (PRODUCT_ARRAY_MIN <= na * nb <= PRODUCT_ARRAY_MAX and operation in _ACCEPT_ARRAYS
+                and not (dead_if_either and (self.start == 0 or other.start == 0))):
+            return self._product_arrays(other, classes, ca, cb, operation, meter, dead_if_either)
         da, db = self.delta, other.delta
         acc_a, acc_b = self.accepting, other.accepting
         # a pair (x, y) is the int x * nb + y
@@ -417,6 +421,52 @@ class DFA:
                     row.append(j)
             delta[index[p]] = row
         return DFA._minimal_of(classes, delta, accepting, start)
+
+    def _product_arrays(self, other: "DFA", classes, ca, cb, operation: str, meter,
+                        dead_if_either: bool) -> "DFA":
+        """:meth:`_product` a breadth-first level at a time with array operations: a pair
+        ``(x, y)`` is the index ``x * nb + y`` of a dense table of pair numbers."""
+        import numpy as np
+        na, nb = len(self.delta), len(other.delta)
+        K = len(classes)
+        A = np.asarray(self.delta, dtype=np.int64)[:, ca]
+        B = np.asarray(other.delta, dtype=np.int64)[:, cb]
+        pid = np.full(na * nb, -1, dtype=np.int64)
+        pid[0] = 0
+        start_key = self.start * nb + other.start
+        if start_key == 0:
+            return DFA.empty()
+        pid[start_key] = 1
+        meter.add()
+        count = 2
+        frontier = np.array([start_key], dtype=np.int64)
+        keys = [frontier]
+        rows = [np.zeros((1, K), dtype=np.int64)]
+        while frontier.size:
+            sa = A[frontier // nb]
+            sb = B[frontier % nb]
+            succ = sa * nb + sb
+            if dead_if_either:
+                succ[(sa == 0) | (sb == 0)] = 0
+            flat = succ.ravel()
+            new = np.unique(flat[pid[flat] < 0])
+            if new.size:
+                pid[new] = np.arange(count, count + new.size)
+                count += new.size
+                meter.add(int(new.size))
+                meter.check_time()
+                keys.append(new)
+            rows.append(pid[succ])
+            frontier = new
+        allkeys = np.concatenate(keys)
+        acc_a = np.zeros(na, dtype=bool)
+        acc_a[list(self.accepting)] = True
+        acc_b = np.zeros(nb, dtype=bool)
+        acc_b[list(other.accepting)] = True
+        acc = _ACCEPT_ARRAYS[operation](acc_a[allkeys // nb], acc_b[allkeys % nb])
+        accepting = (np.flatnonzero(acc) + 1).tolist()
+        delta = np.vstack(rows).tolist()
+        return DFA._minimal_of(classes, delta, accepting, 1)
 
     def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in both (product over reachable pairs, under ``budget``)."""
@@ -828,6 +878,17 @@ class DFA:
         classes other than the largest must be of moderate size)."""
         from .interop import to_interegular
         return to_interegular(self.minimize())
+
+
+#: Products of ``na * nb`` pairs in this range are built with array operations.
+PRODUCT_ARRAY_MIN = 2_000
+PRODUCT_ARRAY_MAX = 4_000_000
+_ACCEPT_ARRAYS = {
+    "intersect": lambda x, y: x & y,
+    "union": lambda x, y: x | y,
+    "difference": lambda x, y: x & ~y,
+    "symmetric_difference": lambda x, y: x ^ y,
+}
 
 
 def _show(cs: CharSet) -> str:

@@ -455,3 +455,22 @@ def test_literal_is_built_canonical(s):
     m = DFA._minimal_of(d.classes, d.delta, d.accepting, d.start)
     assert (d.classes, d.delta, d.accepting, d.start) == (m.classes, m.delta, m.accepting, m.start)
     assert d.accepts(s) and not d.accepts(s + "a") and (s == "" or not d.accepts(s[:-1]))
+
+
+@given(automata(), automata(), st.sampled_from(["intersect", "union", "difference",
+                                                "symmetric_difference"]))
+def test_array_product_equals_pair_walk(a, b, op):
+    # products past PRODUCT_ARRAY_MIN pairs are built a level at a time with arrays: forcing
+    # either path must give the identical canonical automaton
+    import tokenfsm.automata.dfa as dfa_mod
+    x, y = a[0], b[0]
+    old = dfa_mod.PRODUCT_ARRAY_MIN
+    try:
+        dfa_mod.PRODUCT_ARRAY_MIN = 10**12
+        want = getattr(x, op)(y)
+        dfa_mod.PRODUCT_ARRAY_MIN = 0
+        got = getattr(x, op)(y)
+    finally:
+        dfa_mod.PRODUCT_ARRAY_MIN = old
+    assert (got.classes, got.delta, got.accepting, got.start) == \
+        (want.classes, want.delta, want.accepting, want.start)
