@@ -453,7 +453,8 @@ class DFA:
             if new.size:
                 pid[new] = np.arange(count, count + new.size)
                 count += new.size
-                meter.add(int(new.size))
+                # over the budget: stop at the first state past it, as state-by-state metering does
+                meter.add(min(int(new.size), meter.budget.max_states - meter.states + 1))
                 meter.check_time()
                 keys.append(new)
             rows.append(pid[succ])
