@@ -348,8 +348,9 @@ class _Compiler(Applicators, Containers):
         for kind, sub, ptr in alt.residual:
             if lang.is_empty():
                 break
-            if isinstance(sub, dict) and {"object", "array"} - set(lang.parts):
+            if isinstance(sub, dict) and "$ref" not in sub and {"object", "array"} - set(lang.parts):
                 # only the types still in lang matter: objects and arrays are costly to build
+                # (a $ref stays as it is: it was kept as text to be followed by compile_ref)
                 sub = {"allOf": [sub], "type": [t for t in TYPES if t in lang.parts]}
             if kind == "schema":
                 lang = lang.intersect(self.compile(sub, ptr), self.budget)

@@ -199,3 +199,16 @@ def test_dynamic_ref_extends_a_recursive_schema():
                    {"children": [{"children": [{"data": None}]}]}, {"children": [{"children": [{"d": 0}]}]},
                    {}, 3], docs)
     check(tree, [{"children": [{"daat": 1}]}, {"children": 1}, {}], docs)
+
+
+def test_recursive_reference_kept_as_text_in_an_alternative_without_objects():
+    # a $ref kept as text (its target is being compiled) in an alternative whose other keywords
+    # leave no objects: it is followed by compile_ref (depth-counted), never re-expanded in place
+    schema = {"$id": "https://d.test/root", "$dynamicAnchor": "meta", "type": "object",
+              "properties": {"foo": {"const": "pass"}}, "$ref": "extended",
+              "$defs": {"extended": {"$id": "extended", "$dynamicAnchor": "meta", "type": "object",
+                                     "properties": {"bar": {"$ref": "bar"}}},
+                        "bar": {"$id": "bar", "type": "object",
+                                "properties": {"baz": {"$dynamicRef": "extended#meta"}}}}}
+    check(schema, [{"foo": "pass", "bar": {"baz": {"foo": "pass"}}},
+                   {"foo": "pass", "bar": {"baz": {"foo": "fail"}}}, {"foo": "fail"}, {}])
