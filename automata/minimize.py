@@ -395,7 +395,7 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
     total = len(tab)
     inv = _inverse_masks(tab, dead)
 
-    blocks: list[list[int]] = []
+    blocks: list[set[int]] = []
     block_of = [0] * total
     if initial is None:
         acc_set = set(acc_local)
@@ -409,13 +409,13 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
     for members in groups:
         if members:
             b = len(blocks)
-            blocks.append(members)
+            blocks.append(set(members))
             for s in members:
                 block_of[s] = b
     live_blocks = len(blocks)
     if dead is not None:
         block_of[dead] = len(blocks)
-        blocks.append([dead])
+        blocks.append({dead})
     # Splitters: for a complete DFA, splitting by one of two complementary blocks implies the
     # other, so all initial blocks but one suffice (and afterwards all parts of a split but one).
     # Without the dead state's transitions the automaton is partial and every live initial block
@@ -452,23 +452,26 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
         for y, by_sig in touched.items():
             members = blocks[y]
             parts = list(by_sig.values())
-            marked = sum(len(p) for p in parts)
-            if marked < len(members):
-                if len(parts) == 1:
-                    ms = set(parts[0])
-                else:
-                    ms = set(sig)
-                parts.append([s for s in members if s not in ms])
-            elif len(parts) == 1:
+            marked = sum(len(p) for p in parts) if len(parts) > 1 else len(parts[0])
+            unmarked = len(members) - marked
+            if unmarked == 0 and len(parts) == 1:
                 continue
-            # the largest part keeps the block number; the others are new pending splitters
-            big = max(range(len(parts)), key=lambda i: len(parts[i]))
-            blocks[y] = parts[big]
-            for i, p in enumerate(parts):
-                if i == big:
-                    continue
+            if unmarked >= marked:
+                # the unmarked part is the largest and keeps the block: O(marked)
+                for p in parts:
+                    members.difference_update(p)
+            else:
+                # scanning the block costs less than twice the marked states
+                if unmarked:
+                    ms = set(parts[0]) if len(parts) == 1 else {s for p in parts for s in p}
+                    parts.append([s for s in members if s not in ms])
+                big = max(range(len(parts)), key=lambda i: len(parts[i]))
+                blocks[y] = set(parts[big])
+                parts = parts[:big] + parts[big + 1:]
+            # the other parts become new blocks, pending splitters
+            for p in parts:
                 z = len(blocks)
-                blocks.append(p)
+                blocks.append(set(p))
                 for s in p:
                     block_of[s] = z
                 work.append(z)
