@@ -60,6 +60,7 @@ as exact set operations are what an automaton (rather than a grammar) makes poss
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import warnings
@@ -205,6 +206,20 @@ def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budge
     if arr is not None:
         parts["array"], parts["object"] = arr, obj
     return TypedLanguage.of(parts)
+
+
+def _finite_values(schema) -> list | None:
+    """The values of an item schema that lists them (``const``, ``enum``, ``type`` boolean or
+    null, nothing else), or None."""
+    if not isinstance(schema, dict) or set(schema) - ANNOTATIONS - {"const", "enum", "type"}:
+        return None
+    t = schema.get("type")
+    if "const" in schema or "enum" in schema:
+        if t is not None:
+            return None
+        vals = [schema["const"]] if "const" in schema else schema["enum"]
+        return list(vals) if isinstance(vals, list) and len(vals) <= 8 else None
+    return {"boolean": [True, False], "null": [None]}.get(t) if isinstance(t, str) else None
 
 
 def _load(schema):
@@ -430,6 +445,8 @@ class _Compiler(Applicators, Containers):
             if k in KNOWN_UNSUPPORTED:
                 if k == "uniqueItems" and d[k] is False:
                     continue
+                if k == "uniqueItems" and d[k] is True and self.unique_arrays(d) is not None:
+                    continue  # finitely many arrays: enumerated below
                 self.unsupported(f"{k} is not regular", _ptr(ptr, k), k)
         types = rewrite.schema_types(d)
         if d.get("type") == []:
@@ -466,6 +483,11 @@ class _Compiler(Applicators, Containers):
                 part, ok = self.array_part(d, ptr)
                 if not ok:
                     complete.discard(t)
+                if d.get("uniqueItems") is True:
+                    unique = self.values_lang(self.unique_arrays(d), ptr)
+                    part = part.intersect(unique.parts.get("array", DFA.empty()), self.budget)
+                    if "array" not in unique.complete:
+                        complete.discard(t)
             else:
                 part, ok = self.object_part(d, ptr)
                 if not ok:
@@ -476,6 +498,34 @@ class _Compiler(Applicators, Containers):
                     complete.discard(t)
             parts[t] = part
         return TypedLanguage.of(parts, complete)
+
+    def unique_arrays(self, d: dict) -> list | None:
+        """``uniqueItems: true`` where it is regular because the arrays are finitely many: at
+        most four items, each from a short list of values (``const``, ``enum``, boolean or null
+        type). The arrays without two equal items, or None when not so."""
+        prefix, rest = d.get("prefixItems", []), d.get("items", True)
+        hi, lo = _int(d.get("maxItems")), _int(d.get("minItems", 0))
+        if not isinstance(prefix, list) or not _is_count(lo) or not _is_count(hi):
+            return None
+        n = len(prefix) if rest is False else None
+        if hi is not None:
+            n = hi if n is None else min(n, hi)
+        if n is None or n > 4:
+            return None
+        values = []
+        for i in range(n):
+            v = _finite_values(prefix[i] if i < len(prefix) else rest)
+            if v is None:
+                return None
+            values.append(v)
+        out = []
+        for length in range(lo, n + 1):
+            for tup in itertools.product(*values[:length]):
+                if all(not rewrite.json_equal(a, b) for a, b in itertools.combinations(tup, 2)):
+                    out.append(list(tup))
+            if len(out) > 256:
+                return None
+        return out
 
     # ------------------------------------------------------------------ values (const / enum)
     def values_lang(self, values: list, ptr: str) -> TypedLanguage:

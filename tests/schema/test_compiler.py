@@ -367,3 +367,29 @@ def test_property_names_with_applicators(schema):
             seen.add(want)
             assert cs.accepts(json.dumps(x, separators=(",", ":"))) == want, x
     assert seen == {True, False}
+
+
+@pytest.mark.parametrize("schema", [
+    {"prefixItems": [{"type": "boolean"}, {"type": "boolean"}], "items": False, "uniqueItems": True},
+    {"items": {"enum": [1, 1.0, "a", None]}, "maxItems": 3, "uniqueItems": True},
+    {"type": "array", "items": {"enum": [{"a": 1}, {"a": 1.0}, [1]]}, "maxItems": 2, "minItems": 1,
+     "uniqueItems": True},
+])
+def test_unique_items_over_finitely_many_arrays(schema):
+    import itertools
+    cs = compile_json_schema(schema, whitespace=0)
+    v = jsonschema.Draft202012Validator(schema)
+    seen = set()
+    for n in range(4):
+        for tup in itertools.product([True, False, 1, 1.0, "a", None, {"a": 1}, [1]], repeat=n):
+            want = v.is_valid(list(tup))
+            seen.add(want)
+            assert cs.accepts(json.dumps(list(tup), separators=(",", ":"))) == want, tup
+    assert seen == {True, False}
+
+
+def test_unique_items_stays_unsupported_over_infinitely_many_arrays():
+    for schema in ({"uniqueItems": True}, {"items": {"type": "integer"}, "maxItems": 2, "uniqueItems": True},
+                   {"items": {"enum": [1, 2]}, "uniqueItems": True}):
+        with pytest.raises(UnsupportedSchema):
+            compile_json_schema(schema)
