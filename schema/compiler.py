@@ -483,8 +483,9 @@ class _Compiler(Applicators, Containers):
                 part, ok = self.array_part(d, ptr)
                 if not ok:
                     complete.discard(t)
-                if d.get("uniqueItems") is True:
-                    unique = self.values_lang(self.unique_arrays(d), ptr)
+                arrays = self.unique_arrays(d) if d.get("uniqueItems") is True else None
+                if arrays is not None:  # (otherwise unsupported, reported above)
+                    unique = self.values_lang(arrays, ptr)
                     part = part.intersect(unique.parts.get("array", DFA.empty()), self.budget)
                     if "array" not in unique.complete:
                         complete.discard(t)
