@@ -51,7 +51,7 @@ Usage::
 
     /work/benchenv/venv/bin/python benchmarks/maskbench_coverage.py [--limit N] [--seconds 3]
         [--jobs 1] [--engines tokenfsm,tokenfsm-lenient,llguidance,...] [--records out.jsonl]
-        [--from-records a.jsonl,b.jsonl] [--rev HEAD|worktree|<commit>]
+        [--from-records a.jsonl,b.jsonl] [--rev HEAD|worktree|<commit>] [--start N]
 
 ``--records`` writes one JSON line per (engine, schema); ``--from-records`` prints the tables from
 such files (for instance runs of different engines) without compiling anything.
@@ -115,8 +115,9 @@ def snapshot(rev: str) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # corpus
 # ---------------------------------------------------------------------------------------------
-def load_subsets(root: Path, names, limit):
-    """[(subset, name, schema, [(texts, valid), ...])], texts: the instance's JSON writings."""
+def load_subsets(root: Path, names, limit, start=0):
+    """[(subset, name, schema, [(texts, valid), ...])], texts: the instance's JSON writings;
+    schemas ``start`` to ``start + limit`` of each subset."""
     from tokenfsm.schema.serialize import dumps_in_schema_order
 
     out = []
@@ -126,7 +127,9 @@ def load_subsets(root: Path, names, limit):
             continue
         with gzip.open(path, "rt") as fh:
             for i, line in enumerate(fh):
-                if limit is not None and i >= limit:
+                if i < start:
+                    continue
+                if limit is not None and i >= start + limit:
                     break
                 row = json.loads(line)
                 tests = []
@@ -626,6 +629,8 @@ def main(argv=None):
     ap.add_argument("--corpora", default="/work/shared/corpora/maskbench")
     ap.add_argument("--subsets", default="", help="comma-separated subset names (default: all)")
     ap.add_argument("--limit", type=int, default=None, help="schemas per subset")
+    ap.add_argument("--start", type=int, default=0,
+                    help="schemas skipped at the start of each subset (to split a run)")
     ap.add_argument("--seconds", type=float, default=3.0, help="compile limit per schema, every engine")
     ap.add_argument("--test-seconds", type=float, default=30.0,
                     help="limit for judging one schema's test instances")
@@ -655,7 +660,7 @@ def main(argv=None):
     if args.code_dir:
         sys.path.insert(0, args.code_dir)
     names = {s for s in args.subsets.split(",") if s}
-    rows = load_subsets(Path(args.corpora), names, args.limit)
+    rows = load_subsets(Path(args.corpora), names, args.limit, args.start)
     t0 = time.perf_counter()
     records = run(rows, engines, args)
     report(records, args, time.perf_counter() - t0)
