@@ -530,10 +530,25 @@ class _Compiler(Applicators, Containers):
 
     # ------------------------------------------------------------------ values (const / enum)
     def values_lang(self, values: list, ptr: str) -> TypedLanguage:
-        out = TypedLanguage.nothing()
+        # String values are unioned as decoded literals and encoded once (encoding distributes over
+        # union); every other value's automaton joins its type's part in one n-ary union, so a long
+        # enum costs one determinisation per type, not one per value.
+        strings = [DFA.literal(v) for v in values if isinstance(v, str)
+                   and not self._excluded(json.dumps(v, ensure_ascii=False)[1:-1])]
+        parts: dict = {}
+        complete = frozenset(TYPES)
+        if strings:
+            parts["string"] = [json_string(DFA.union_all(strings, self.budget),
+                                           excludes=self.excludes, budget=self.budget)]
         for v in values:
-            out = out.union(self.value_lang(v, ptr), self.budget)
-        return out
+            if isinstance(v, str):
+                continue
+            lang = self.value_lang(v, ptr)
+            complete &= lang.complete
+            for t, d in lang.parts.items():
+                parts.setdefault(t, []).append(d)
+        return TypedLanguage.of({t: DFA.union_all(ds, self.budget) for t, ds in parts.items()},
+                                complete)
 
     def value_lang(self, v, ptr) -> TypedLanguage:
         if v is None:
