@@ -232,21 +232,28 @@ class Applicators:
                    for a in out]
         return out
 
+    def _evaluated(self, alt: Alt, key: str, nothing: dict, keyword: str, ptr: str) -> dict:
+        """What the passing subschemas of one alternative evaluate (``key``: ``x-eval`` for
+        properties, ``x-evali`` for items), with what residual subschemas evaluate statically; a
+        residual whose evaluation depends on the instance makes ``keyword`` unsupported."""
+        ev = alt.keywords.get(key, nothing)
+        for kind, r, p in alt.residual:
+            if kind == "schema" and _may_evaluate(r) and not ev["all"]:
+                more = self._static_evaluation(r, p, key)
+                if more is None:
+                    self.unsupported(f"{keyword} next to a subschema kept as text "
+                                     "(a recursive $ref) with conditional applicators", ptr,
+                                     keyword)
+                    continue
+                ev = rewrite.merge({key: ev}, {key: more})[0][key]
+        return ev
+
     def _unevaluated_items(self, alt: Alt, schema, ptr: str) -> Alt:
         """``unevaluatedItems: schema`` on one alternative: items past the longest
         ``prefixItems`` of its passing subschemas (``x-evali``), unless some passing ``items``
         takes them all, must match one of their ``contains`` schemas or ``schema``."""
         kw = dict(alt.keywords)
-        ev = kw.get("x-evali", _NO_EVALI)
-        for kind, r, p in alt.residual:
-            if kind == "schema" and _may_evaluate(r) and not ev["all"]:
-                more = self._static_evaluation(r, p, "x-evali")
-                if more is None:
-                    self.unsupported("unevaluatedItems next to a subschema kept as text "
-                                     "(a recursive $ref) with conditional applicators", ptr,
-                                     "unevaluatedItems")
-                    continue
-                ev = rewrite.merge({"x-evali": ev}, {"x-evali": more})[0]["x-evali"]
+        ev = self._evaluated(alt, "x-evali", _NO_EVALI, "unevaluatedItems", ptr)
         if ev["all"]:
             return alt
         kw["x-unevali"] = list(kw.get("x-unevali", [])) + [
@@ -258,16 +265,7 @@ class Applicators:
         """``unevaluatedProperties: schema`` on one alternative: the properties its passing
         subschemas do not evaluate (``x-eval``) must have values in ``schema`` (``x-uneval``)."""
         kw = dict(alt.keywords)
-        ev = kw.get("x-eval", _NO_EVAL)
-        for kind, r, p in alt.residual:
-            if kind == "schema" and _may_evaluate(r) and not ev["all"]:
-                more = self._static_evaluation(r, p, "x-eval")
-                if more is None:
-                    self.unsupported("unevaluatedProperties next to a subschema kept as text "
-                                     "(a recursive $ref) with conditional applicators", ptr,
-                                     "unevaluatedProperties")
-                    continue
-                ev = rewrite.merge({"x-eval": ev}, {"x-eval": more})[0]["x-eval"]
+        ev = self._evaluated(alt, "x-eval", _NO_EVAL, "unevaluatedProperties", ptr)
         if ev["all"]:
             return alt
         kw["x-uneval"] = list(kw.get("x-uneval", [])) + [
