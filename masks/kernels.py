@@ -246,6 +246,71 @@ def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classe
 
 
 @njit(cache=True)
+def _edge_label(table, comp, block, s, k, relaxed):
+    """The label of transition ``(s, k)`` in a refinement round: its target's block, or, relaxed,
+    -1 for the dead state and -2 for a target in another component than ``s``."""
+    t = table[s, k]
+    if relaxed:
+        if t == 0:
+            return np.int64(-1)
+        if comp[t] != comp[s]:
+            return np.int64(-2)
+    return np.int64(block[t])
+
+
+@njit(cache=True)
+def _moore_rounds(table, comp, rounds, relaxed):
+    """Moore's partition refinement from {dead state 0} / {every other state}, at most ``rounds``
+    rounds, transitions labelled by :func:`_edge_label`; rows are grouped by an open-addressing hash
+    confirmed label by label. Returns ``(block, n_blocks, stable)``, blocks numbered by first state."""
+    n, c = table.shape
+    block = np.ones(n, dtype=np.int32)
+    block[0] = 0
+    n_blocks = 2 if n > 1 else 1
+    size = 8
+    while size < 2 * n + 2:
+        size *= 2
+    hmask = size - 1
+    ht_key = np.zeros(size, dtype=np.int64)
+    ht_rep = np.full(size, -1, dtype=np.int32)
+    new_block = np.empty(n, dtype=np.int32)
+    for _ in range(rounds):
+        ht_rep[:] = -1
+        count = 0
+        for s in range(n):
+            h = np.int64(block[s]) + 1
+            for k in range(c):
+                x = _edge_label(table, comp, block, s, k, relaxed)
+                h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
+            slot = (h ^ (h >> 20)) & hmask
+            while True:
+                r = ht_rep[slot]
+                if r == -1:
+                    ht_rep[slot] = s
+                    ht_key[slot] = h
+                    new_block[s] = count
+                    count += 1
+                    break
+                if ht_key[slot] == h and block[r] == block[s]:
+                    same = True
+                    for k in range(c):
+                        if (_edge_label(table, comp, block, r, k, relaxed)
+                                != _edge_label(table, comp, block, s, k, relaxed)):
+                            same = False
+                            break
+                    if same:
+                        new_block[s] = new_block[r]
+                        break
+                slot = (slot + 1) & hmask
+        stable = count == n_blocks
+        block[:] = new_block
+        n_blocks = count
+        if stable:
+            return block, n_blocks, True
+    return block, n_blocks, False
+
+
+@njit(cache=True)
 def refine_states(table, rounds):
     """Group the states of a byte DFA that no string of at most ``rounds`` bytes tells apart.
 
@@ -267,50 +332,8 @@ def refine_states(table, rounds):
         Block of each state; state 0 alone in block 0, blocks numbered by first state.
     n_blocks : int
     """
-    n, c = table.shape
-    block = np.ones(n, dtype=np.int32)
-    block[0] = 0
-    n_blocks = 2 if n > 1 else 1
-    size = 8
-    while size < 2 * n + 2:
-        size *= 2
-    hmask = size - 1
-    ht_key = np.zeros(size, dtype=np.int64)
-    ht_rep = np.full(size, -1, dtype=np.int32)
-    new_block = np.empty(n, dtype=np.int32)
-    rep_of = np.empty(n, dtype=np.int32)
-    for _ in range(rounds):
-        ht_rep[:] = -1
-        count = 0
-        for s in range(n):
-            h = np.int64(block[s]) + 1
-            for k in range(c):
-                h = ((h * 1000003) ^ np.int64(block[table[s, k]])) & _HASH_MASK
-            slot = (h ^ (h >> 20)) & hmask
-            while True:
-                r = ht_rep[slot]
-                if r == -1:
-                    ht_rep[slot] = s
-                    ht_key[slot] = h
-                    new_block[s] = count
-                    rep_of[count] = s
-                    count += 1
-                    break
-                if ht_key[slot] == h and block[r] == block[s]:
-                    same = True
-                    for k in range(c):
-                        if block[table[r, k]] != block[table[s, k]]:
-                            same = False
-                            break
-                    if same:
-                        new_block[s] = new_block[r]
-                        break
-                slot = (slot + 1) & hmask
-        stable = count == n_blocks
-        block[:] = new_block
-        n_blocks = count
-        if stable:
-            break
+    block, n_blocks, _ = _moore_rounds(table, np.zeros(table.shape[0], dtype=np.int32), rounds,
+                                       False)
     return block, n_blocks
 
 
@@ -451,67 +474,10 @@ def relaxed_blocks(table, comp, max_rounds):
         State 0 alone in block 0.
     n_blocks : int
     """
-    n, c = table.shape
-    block = np.ones(n, dtype=np.int32)
-    block[0] = 0
-    n_blocks = 2 if n > 1 else 1
-    size = 8
-    while size < 2 * n + 2:
-        size *= 2
-    hmask = size - 1
-    ht_key = np.zeros(size, dtype=np.int64)
-    ht_rep = np.full(size, -1, dtype=np.int32)
-    new_block = np.empty(n, dtype=np.int32)
-    lab = np.empty(c, dtype=np.int64)
-    for _ in range(max_rounds):
-        ht_rep[:] = -1
-        count = 0
-        for s in range(n):
-            h = np.int64(block[s]) + 1
-            for k in range(c):
-                t = table[s, k]
-                if t == 0:
-                    x = np.int64(-1)
-                elif comp[t] != comp[s]:
-                    x = np.int64(-2)
-                else:
-                    x = np.int64(block[t])
-                h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
-            slot = (h ^ (h >> 20)) & hmask
-            while True:
-                r = ht_rep[slot]
-                if r == -1:
-                    ht_rep[slot] = s
-                    ht_key[slot] = h
-                    new_block[s] = count
-                    count += 1
-                    break
-                if ht_key[slot] == h and block[r] == block[s]:
-                    same = True
-                    for k in range(c):
-                        tr = table[r, k]
-                        ts = table[s, k]
-                        if tr == 0 or ts == 0:
-                            if tr != ts:
-                                same = False
-                                break
-                            continue
-                        er = comp[tr] != comp[r]
-                        es = comp[ts] != comp[s]
-                        if er != es or (not er and block[tr] != block[ts]):
-                            same = False
-                            break
-                    if same:
-                        new_block[s] = new_block[r]
-                        break
-                slot = (slot + 1) & hmask
-        stable = count == n_blocks
-        block[:] = new_block
-        n_blocks = count
-        if stable:
-            return block, n_blocks
-    ident = np.arange(n).astype(np.int32)
-    return ident, n
+    block, n_blocks, stable = _moore_rounds(table, comp, max_rounds, True)
+    if stable:
+        return block, n_blocks
+    return np.arange(table.shape[0]).astype(np.int32), table.shape[0]
 
 
 @njit(cache=True)
