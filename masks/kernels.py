@@ -488,6 +488,18 @@ def _mix(x):
 
 
 @njit(cache=True)
+def _add_node(i, node_bit, cur_bits, cur_list, k):
+    """Record trie node ``i`` in the current node set if it ends a token (``node_bit[i] >= 0``):
+    returns the new count and the node's share of the set's order-free hash."""
+    j = node_bit[i]
+    if j < 0:
+        return k, np.int64(0)
+    cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+    cur_list[k] = i
+    return k + 1, _mix(i)
+
+
+@njit(cache=True)
 def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur_list, k, cur_bits):
     """Walk trie nodes ``i..stop-1`` (whole subtrees) from the states on ``stack``, appending the
     token nodes reached to ``cur_list[k:]`` and ``cur_bits``.
@@ -502,12 +514,8 @@ def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur
             i = end[i]
             continue
         stack[depth[i]] = ns
-        j = node_bit[i]
-        if j >= 0:
-            cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-            cur_list[k] = i
-            k += 1
-            h += _mix(i)
+        k, hh = _add_node(i, node_bit, cur_bits, cur_list, k)
+        h += hh
         i += 1
     return k, h, visited
 
@@ -574,12 +582,8 @@ def _shared_walk(r, sym, depth, end, sym_class, table, comp, stack, node_bit, cu
             continue
         stack[d] = ns
         path_node[d] = i
-        j = node_bit[i]
-        if j >= 0:
-            cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-            cur_list[k] = i
-            k += 1
-            h += _mix(i)
+        k, hh = _add_node(i, node_bit, cur_bits, cur_list, k)
+        h += hh
         i += 1
     return k, h, n_sk, visited
 
@@ -600,12 +604,8 @@ def _replay(n_sk, sk_node, sk_depth, sk_exit, k, sym, depth, end, sym_class, tab
         stack[d] = st
         if sk_exit[x]:
             visited += 1
-            j = node_bit[v]
-            if j >= 0:
-                cur_bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-                cur_list[k] = v
-                k += 1
-                h += _mix(v)
+            k, hh = _add_node(v, node_bit, cur_bits, cur_list, k)
+            h += hh
             k, hh, vv = _walk_range(v + 1, end[v], sym, depth, end, sym_class, table, stack,
                                     node_bit, cur_list, k, cur_bits)
             h += hh
