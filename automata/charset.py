@@ -99,6 +99,10 @@ class CharSet:
     def __setattr__(self, name, value):
         raise AttributeError("CharSet is immutable")
 
+    def __reduce__(self):
+        # pickling: the ranges are already canonical
+        return (_from_ranges, (self.ranges,))
+
     # -- constructors -------------------------------------------------------------------------
     @classmethod
     def of(cls, *chars) -> "CharSet":
@@ -253,6 +257,10 @@ class CharSet:
         return not (self - other)
 
     __le__ = issubset
+
+
+def _from_ranges(ranges) -> CharSet:
+    return CharSet._trusted(tuple(tuple(r) for r in ranges))
 
 
 _ANY = CharSet._trusted(_ALL)

@@ -9,6 +9,8 @@ accepting states. This module works on that representation only:
   partition refinement (Moore's rounds over arrays for large tables, Hopcroft's algorithm for the
   rest and to finish long chains), and numbers the result canonically (breadth-first from the
   start, symbols in order), so equal languages over the same alphabet give identical tables.
+  Tables of moderate size are handled per distinct successor of a state rather than per symbol
+  (their rows mostly repeat the dead state); large ones with array operations.
 - :func:`prune_table` only does the first two steps (no merging).
 
 Example
@@ -125,6 +127,8 @@ def minimize_table(delta, accepting, start):
     nsym = len(delta[0]) if len(delta) else 0
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
         return _minimize_arrays(delta, accepting, start)
+    if len(delta) * nsym < MOORE_MIN_CELLS:
+        return _minimize_sparse(delta, accepting, start)
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
     if start not in live:
@@ -146,8 +150,105 @@ def minimize_table(delta, accepting, start):
     return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial, dead=DEAD), n)
 
 
+def _live_targets(delta, accepting, start):
+    """The states reachable from ``start`` that can reach acceptance, and per reachable state the
+    set of its distinct successors (``set(row)`` runs at C speed; the rest of the work is per
+    distinct successor, not per symbol: rows here mostly repeat the dead state)."""
+    targets: dict[int, set] = {}
+    order = [start]
+    for s in order:                 # breadth-first: ``order`` grows while it is walked
+        ts = targets[s] = set(delta[s])
+        for t in ts:
+            if t not in targets:
+                targets[t] = None   # discovered (its set is filled in when it is visited)
+                order.append(t)
+    preds: dict[int, list[int]] = {}
+    for s in order:
+        for t in targets[s]:
+            if t != s:
+                got = preds.get(t)
+                if got is None:
+                    preds[t] = [s]
+                else:
+                    got.append(s)
+    live = set(accepting).intersection(targets)
+    stack = list(live)
+    while stack:
+        for s in preds.get(stack.pop(), ()):
+            if s not in live:
+                live.add(s)
+                stack.append(s)
+    return live, targets
+
+
+def _canonical(delta, accepting, start, live, block_of, members):
+    """The quotient of ``delta`` by a congruence on the ``live`` states, numbered canonically.
+
+    ``block_of[s]`` is the block of a live state, ``members[b]`` one state of block ``b``. States
+    outside ``live`` all become the dead state 0; the blocks are numbered 1, 2, ... breadth-first
+    from the start's, each row's successors in the order of their first symbol."""
+    number: dict[int, int] = {block_of[start]: 1}
+    queue = [block_of[start]]
+    for b in queue:
+        row = delta[members[b]]
+        ts = set(row)
+        if len(ts) > 1:
+            ts = sorted(ts, key=row.index)
+        for t in ts:
+            if t in live:
+                bt = block_of[t]
+                if bt not in number:
+                    number[bt] = len(queue) + 1
+                    queue.append(bt)
+    new_of = [0] * len(delta)
+    for s in live:
+        new_of[s] = number[block_of[s]]
+    get = new_of.__getitem__
+    new_delta = [[0] * len(delta[0])]
+    new_delta += [list(map(get, delta[members[b]])) for b in queue]
+    return new_delta, {new_of[a] for a in accepting if a in live}, 1
+
+
+def _minimize_sparse(delta, accepting, start):
+    """:func:`minimize_table` for tables of moderate size, working per distinct successor of a
+    state rather than per symbol (same result)."""
+    live, targets = _live_targets(delta, accepting, start)
+    if start not in live:
+        return [[0] * len(delta[0])], set(), 0
+    total = len(delta)
+    # inverse transitions between live states, one entry per (source, target) pair with the bit
+    # set of its symbols; a row's occurrences of a target are found with C-speed scans
+    inv: list = [None] * total
+    for s in live:
+        inv[s] = []
+    for s in live:
+        row = delta[s]
+        for t in targets[s]:
+            if t in live:
+                i = row.index(t)
+                m = 1 << i
+                c = row.count(t)
+                while c > 1:
+                    i = row.index(t, i + 1)
+                    m |= 1 << i
+                    c -= 1
+                inv[t].append((s, m))
+    # Hopcroft on the partial automaton (non-live states are the dead state, left out): every
+    # initial block is a splitter
+    acc = live.intersection(accepting)
+    rest = live.difference(acc)
+    blocks = [b for b in (acc, rest) if b]
+    block_of: list = [None] * total
+    for b, members in enumerate(blocks):
+        for s in members:
+            block_of[s] = b
+    if len(live) > len(blocks):
+        _refine(blocks, block_of, inv, deque(range(len(blocks))))
+    return _canonical(delta, accepting, start, live, block_of, [next(iter(b)) for b in blocks])
+
+
 #: Tables with at least this many cells are pruned, numbered and quotiented with array operations.
-ARRAY_MIN_CELLS = 10_000
+ARRAY_MIN_CELLS = 32_000
 
 
 def _bfs_levels(T, start: int, n: int, skip: int | None = None):
@@ -428,6 +529,15 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
     else:
         largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
         work = deque(b for b in range(len(blocks)) if b != largest)
+    _refine(blocks, block_of, inv, work)
+    return block_of
+
+
+def _refine(blocks: list, block_of, inv, work) -> None:
+    """Hopcroft's splitting loop: apply the pending splitters ``work`` (a deque of block numbers)
+    until none is left. ``blocks[b]`` is the set of states of block ``b``, ``block_of[s]`` the
+    block of ``s`` (both updated in place), ``inv[t]`` the ``(s, mask)`` pairs of the states
+    ``s`` moving into ``t`` on the symbols of ``mask``."""
     while work:
         b = work.popleft()
         # (a snapshot: splitting by the block as it was is sound, and its parts get queued)
@@ -475,4 +585,3 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
                 for s in p:
                     block_of[s] = z
                 work.append(z)
-    return block_of

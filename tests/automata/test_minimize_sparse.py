@@ -1,0 +1,111 @@
+"""``minimize_table``'s per-successor path (tables of moderate size) against the other paths.
+
+The per-successor path works on the distinct successors of each state (``set(row)``) and finds a
+successor's symbols with ``row.index``/``row.count`` scans, never per symbol in Python; the array
+path and Moore's rounds work per cell. On the same tables all must give identical results, the
+result must not depend on how the input states are numbered (canonical numbering), and its size
+must be Brzozowski's.
+"""
+
+import random
+
+import pytest
+from hypothesis import given, strategies as st
+
+from tokenfsm.automata import minimize as mz
+
+from oracles import brzozowski, raw_tables, table_accepts
+
+
+def _paths(delta, accepting, start):
+    """The result of every path: per successor, arrays, Moore's rounds (finished by Hopcroft)."""
+    old = mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS
+    try:
+        mz.MOORE_MIN_CELLS, mz.ARRAY_MIN_CELLS = 10**12, 10**12
+        sparse = mz.minimize_table(delta, accepting, start)
+        mz.ARRAY_MIN_CELLS = 0
+        arrays = mz.minimize_table(delta, accepting, start)
+        mz.MOORE_MIN_CELLS, mz.ARRAY_MIN_CELLS, mz.MOORE_MAX_ROUNDS = 0, 10**12, 2
+        moore = mz.minimize_table(delta, accepting, start)
+    finally:
+        mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS = old
+    return sparse, arrays, moore
+
+
+@st.composite
+def general_tables(draw):
+    """Complete tables with no dead-state convention: state 0 may move and accept, rows repeat
+    a few targets (as determinised tables do), some states copy others."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    n = rng.randint(1, 40)
+    k = rng.choice([1, 2, 3, 7, 30, 63, 70])
+    hot = [rng.randrange(n) for _ in range(3)]
+
+    def row():
+        return [rng.choice(hot) if rng.random() < 0.7 else rng.randrange(n) for _ in range(k)]
+
+    delta = [row() for _ in range(n)]
+    for s in range(n):
+        if rng.random() < 0.3:
+            delta[s] = list(delta[rng.randrange(n)])
+    accepting = {s for s in range(n) if rng.random() < 0.3}
+    return delta, accepting, rng.randrange(n)
+
+
+def _permuted(delta, accepting, start, rng):
+    n = len(delta)
+    perm = list(range(n))
+    rng.shuffle(perm)
+    new = [None] * n
+    for s in range(n):
+        new[perm[s]] = [perm[t] for t in delta[s]]
+    return new, {perm[a] for a in accepting}, perm[start]
+
+
+@given(general_tables(), st.integers(0, 2**32))
+def test_paths_agree_and_numbering_is_canonical(table, seed):
+    delta, accepting, start = table
+    sparse, arrays, moore = _paths(delta, accepting, start)
+    assert sparse == arrays == moore
+    # renumbering the input states (tuples as rows this time) changes nothing
+    pdelta, pacc, pstart = _permuted(delta, accepting, start, random.Random(seed))
+    assert mz.minimize_table([tuple(r) for r in pdelta], pacc, pstart) == sparse
+
+
+@given(raw_tables(max_states=8, max_classes=3))
+def test_sparse_path_is_the_myhill_nerode_quotient(table):
+    classes, delta, accepting, start = table
+    got_delta, got_acc, got_start = _paths(delta, accepting, start)[0]
+    want_delta, _, want_start = brzozowski(classes, delta, accepting, start)
+    assert len(got_delta) == len(want_delta)
+    assert (got_start == 0) == (want_start == 0)
+    assert not any(got_delta[0]) and 0 not in got_acc
+    # same language, checked on every string of up to three class representatives
+    reps = [chr(c.ranges[0][0]) for c in classes]
+    words = [""]
+    for _ in range(3):
+        words += [w + r for w in words if len(w) == len(words[-1]) for r in reps]
+    for w in words:
+        assert (table_accepts(classes, delta, accepting, start, w)
+                == table_accepts(classes, got_delta, got_acc, got_start, w))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_path_on_a_long_chain_with_copies(seed):
+    # a chain of n states on symbol 0 (others dead), doubled: the copies must merge
+    rng = random.Random(seed)
+    n, k = 120, rng.choice([5, 64, 90])
+    delta = [[0] * k]
+    for s in range(1, n + 1):
+        row = [0] * k
+        row[0] = s + 1 if s < n else 0
+        delta.append(row)
+    for s in range(1, n + 1):
+        row = [0] * k
+        row[0] = n + s + 1 if s < n else 0
+        delta.append(row)
+    delta[1][k - 1] = n + 2         # start also enters the copy (one step in) on the last symbol
+    accepting = {n, 2 * n}
+    sparse, arrays, moore = _paths(delta, accepting, 1)
+    assert sparse == arrays == moore
+    assert len(sparse[0]) == n + 1
