@@ -180,10 +180,19 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             parts = [x for x in parts if x is not True and x != {}] or [True]
             props[name] = parts[0] if len(parts) == 1 else {"allOf": parts}
         out["properties"] = props
-    # keys that only a negated schema asks for, undeclared by the positive side
+    # keys that only a negated schema asks for, undeclared by the positive side (a key that
+    # either side declares outside a negation is declared: ``x-negated`` keeps the names that
+    # only negations name)
+    declared = set(_positive(a)) | set(_positive(b))
+    for k in ("x-negated", "x-undeclared"):
+        if k in out:
+            out[k] = [n for n in out[k] if n not in declared]
+            if not out[k]:
+                del out[k]
     for x, y in ((a, b), (b, a)):
         for name in x.get("x-negated", ()):
-            if "properties" in y and name not in y["properties"] and "x-negated" not in y:
+            if "properties" in y and (_positive(y) or not y.get("x-negated")) \
+                    and name not in declared:
                 out["x-undeclared"] = list(dict.fromkeys(list(out.get("x-undeclared", [])) + [name]))
     # an object that must both have and lack a key cannot exist
     req = set(out.get("required", ())) & set(out.get("x-forbidden", ()))
@@ -191,6 +200,12 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
         ts = schema_types(out) - {"object"}
         out["type"] = _type_value(ts) if ts else []
     return out, residual
+
+
+def _positive(d: dict) -> list:
+    """The names ``d`` declares in ``properties`` other than through a negation."""
+    negated = d.get("x-negated", ())
+    return [n for n in (d.get("properties") or {}) if n not in negated]
 
 
 def _other_key_schemas(side: dict, name: str) -> list:
