@@ -42,7 +42,7 @@ from pathlib import Path
 from tokenfsm.automata import Budget, BudgetExceeded
 from tokenfsm.schema.compiler import compile_json_schema
 from tokenfsm.schema.errors import SchemaError, UnsupportedSchema
-from tokenfsm.schema.serialize import dumps_in_schema_order
+from tokenfsm.schema.serialize import dumps_in_schema_order, has_undeclared_keys
 
 WHITESPACE = 1
 # the suite's remote documents, served at http://localhost:1234/ by the suite's own harness
@@ -89,9 +89,13 @@ def _on_alarm(signum, frame):
         raise _Alarm()
 
 
-def _texts(data, schema) -> set:
-    return {dumps_in_schema_order(data, schema, WHITESPACE),
-            json.dumps(data, ensure_ascii=False, separators=(", ", ": "))}
+def _texts(data, schema, documents=None) -> list:
+    """The instance in schema key order (first) and in its own key order."""
+    own = json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+    try:
+        return list(dict.fromkeys([dumps_in_schema_order(data, schema, WHITESPACE, documents), own]))
+    except (SchemaError, RecursionError, ValueError, TypeError, KeyError):
+        return [own]  # a schema the compiler rejects as well
 
 
 def check(job) -> dict:
@@ -99,7 +103,8 @@ def check(job) -> dict:
     subset, name, schema, tests, seconds = job
     out = {"subset": subset, "name": name, "status": "compiled", "why": "", "time": None,
            "verdicts": []}
-    extra = any(valid and _has_undeclared(schema, data) for data, valid, _ in tests)
+    documents = suite_documents() if subset == "suite" else None
+    extra = any(valid and _has_undeclared(schema, data, documents) for data, valid, _ in tests)
     global _armed
     signal.signal(signal.SIGALRM, _on_alarm)
     _armed = True
@@ -111,7 +116,7 @@ def check(job) -> dict:
             warnings.simplefilter("ignore")
             cs = compile_json_schema(schema, whitespace=WHITESPACE, allow_extra_keys=extra,
                                      budget=Budget(max_states=50_000, max_seconds=seconds),
-                                     documents=suite_documents() if subset == "suite" else None)
+                                     documents=documents)
     except UnsupportedSchema as e:
         out["status"], out["why"] = "unsupported", f"{e.keyword}: {_shape(e.msg)}"
     except (BudgetExceeded, _Alarm):
@@ -129,9 +134,11 @@ def check(job) -> dict:
     if out["status"] in ("compiled", "empty"):
         out["time"] = time.perf_counter() - t0
         for data, valid, _ in tests:
-            texts = _texts(data, schema)
+            texts = _texts(data, schema, documents)
             ok = cs is not None and any(cs.accepts(t) for t in texts)
             out["verdicts"].append((valid, ok))
+            if valid and not ok:
+                out.setdefault("texts", {})[len(out["verdicts"]) - 1] = texts[0]
     return out
 
 
@@ -141,12 +148,13 @@ def _shape(msg: str) -> str:
     return re.sub(r"\d+", "N", msg.split(" (at ")[0])[:90]
 
 
-def _has_undeclared(schema, data) -> bool:
-    if not isinstance(schema, dict) or not isinstance(data, dict):
+def _has_undeclared(schema, data, documents=None) -> bool:
+    """Whether the instance has keys the schema does not declare (the compiler then needs
+    ``allow_extra_keys``), in the alternative of the schema the instance takes."""
+    try:
+        return has_undeclared_keys(data, schema, documents)
+    except (SchemaError, RecursionError, ValueError, TypeError, KeyError):
         return False
-    props = schema.get("properties") or {}
-    return any(k not in props for k in data) or any(
-        _has_undeclared(props.get(k), v) for k, v in data.items())
 
 
 def summarise(rows: list) -> dict:
@@ -178,14 +186,15 @@ def print_failures(rows: list) -> None:
                 why = r["status"] + (f" {r['why']}" if r["why"] else "")
                 print(f"  {subset}/{r['name']}  [{n}]: {why}")
                 continue
-            bad = [(t, ok) for t, (valid, ok) in zip(r["tests"], r["verdicts"]) if valid != ok]
+            bad = [(i, t, ok) for i, (t, (valid, ok)) in enumerate(zip(r["tests"], r["verdicts"]))
+                   if valid != ok]
             if not bad:
                 continue
             print(f"  {subset}/{r['name']}  [{len(bad)}]:")
-            for (data, valid, desc), ok in bad:
+            for i, (data, valid, desc), ok in bad:
                 kind = "INVALID ACCEPTED" if ok else "valid rejected"
-                text = json.dumps(data, ensure_ascii=False)
-                print(f"      {kind}: {desc} {text[:100]}")
+                text = r.get("texts", {}).get(i) or json.dumps(data, ensure_ascii=False)
+                print(f"      {kind}: {desc} {text[:160]}")
 
 
 def main(argv=None):
