@@ -309,29 +309,34 @@ def refine(sets: Iterable[CharSet]) -> list[CharSet]:
     list of CharSet
         Disjoint, non-empty classes whose union is every scalar value.
     """
-    sets = list(dict.fromkeys(s for s in sets if s))
-    # Sweep over the boundaries of all ranges: between consecutive boundaries, membership is constant.
-    events: dict[int, list[tuple[int, int]]] = {}
-    points = {0, MAX_CODEPOINT + 1}
-    for idx, s in enumerate(sets):
-        for lo, hi in s.ranges:
-            points.add(lo)
-            points.add(hi + 1)
-            events.setdefault(lo, []).append((idx, 1))
-            events.setdefault(hi + 1, []).append((idx, -1))
-    active: set[int] = set()
-    by_signature: dict[frozenset, list[tuple[int, int]]] = {}
-    ordered = sorted(points)
-    for k in range(len(ordered) - 1):
-        lo, nxt = ordered[k], ordered[k + 1]
-        for idx, delta in events.get(lo, ()):
-            if delta > 0:
-                active.add(idx)
-            else:
-                active.discard(idx)
-        sig = frozenset(active)
-        by_signature.setdefault(sig, []).append((lo, nxt - 1))
-    classes = [CharSet(rs) for rs in by_signature.values()]
-    classes = [c for c in classes if c]
-    classes.sort(key=lambda c: c.ranges[0][0])
-    return classes
+    # Sweep over the boundaries of all ranges: between consecutive boundaries, membership is
+    # constant. A set's ranges never touch, so at each boundary it toggles in or out: the
+    # signature of a segment is an integer bit set updated by xor. The surrogate block is always
+    # cut out (no set holds it), so segments of one signature never touch: their ranges are
+    # canonical as they come.
+    events: dict[int, int] = {}
+    bit = 1
+    for cs in dict.fromkeys(sets):
+        for lo, hi in cs.ranges:
+            events[lo] = events.get(lo, 0) ^ bit
+            events[hi + 1] = events.get(hi + 1, 0) ^ bit
+        bit <<= 1
+    events.setdefault(0, 0)
+    events.setdefault(SURROGATES[0], 0)
+    events.setdefault(SURROGATES[1] + 1, 0)
+    events[MAX_CODEPOINT + 1] = 0
+    ordered = sorted(events)
+    by_signature: dict[int, list[tuple[int, int]]] = {}
+    active = 0
+    for lo, nxt in zip(ordered, ordered[1:]):
+        active ^= events[lo]
+        if lo == 0xD800:        # the surrogates
+            continue
+        got = by_signature.get(active)
+        if got is None:
+            by_signature[active] = [(lo, nxt - 1)]
+        else:
+            got.append((lo, nxt - 1))
+    # dicts keep insertion order: the classes come sorted by their first member
+    trusted = CharSet._trusted
+    return [trusted(tuple(rs)) for rs in by_signature.values()]

@@ -191,21 +191,40 @@ class DFA:
         """Exactly the string ``s``."""
         if not s:
             return cls.epsilon()
-        chars = sorted(set(s))
-        sets = [CharSet.of(c) for c in chars]
-        classes = refine(sets)
-        cls_of = {}
-        for i, c in enumerate(classes):
-            if len(c) == 1:
-                cls_of[chr(c.min())] = i
+        # the classes: one per distinct character of ``s``, and every other character
+        cps = sorted(set(map(ord, s)))
+        if cps[-1] >= 0xD800 and any(0xD800 <= x <= 0xDFFF for x in cps):
+            raise ValueError(f"{s!r} holds a surrogate, which is not a Unicode scalar value")
+        rest = ~CharSet._trusted(tuple((x, x) for x in cps))
+        first_rest = rest.ranges[0][0] if rest.ranges else None
+        classes = []
+        col = {}
+        for x in cps:
+            if first_rest is not None and first_rest < x:
+                classes.append(rest)
+                first_rest = None
+            col[chr(x)] = len(classes)
+            classes.append(CharSet._trusted(((x, x),)))
+        if first_rest is not None:
+            classes.append(rest)
         n = len(s)
-        delta = [[0] * len(classes) for _ in range(n + 2)]
+        zero = (0,) * len(classes)
+        delta = [zero]
+        edges: list = [()]
         for k, ch in enumerate(s):
-            delta[k + 1][cls_of[ch]] = k + 2
+            row = [0] * len(classes)
+            c = col[ch]
+            row[c] = k + 2
+            delta.append(tuple(row))
+            edges.append(((classes[c], k + 2),))
+        delta.append(zero)
+        edges.append(())
         # Already canonical: a chain is minimal (its states have different distances to the end),
         # numbered breadth-first from the start, and no two classes have the same column (each
         # character of ``s`` labels its own positions, the rest labels none).
-        return cls(classes, delta, {n + 1}, 1, _minimal=True)
+        d = cls(classes, delta, {n + 1}, 1, _minimal=True)
+        d._edges = edges
+        return d
 
     @classmethod
     def from_ast(cls, node: Node, budget: Budget | None = None) -> "DFA":

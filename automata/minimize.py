@@ -540,16 +540,37 @@ def _refine(blocks: list, block_of, inv, work) -> None:
     ``s`` moving into ``t`` on the symbols of ``mask``."""
     while work:
         b = work.popleft()
+        splitter = blocks[b]
+        if len(splitter) == 1:
+            for t in splitter:
+                preds = inv[t]
+            if len(preds) < 2:
+                # one state with at most one predecessor (chains): at most that state splits off
+                if not preds:
+                    continue
+                s = preds[0][0]
+                y = block_of[s]
+                members = blocks[y]
+                if len(members) > 1:
+                    members.discard(s)
+                    z = len(blocks)
+                    blocks.append({s})
+                    block_of[s] = z
+                    work.append(z)
+                continue
         # (a snapshot: splitting by the block as it was is sound, and its parts get queued)
         sig: dict[int, int] = {}
-        for t in blocks[b]:
+        for t in splitter:
             for s, m in inv[t]:
                 got = sig.get(s)
                 sig[s] = m if got is None else got | m
-        # predecessors grouped by their current block, then by signature
+        # predecessors grouped by their current block, then by signature (a block of one state
+        # cannot split)
         touched: dict[int, dict[int, list[int]]] = {}
         for s, m in sig.items():
             y = block_of[s]
+            if len(blocks[y]) == 1:
+                continue
             by_sig = touched.get(y)
             if by_sig is None:
                 touched[y] = {m: [s]}
