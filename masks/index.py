@@ -18,7 +18,15 @@ tells apart (:func:`.kernels.refine_states`): the states of a length-bounded str
 than a token's length from their bound all share one walk. States whose walks agree until they
 leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies of a
 schema's string properties, which differ only after the closing quote) share the walk up to their
-exits, so a free-text body is walked in full once per schema, not once per property.
+exits, so a free-text body is walked in full once per schema, not once per property. Walks are
+shared by *region* (:func:`_regions`: strongly connected components, with JSON's separators and
+brackets ignored, so that a string body is a region of its own even inside an array of objects),
+and a region's walk is kept per vocabulary in the trie's :class:`~.trie.WalkCache`, keyed by the
+region's canonical form (:func:`.kernels.component_signatures`): the JSON string body, common to
+almost every schema, is walked once per vocabulary and process, like the trie is built once. The
+first build in a process pays for that walk (about one pass over the vocabulary's trie);
+``build_info["kept_walks"]`` counts the walks a build took from the cache, and
+``build_info["visited"]`` the trie nodes it walked itself.
 
 The per-pair table is still there for those who want it: ``csr_ptr``, ``csr_tok`` and ``csr_next``
 (``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the text tokens allowed in ``s``, ascending, and
@@ -68,6 +76,9 @@ FORMAT_VERSION = 2
 _MAGIC = "tokenfsm-token-index"
 #: Refinement rounds allowed to :func:`.kernels.relaxed_blocks` before walks go unshared.
 RELAXED_MAX_ROUNDS = 1024
+#: Regions (see :func:`_regions`) of more states than this are walked for each build, not kept
+#: in the trie's :class:`~.trie.WalkCache` (their canonical form would cost more than it saves).
+MAX_SIGNATURE_STATES = 64
 #: ``strategy="auto"`` walks the byte trie, and moves to the class-merged trie once the walks
 #: have visited this many times the byte trie's size.
 AUTO_BYTE_WALK_PASSES = 8
@@ -178,6 +189,89 @@ def _forced_bytes(bt: ByteTables) -> np.ndarray:
     return forced
 
 
+#: Bytes whose transitions :func:`_regions` ignores when they are a byte class of their own.
+REGION_CUT_BYTES = b",:[]{}"
+
+
+def _regions(bt: ByteTables) -> np.ndarray:
+    """The *regions* walks are shared and kept by: the strongly connected components of the byte
+    DFA without its transitions on JSON's separators and brackets (:data:`REGION_CUT_BYTES`,
+    where one is a byte class of its own).
+
+    Every cycle through a JSON document's structure passes through a comma (the next item or
+    property) or a bracket, so a free-text body (a JSON string body with its escapes and UTF-8
+    continuation states) is a region of its own, left on the closing quote, also where it lies on
+    a cycle through the rest of the document (the strings of an array of objects). Its walk is
+    then the same in every schema: kept in the trie's :class:`~.trie.WalkCache`, it is walked
+    once per vocabulary. Any partition would be correct (walks are shared within a region and
+    replayed past its exits); this one isolates what repeats across schemas.
+    """
+    classes = bt.byte_classes
+    n_classes = bt.table.shape[1]
+    csize = np.bincount(classes, minlength=n_classes)
+    cut = np.zeros(n_classes, dtype=bool)
+    for b in REGION_CUT_BYTES:
+        if csize[classes[b]] == 1:
+            cut[classes[b]] = True
+    if not cut.any():
+        return kernels.scc_ids(bt.table)
+    return kernels.scc_ids(np.where(cut[None, :], 0, bt.table).astype(np.int32))
+
+
+def _shared_walks(walk, groups, sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                  sym_class, table, comp, vocab_size):
+    """The shared walk of each group in ``groups`` (see :func:`.kernels.walk_masks`), from the
+    trie's :class:`~.trie.WalkCache` when an automaton with the same component signature was
+    indexed before, else walked now (and kept).
+
+    Returns ``(g_entry, entries, nodes visited now, entries taken from the cache)``."""
+    g_entry = np.full(g_ptr.shape[0] - 1, -1, dtype=np.int32)
+    entries: list = []
+    by_key: dict = {}
+    visited = 0
+    kept = 0
+    cache = walk.walk_cache
+    for g in groups:
+        lo, hi = int(sig_ptr[g]), int(sig_ptr[g + 1])
+        key = sig[lo:hi].tobytes() if hi > lo else None
+        e = by_key.get(key) if key is not None else None
+        if e is None:
+            entry = cache.get(key) if key is not None else None
+            if entry is None:
+                entry = kernels.component_walk(
+                    int(order[g_ptr[g]]), walk.sym, walk.depth, walk.end, walk.tok_ptr,
+                    walk.tok_ids, node_bit, n_tok_nodes, max_depth, sym_class, table, comp,
+                    vocab_size)
+                visited += int(entry[-1])
+                if key is not None:
+                    cache.put(key, entry)
+            else:
+                kept += 1
+            e = len(entries)
+            entries.append(entry)
+            if key is not None:
+                by_key[key] = e
+        g_entry[g] = e
+    return g_entry, entries, visited, kept
+
+
+def _entry_arrays(entries: list, n_tok_nodes: int, vocab_size: int) -> tuple:
+    """The shared walks as the flat ``e_*`` arrays of :func:`.kernels.walk_masks`."""
+    nw = max((n_tok_nodes + 31) // 32, 1)
+    n_words = (vocab_size + 31) // 32
+    if not entries:
+        return (np.zeros(0, dtype=np.int64), np.zeros((0, nw), dtype=np.uint32),
+                np.zeros((0, n_words), dtype=np.uint32), np.zeros(1, dtype=np.int64),
+                np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                np.zeros(0, dtype=np.bool_))
+    sk_ptr = np.zeros(len(entries) + 1, dtype=np.int64)
+    np.cumsum([e[3].shape[0] for e in entries], out=sk_ptr[1:])
+    return (np.array([e[0] for e in entries], dtype=np.int64),
+            np.stack([e[1] for e in entries]), np.stack([e[2] for e in entries]), sk_ptr,
+            np.concatenate([e[3] for e in entries]), np.concatenate([e[4] for e in entries]),
+            np.concatenate([e[5] for e in entries]))
+
+
 def _checksum(arrays: dict) -> str:
     h = hashlib.sha256()
     for name in _ARRAY_FIELDS:
@@ -278,11 +372,18 @@ class TokenIndex:
             block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)
         else:
             block, n_blocks = np.arange(n_states, dtype=np.int32), n_states
-        comp = kernels.scc_ids(bt.table)
+        comp = _regions(bt)
         if share_walks:
             relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
         else:
             relaxed = np.arange(n_states, dtype=np.int32)
+        order, g_ptr = kernels.walk_groups(block, int(n_blocks), relaxed)
+        if share_walks:
+            share, sig_ptr, sig = kernels.component_signatures(
+                bt.table, bt.byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+            shared_groups = np.flatnonzero(share).tolist()
+        else:
+            shared_groups = []
         t2 = time.perf_counter()
         tries = {"auto": ("bytes", "classes"), "bytes": ("bytes",), "classes": ("classes",)}[strategy]
         for attempt, used in enumerate(tries):
@@ -297,12 +398,21 @@ class TokenIndex:
             # long (many states each reaching much of the vocabulary) the trie merged over the
             # automaton's byte classes, built once, makes each of them cheaper
             limit = AUTO_BYTE_WALK_PASSES * walk.num_nodes if attempt + 1 < len(tries) else -1
-            rows, state_row, finished_row, visited, shared = kernels.walk_masks(
+            g_entry, entries, visited_shared, kept = _shared_walks(
+                walk, shared_groups, sig_ptr if shared_groups else None,
+                sig if shared_groups else None, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                sym_class, bt.table, comp, vocab.size)
+            if 0 <= limit < visited_shared:
+                continue
+            e_arrays = _entry_arrays(entries, n_tok_nodes, vocab.size)
+            rows, state_row, finished_row, visited = kernels.walk_masks(
                 walk.sym, walk.depth, walk.end, walk.tok_ptr, walk.tok_ids, node_bit, n_tok_nodes,
                 max_depth, sym_class, bt.table, bt.accepting, eos, vocab.size, block,
-                int(n_blocks), comp, relaxed, int(limit),
+                int(n_blocks), order, g_ptr, g_entry, *e_arrays,
+                int(limit - visited_shared) if limit >= 0 else -1,
             )
             if visited >= 0:
+                visited += visited_shared
                 break
         strategy = used
         t3 = time.perf_counter()
@@ -312,7 +422,8 @@ class TokenIndex:
             forced_byte=_forced_bytes(bt), eos_ids=eos,
         )
         info = dict(strategy=strategy, trie_nodes=walk.num_nodes, walks=int(n_blocks) - 1,
-                    shared_walks=int(shared), visited=int(visited), prepare_s=t2 - t1, walk_s=t3 - t2,
+                    shared_walks=len(shared_groups), kept_walks=kept, visited=int(visited),
+                    prepare_s=t2 - t1, walk_s=t3 - t2,
                     total_s=time.perf_counter() - t0)
         return cls(vocab, arrays, bt.start, finished_row, info)
 

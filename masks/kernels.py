@@ -15,6 +15,9 @@ The kernels:
   apart (Moore's refinement, cut at that length): such states allow the same tokens.
 * :func:`scc_ids` and :func:`relaxed_blocks` find the states whose walks agree until they leave
   their strongly connected component (the string bodies of a schema's string properties).
+* :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
+  decides which groups walk their region once and gives the region a canonical form (the key of
+  a walk kept for later builds); :func:`component_walk` is that walk.
 * :func:`walk_masks` walks a trie through the byte DFA once per group of states, skipping a subtree
   as soon as the walk reaches the dead state, shares the walk within a relaxed block up to its
   exits, and produces deduplicated packed bitmask rows. It emits no per-token data: a row is all a
@@ -49,6 +52,9 @@ __all__ = [
     "scc_ids",
     "relaxed_blocks",
     "token_nodes",
+    "walk_groups",
+    "component_signatures",
+    "component_walk",
     "walk_masks",
     "state_transitions",
     "csr_from_rows",
@@ -646,25 +652,25 @@ def _grown(a, count):
 
 
 @njit(cache=True)
-def _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits, sh, node_bit, tok_ptr,
-            tok_ids):
-    """Turn ``row`` (the token row of ``prev_list``) into that of ``cur_list[:k]``: toggle the
-    tokens of the nodes in one set only, or rebuild it when that is shorter. The first ``sh``
-    nodes of both lists are known to be the same."""
-    common = sh
-    for x in range(sh, k):
-        jb = node_bit[cur_list[x]]
-        if (prev_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
-            common += 1
-    if k + n_prev - 2 * common < k:
-        for x in range(sh, k):
+def _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits, node_bit, tok_ptr, tok_ids):
+    """Turn ``row`` (the token row of ``prev_list[:n_prev]``) into that of ``cur_list[:k]``: toggle
+    the tokens of the nodes in one set only, or rebuild it when that is shorter or when
+    ``n_prev < 0`` (``row`` not made from ``prev_list``)."""
+    common = 0
+    if n_prev >= 0:
+        for x in range(k):
+            jb = node_bit[cur_list[x]]
+            if (prev_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
+                common += 1
+    if n_prev >= 0 and k + n_prev - 2 * common < k:
+        for x in range(k):
             nd = cur_list[x]
             jb = node_bit[nd]
             if not (prev_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
                 for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
                     t = tok_ids[kk]
                     row[t >> 5] ^= np.uint32(1) << np.uint32(t & 31)
-        for x in range(sh, n_prev):
+        for x in range(n_prev):
             nd = prev_list[x]
             jb = node_bit[nd]
             if not (cur_bits[jb >> 5] >> np.uint32(jb & 31)) & np.uint32(1):
@@ -688,98 +694,17 @@ def _clear_bits(bits, lst, lo, hi, node_bit):
 
 
 @njit(cache=True)
-def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class,
-               table, accepting, eos_ids, vocab_size, block, n_blocks, comp, relaxed, max_visited):
-    """Packed token masks of every state of a byte DFA, walking the trie as little as possible.
+def walk_groups(block, n_blocks, relaxed):
+    """The units of a walk (first state of each block of ``block``), grouped by ``relaxed``.
 
-    Every state of a block of ``block`` allows the same tokens (see :func:`refine_states`), so
-    one state per block (a *unit*) is walked. Units in one group of ``relaxed`` (see
-    :func:`relaxed_blocks`, with ``comp`` the strongly connected components) share most of their
-    walk: their walks agree as long as they stay in their component, so the group's first unit
-    walks the trie once, stopping at each *exit* (a node whose byte leaves the component), and
-    records the nodes on the paths to exits (the *skeleton*, in preorder). Every unit of the group
-    then takes the shared token nodes as they are, replays only the skeleton from its own state
-    to find its exit states, and walks the subtrees below its exits. A JSON string body and its
-    UTF-8 continuation states, repeated for every string property of a schema, are walked in full
-    once instead of once per property.
-
-    A walk yields the set of token-ending trie nodes it reaches (a list, a bitset over
-    ``node_bit`` numbers and an order-free hash). Equal sets are found through the hash and
-    confirmed on the bitsets; a new set is expanded into token bits by toggling the nodes it does
-    not share with the previously expanded set, or from scratch when that is shorter (token sets
-    of distinct nodes are disjoint, so distinct node sets give distinct rows).
-
-    Parameters
-    ----------
-    sym, depth, end, tok_ptr, tok_ids : arrays of a trie (byte or class trie).
-    node_bit, n_tok_nodes : the trie's token-node numbering (see :func:`token_nodes`).
-    max_depth : int
-        Depth of the deepest trie node.
-    sym_class : uint8[256] or uint8[num_classes]
-        Maps a node symbol to the DFA's class (byte classes, or the identity for a class trie).
-    table : int32[num_states, num_classes]
-        Dense transitions; state 0 is dead.
-    accepting : bool[num_states]
-    eos_ids : int32[k]
-        End-of-sequence ids, set in the rows of accepting states.
-    vocab_size : int
-    block, n_blocks :
-        States of one block allow the same tokens; block 0 holds only the dead state. The
-        identity (``arange(num_states)``) walks every state.
-    comp : int32[num_states]
-        Strongly connected component of each state (see :func:`scc_ids`).
-    relaxed : int32[num_states]
-        Groups of states whose walks agree until they leave their component (see
-        :func:`relaxed_blocks`); the identity shares nothing.
-    max_visited : int
-        Give up once this many trie nodes have been visited (-1: never), returning empty rows
-        and ``visited = -1``; the caller may then walk a smaller trie.
-
-    Returns
-    -------
-    rows : uint32[num_rows, n_words]
-        Distinct packed bitmask rows (bit ``i % 32`` of word ``i // 32``); row 0 is empty. Rows are
-        numbered by first use in state order, then the finished row.
-    state_row : int32[num_states]
-        Row of each state.
-    finished_row : int
-        Row allowing only the EOS ids (for finished sequences).
-    visited : int
-        Trie nodes visited in total (a cost measure), or -1 if ``max_visited`` was reached.
-    shared : int
-        Shared walks (groups of two units or more).
-    """
-    num_states = table.shape[0]
-    n_words = (vocab_size + 31) // 32
-    n_nodes = sym.shape[0]
-    stack = np.zeros(max_depth + 1, dtype=np.int32)
-    nw = max((n_tok_nodes + 31) // 32, 1)
-    cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)   # trie nodes reached
-    prev_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)  # those of the last expanded set
-    n_prev = 0
-    prev_set = 0
-    cur_bits = np.zeros(nw, dtype=np.uint32)
-    row = np.zeros(n_words, dtype=np.uint32)                    # token row of prev_list
-    # distinct node sets: hash table -> set id; each set's bitset kept to confirm hash hits
-    ht_size = 8
-    while ht_size < 2 * (n_blocks + 2):
-        ht_size *= 2
-    ht_hash = np.zeros(ht_size, dtype=np.int64)
-    ht_set = np.full(ht_size, -1, dtype=np.int32)
-    cap = min(n_blocks + 1, 64)
-    set_bits = np.empty((cap, nw), dtype=np.uint32)   # rows written before they are read
-    trows = np.empty((cap, n_words), dtype=np.uint32)
-    set_bits[0, :] = 0
-    trows[0, :] = 0
-    n_sets = 1                                                  # set 0: the empty set
-    ht_set[0] = 0
-    block_set = np.full(n_blocks, -1, dtype=np.int32)
-    block_set[block[0]] = 0
-    # units (first state of each block), ordered by relaxed group, then by state
+    Returns ``(order, g_ptr)``: ``order[g_ptr[g]:g_ptr[g + 1]]`` are the units of relaxed group
+    ``g``, ascending (see :func:`walk_masks`)."""
+    num_states = block.shape[0]
     n_units = 0
     unit = np.empty(max(n_blocks, 1), dtype=np.int32)
-    seen = np.zeros(n_blocks, dtype=np.bool_)
-    seen[block[0]] = True
+    seen = np.zeros(max(n_blocks, 1), dtype=np.bool_)
+    if num_states:
+        seen[block[0]] = True
     n_rel = 0
     for s in range(1, num_states):
         if not seen[block[s]]:
@@ -799,45 +724,274 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         g = relaxed[unit[q]]
         order[fill[g]] = unit[q]
         fill[g] += 1
-    sk_node = np.empty(1, dtype=np.int32)
-    sk_depth = np.empty(1, dtype=np.int32)
-    sk_exit = np.empty(1, dtype=np.bool_)
+    return order[:n_units].copy(), g_ptr
+
+
+@njit(cache=True)
+def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
+    """Which relaxed groups walk their component once, and a canonical form of that component.
+
+    A group shares one walk (see :func:`walk_masks`) when it has two units or more, or when its
+    unit's strongly connected component has a cycle (a free-text body: one walk reaches most of
+    the vocabulary, worth keeping). The walk depends only on the component as seen from the
+    group's first unit ``r``: its states, numbered breadth-first from ``r`` over bytes 0..255,
+    and, per state and byte, the target's number, -1 for the dead state or -2 for a state of
+    another component. That table (``int16[m, 256]``) is the signature; two automata with equal
+    signatures from their units have equal shared walks over one trie, whatever their byte
+    classes or state numbers.
+
+    Parameters
+    ----------
+    table, byte_classes, comp : the byte DFA and its components (see :func:`scc_ids`).
+    order, g_ptr : units grouped by relaxed block (see :func:`walk_groups`).
+    max_states : int
+        Components with more states get no signature (their walk is not kept).
+
+    Returns
+    -------
+    share : bool[n_groups]
+    sig_ptr : int64[n_groups + 1]
+        Group ``g``'s signature is ``sig[sig_ptr[g]:sig_ptr[g + 1]]`` (flattened rows of 256;
+        empty when not shared or over ``max_states``).
+    sig : int16[total]
+    """
+    n, c = table.shape
+    n_groups = g_ptr.shape[0] - 1
+    share = np.zeros(n_groups, dtype=np.bool_)
+    sig_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    canon = np.full(n, -1, dtype=np.int32)
+    queue = np.empty(n, dtype=np.int32)
+    lab = np.empty(c, dtype=np.int16)
+    sig = np.empty(1024, dtype=np.int16)
+    total = 0
+    for g in range(n_groups):
+        sig_ptr[g + 1] = total
+        lo = g_ptr[g]
+        hi = g_ptr[g + 1]
+        if hi == lo:
+            continue
+        r = order[lo]
+        cr = comp[r]
+        cyclic = False
+        for k in range(c):
+            t = table[r, k]
+            if t != 0 and comp[t] == cr:
+                cyclic = True
+                break
+        if hi - lo < 2 and not cyclic:
+            continue
+        share[g] = True
+        # component size first (breadth-first over classes), within max_states
+        m = 1
+        queue[0] = r
+        canon[r] = 0
+        head = 0
+        while head < m and m <= max_states:
+            u = queue[head]
+            head += 1
+            for k in range(c):
+                t = table[u, k]
+                if t != 0 and comp[t] == cr and canon[t] < 0:
+                    canon[t] = m
+                    queue[m] = t
+                    m += 1
+        for x in range(m):
+            canon[queue[x]] = -1
+        if m > max_states:
+            sig_ptr[g + 1] = total
+            continue
+        # then numbered breadth-first by bytes 0..255 (independent of the class numbering)
+        if sig.shape[0] < total + m * 256:
+            bigger = np.empty(max(2 * sig.shape[0], total + m * 256), dtype=np.int16)
+            bigger[:total] = sig[:total]
+            sig = bigger
+        canon[r] = 0
+        queue[0] = r
+        m2 = 1
+        head = 0
+        while head < m2:
+            u = queue[head]
+            for k in range(c):
+                t = table[u, k]
+                if t == 0:
+                    lab[k] = -1
+                elif comp[t] != cr:
+                    lab[k] = -2
+                else:
+                    lab[k] = -3   # a state of the component, numbered on first meeting below
+            base = total + head * 256
+            for b in range(256):
+                kb = byte_classes[b]
+                x = lab[kb]
+                if x == -3:
+                    t = table[u, kb]
+                    if canon[t] < 0:
+                        canon[t] = m2
+                        queue[m2] = t
+                        m2 += 1
+                    x = np.int16(canon[t])
+                sig[base + b] = x
+            head += 1
+        for x in range(m2):
+            canon[queue[x]] = -1
+        total += m2 * 256
+        sig_ptr[g + 1] = total
+    return share, sig_ptr, sig[:total].copy()
+
+
+@njit(cache=True)
+def component_walk(r, sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth,
+                   sym_class, table, comp, vocab_size):
+    """The shared walk of a relaxed group from its unit ``r`` (see :func:`walk_masks`), as kept
+    for reuse: the token nodes reached without leaving ``r``'s component (their order-free hash,
+    their bitset over ``node_bit`` numbers and their packed token row) and the skeleton of paths
+    to the exits.
+
+    Returns ``(hash, bits, row, sk_node, sk_depth, sk_exit, visited)``."""
+    n_nodes = sym.shape[0]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
     path_node = np.zeros(max_depth + 1, dtype=np.int32)
+    nw = max((n_tok_nodes + 31) // 32, 1)
+    bits = np.zeros(nw, dtype=np.uint32)
+    cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)
+    sk_node = np.empty(max(n_nodes, 1), dtype=np.int32)
+    sk_depth = np.empty(max(n_nodes, 1), dtype=np.int32)
+    sk_exit = np.empty(max(n_nodes, 1), dtype=np.bool_)
+    k, h, n_sk, visited = _shared_walk(r, sym, depth, end, sym_class, table, comp, stack, node_bit,
+                                       cur_list, bits, path_node, sk_node, sk_depth, sk_exit)
+    row = np.zeros((vocab_size + 31) // 32, dtype=np.uint32)
+    for x in range(k):
+        nd = cur_list[x]
+        for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
+            t = tok_ids[kk]
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    return (h & _M40, bits, row, sk_node[:n_sk].copy(), sk_depth[:n_sk].copy(),
+            sk_exit[:n_sk].copy(), visited)
+
+
+@njit(cache=True)
+def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class,
+               table, accepting, eos_ids, vocab_size, block, n_blocks, order, g_ptr, g_entry,
+               e_hash, e_bits, e_rows, e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit, max_visited):
+    """Packed token masks of every state of a byte DFA, walking the trie as little as possible.
+
+    Every state of a block of ``block`` allows the same tokens (see :func:`refine_states`), so
+    one state per block (a *unit*) is walked. Units in one relaxed group (see
+    :func:`relaxed_blocks` and :func:`walk_groups`) walk alike as long as they stay in their
+    strongly connected component; a group given a *shared walk* (``g_entry[g] >= 0``, made by
+    :func:`component_walk` from the group's first unit, possibly for another automaton with the
+    same :func:`component_signatures`) takes the token nodes reached inside the component as
+    they are (hash, bitset and token row, precomputed), replays only the skeleton (the paths to
+    the exits, the nodes whose byte leaves the component) from its own state to find its exit
+    states, and walks the subtrees below its exits. A JSON string body and its UTF-8
+    continuation states, repeated for every string property of a schema, are walked in full
+    once instead of once per property -- or not at all when the caller kept that walk.
+
+    A walk yields the set of token-ending trie nodes it reaches (a list, a bitset over
+    ``node_bit`` numbers and an order-free hash). Equal sets are found through the hash and
+    confirmed on the bitsets; a new set is expanded into token bits by toggling the nodes it does
+    not share with the previously expanded set, or from scratch when that is shorter (token sets
+    of distinct nodes are disjoint, so distinct node sets give distinct rows); a set with a shared
+    walk starts from the shared token row.
+
+    Parameters
+    ----------
+    sym, depth, end, tok_ptr, tok_ids : arrays of a trie (byte or class trie).
+    node_bit, n_tok_nodes : the trie's token-node numbering (see :func:`token_nodes`).
+    max_depth : int
+        Depth of the deepest trie node.
+    sym_class : uint8[256] or uint8[num_classes]
+        Maps a node symbol to the DFA's class (byte classes, or the identity for a class trie).
+    table : int32[num_states, num_classes]
+        Dense transitions; state 0 is dead.
+    accepting : bool[num_states]
+    eos_ids : int32[k]
+        End-of-sequence ids, set in the rows of accepting states.
+    vocab_size : int
+    block, n_blocks :
+        States of one block allow the same tokens; block 0 holds only the dead state. The
+        identity (``arange(num_states)``) walks every state.
+    order, g_ptr : the units grouped (see :func:`walk_groups`).
+    g_entry : int32[n_groups]
+        Shared walk of each group (an index into the ``e_*`` arrays), or -1: each unit walks alone.
+    e_hash, e_bits, e_rows : int64[E], uint32[E, nw], uint32[E, n_words]
+        Per shared walk: hash, node bitset and token row of its token nodes.
+    e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit :
+        Per shared walk ``e``: its skeleton is ``e_sk_*[e_sk_ptr[e]:e_sk_ptr[e + 1]]``.
+    max_visited : int
+        Give up once this many trie nodes have been visited (-1: never), returning empty rows
+        and ``visited = -1``; the caller may then walk a smaller trie.
+
+    Returns
+    -------
+    rows : uint32[num_rows, n_words]
+        Distinct packed bitmask rows (bit ``i % 32`` of word ``i // 32``); row 0 is empty. Rows are
+        numbered by first use in state order, then the finished row.
+    state_row : int32[num_states]
+        Row of each state.
+    finished_row : int
+        Row allowing only the EOS ids (for finished sequences).
+    visited : int
+        Trie nodes visited in total here (a cost measure), or -1 if ``max_visited`` was reached.
+    """
+    num_states = table.shape[0]
+    n_words = (vocab_size + 31) // 32
+    n_nodes = sym.shape[0]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
+    nw = max((n_tok_nodes + 31) // 32, 1)
+    cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)   # trie nodes reached
+    prev_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)  # those of the last expanded set
+    n_prev = -1                                                 # -1: row not from prev_list
+    prev_set = 0
+    cur_bits = np.zeros(nw, dtype=np.uint32)
+    row = np.zeros(n_words, dtype=np.uint32)                    # token row of prev_list
+    # distinct node sets: hash table -> set id; each set's bitset kept to confirm hash hits
+    ht_size = 8
+    while ht_size < 2 * (n_blocks + 2):
+        ht_size *= 2
+    ht_hash = np.zeros(ht_size, dtype=np.int64)
+    ht_set = np.full(ht_size, -1, dtype=np.int32)
+    cap = min(n_blocks + 1, 64)
+    set_bits = np.empty((cap, nw), dtype=np.uint32)   # rows written before they are read
+    trows = np.empty((cap, n_words), dtype=np.uint32)
+    set_bits[0, :] = 0
+    trows[0, :] = 0
+    n_sets = 1                                                  # set 0: the empty set
+    ht_set[0] = 0
+    block_set = np.full(n_blocks, -1, dtype=np.int32)
+    block_set[block[0]] = 0
+    n_rel = g_ptr.shape[0] - 1
     visited = 0
-    shared = 0
     for g in range(n_rel):
         lo = g_ptr[g]
         hi = g_ptr[g + 1]
         if hi == lo:
             continue
-        grouped = hi - lo >= 2
-        k_in = 0
+        e = g_entry[g]
         h_in = np.int64(0)
-        n_sk = 0
-        if grouped:
-            if sk_node.shape[0] < n_nodes:
-                sk_node = np.empty(n_nodes, dtype=np.int32)
-                sk_depth = np.empty(n_nodes, dtype=np.int32)
-                sk_exit = np.empty(n_nodes, dtype=np.bool_)
-            shared += 1
-            k_in, h_in, n_sk, vv = _shared_walk(order[lo], sym, depth, end, sym_class, table, comp,
-                                                stack, node_bit, cur_list, cur_bits, path_node,
-                                                sk_node, sk_depth, sk_exit)
-            visited += vv
-        prev_shared = 0   # prev_list[:prev_shared] == cur_list[:prev_shared] (this group's part)
+        k_in = 0      # 1 if the shared walk reached a token node (the set is then never empty)
+        if e >= 0:
+            h_in = e_hash[e]
+            for w in range(nw):
+                cur_bits[w] |= e_bits[e, w]
+                if e_bits[e, w]:
+                    k_in = 1
+            sk0 = e_sk_ptr[e]
+            n_sk = e_sk_ptr[e + 1] - sk0
         for q in range(lo, hi):
             s = order[q]
             stack[0] = s
-            if grouped:
-                k, h, vv = _replay(n_sk, sk_node, sk_depth, sk_exit, k_in, sym, depth, end, sym_class,
-                                   table, stack, node_bit, cur_list, cur_bits)
+            if e >= 0:
+                k, h, vv = _replay(n_sk, e_sk_node[sk0:], e_sk_depth[sk0:], e_sk_exit[sk0:], 0, sym,
+                                   depth, end, sym_class, table, stack, node_bit, cur_list,
+                                   cur_bits)
                 h += h_in
             else:
                 k, h, vv = _walk_range(1, n_nodes, sym, depth, end, sym_class, table, stack,
                                        node_bit, cur_list, 0, cur_bits)
             visited += vv
             h &= _M40
-            found, slot = _find_set(h, k, cur_bits, ht_hash, ht_set, set_bits)
+            found, slot = _find_set(h, k + k_in, cur_bits, ht_hash, ht_set, set_bits)
             if found < 0:
                 found = n_sets
                 n_sets += 1
@@ -847,20 +1001,31 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                     set_bits = _grown(set_bits, found)
                     trows = _grown(trows, found)
                 set_bits[found, :] = cur_bits
-                _expand(row, cur_list, k, cur_bits, prev_list, n_prev, set_bits[prev_set],
-                        prev_shared, node_bit, tok_ptr, tok_ids)
+                if e >= 0:
+                    # the shared token row plus this unit's own nodes
+                    row[:] = e_rows[e]
+                    for x in range(k):
+                        nd = cur_list[x]
+                        for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
+                            t = tok_ids[kk]
+                            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                    n_prev = -1
+                else:
+                    _expand(row, cur_list, k, cur_bits, prev_list, n_prev, set_bits[prev_set],
+                            node_bit, tok_ptr, tok_ids)
+                    prev_list[:k] = cur_list[:k]
+                    n_prev = k
                 trows[found, :] = row
-                prev_list[prev_shared:k] = cur_list[prev_shared:k]
-                n_prev = k
                 prev_set = found
-                prev_shared = k_in
             block_set[block[s]] = found
             # clear this unit's own bits; the group's shared ones stay until the group is done
-            _clear_bits(cur_bits, cur_list, k_in, k, node_bit)
+            _clear_bits(cur_bits, cur_list, 0, k, node_bit)
             if 0 <= max_visited < visited:
                 return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
-                        0, -1, shared)
-        _clear_bits(cur_bits, cur_list, 0, k_in, node_bit)
+                        0, -1)
+        if e >= 0:
+            for w in range(nw):
+                cur_bits[w] &= ~e_bits[e, w]
     # final rows: token row plus EOS bits where the state accepts, numbered by first use
     has_eos = eos_ids.shape[0] > 0
     final_of = np.full((n_sets, 2), -1, dtype=np.int32)
@@ -895,7 +1060,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             for e in eos_ids:
                 _set_bit(rows[n_rows], e)
             n_rows += 1
-    return rows[:n_rows].copy(), state_row, finished_row, visited, shared
+    return rows[:n_rows].copy(), state_row, finished_row, visited
 
 
 @njit(cache=True)

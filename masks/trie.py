@@ -40,7 +40,65 @@ import numpy as np
 from . import kernels
 from .vocab import Vocabulary
 
-__all__ = ["TokenTrie", "ClassTrie", "token_trie", "clear_trie_cache"]
+__all__ = ["TokenTrie", "ClassTrie", "WalkCache", "token_trie", "clear_trie_cache"]
+
+#: Bytes of shared component walks kept per byte trie, and per class trie (see :class:`WalkCache`).
+WALK_CACHE_BYTES = 64 << 20
+CLASS_WALK_CACHE_BYTES = 4 << 20
+
+
+class WalkCache:
+    """Walks of strongly connected components through one trie, kept for later index builds.
+
+    The key is a component's canonical form (:func:`.kernels.component_signatures`), the value
+    what :func:`.kernels.component_walk` returns. Almost every JSON schema has the same string
+    body (and UTF-8 continuation states), whose walk reaches nearly the whole vocabulary: kept
+    here, it is walked once per vocabulary and process, like the trie itself. Least recently used
+    entries go first once the arrays held pass ``max_bytes``. Thread-safe.
+    """
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self.nbytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def get(self, key: bytes):
+        with self._lock:
+            hit = self._d.get(key)
+            if hit is None:
+                self.misses += 1
+                return None
+            self._d.move_to_end(key)
+            self.hits += 1
+            return hit[0]
+
+    def put(self, key: bytes, entry: tuple) -> None:
+        size = len(key) + sum(a.nbytes for a in entry if isinstance(a, np.ndarray))
+        if size > self.max_bytes:
+            return
+        for a in entry:
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        with self._lock:
+            old = self._d.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._d[key] = (entry, size)
+            self.nbytes += size
+            while self.nbytes > self.max_bytes:
+                _, (_, sz) = self._d.popitem(last=False)
+                self.nbytes -= sz
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.nbytes = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +112,8 @@ class ClassTrie:
     tok_ids: np.ndarray
     num_classes: int
     _numbering: list = field(default_factory=list, repr=False)
+    walk_cache: WalkCache = field(default_factory=lambda: WalkCache(CLASS_WALK_CACHE_BYTES),
+                                  repr=False)
 
     @property
     def num_nodes(self) -> int:
@@ -88,6 +148,7 @@ class TokenTrie:
     _class_tries: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _numbering: list = field(default_factory=list, repr=False)
+    walk_cache: WalkCache = field(default_factory=lambda: WalkCache(WALK_CACHE_BYTES), repr=False)
 
     def token_numbering(self):
         """``(node_bit, n_tok_nodes, max_depth)`` for :func:`.kernels.walk_masks` (cached):
@@ -215,6 +276,9 @@ def token_trie(vocab: Vocabulary) -> TokenTrie:
 
 
 def clear_trie_cache() -> None:
-    """Drop every cached trie (mainly for benchmarks measuring cold builds)."""
+    """Drop every cached trie, with the component walks kept on it (mainly for benchmarks
+    measuring cold builds)."""
     with _CACHE_LOCK:
+        for trie in _CACHE.values():
+            trie.walk_cache.clear()
         _CACHE.clear()

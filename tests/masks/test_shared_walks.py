@@ -133,10 +133,12 @@ def test_string_properties_share_one_walk():
 @given(repeated_components() | random_byte_dfas(), small_vocabs())
 def test_auto_moves_to_the_class_trie_when_walks_run_long(dfa, vocab):
     from tokenfsm.masks import index as index_module
+    from tokenfsm.masks.trie import token_trie
 
     a = TokenIndex.build(dfa, vocab, strategy="bytes")
     saved = index_module.AUTO_BYTE_WALK_PASSES
     index_module.AUTO_BYTE_WALK_PASSES = 0
+    token_trie(vocab).walk_cache.clear()   # kept walks are not walked again, so not "long"
     try:
         b = TokenIndex.build(dfa, vocab, strategy="auto")
     finally:
@@ -145,3 +147,90 @@ def test_auto_moves_to_the_class_trie_when_walks_run_long(dfa, vocab):
         assert b.build_info["strategy"] == "classes"
     assert np.array_equal(a.mask_rows, b.mask_rows) and np.array_equal(a.state_row, b.state_row)
     assert a.finished_row == b.finished_row
+
+
+def _renumbered(dfa, rng, extra: int):
+    """``dfa`` with ``extra`` isolated accepting states put first (the others shifted, in the same
+    order) and its byte classes renumbered at random; returns it and the old -> new state map."""
+    n, c = dfa.table.shape
+    new_of = np.concatenate([[0], np.arange(1, n) + extra]).astype(np.int32)
+    cperm = rng.permutation(c).astype(np.int32)                                # old class -> new
+    table = np.zeros((n + extra, c), dtype=np.int32)
+    for s in range(n):
+        for a in range(c):
+            table[new_of[s], cperm[a]] = new_of[dfa.table[s, a]]
+    accepting = np.zeros(n + extra, dtype=bool)
+    accepting[new_of] = dfa.accepting
+    accepting[1:extra + 1] = True
+    return SimpleByteDFA(cperm[dfa.byte_classes].astype(np.uint8), table, accepting,
+                         int(new_of[dfa.start])), new_of
+
+
+@given(repeated_components(), small_vocabs(), st.integers(0, 2**32 - 1), st.integers(1, 3))
+def test_kept_walks_serve_a_renumbered_automaton(dfa, vocab, seed, extra):
+    """The second build of the same automaton, its states and classes renumbered, takes every
+    shared walk from the trie's cache, and its masks are those of the first, state for state."""
+    from hypothesis import assume
+
+    from tokenfsm.masks.trie import token_trie
+
+    # with no text token, refinement runs no round and the extra states join the others' blocks
+    assume(token_trie(vocab).max_depth > 0)
+    token_trie(vocab).walk_cache.clear()
+    first = TokenIndex.build(dfa, vocab, strategy="bytes")
+    other, perm = _renumbered(dfa, np.random.default_rng(seed), extra)
+    second = TokenIndex.build(other, vocab, strategy="bytes")
+    assert second.build_info["shared_walks"] == first.build_info["shared_walks"]
+    if first.build_info["shared_walks"]:
+        assert second.build_info["kept_walks"] >= 1
+    for s in range(dfa.num_states):
+        assert np.array_equal(first.mask_row(s), second.mask_row(int(perm[s]))), s
+    check_index_against_reference(second, other, vocab)
+
+
+@given(random_byte_dfas(max_states=9) | repeated_components(), small_vocabs(),
+       st.sampled_from(["bytes", "classes"]), st.integers(1, 3))
+def test_split_regions_and_kept_walks_are_sound_and_complete(dfa, vocab, strategy, max_sig):
+    """Components over MAX_SIGNATURE_STATES are split into regions (forced here on small DFAs);
+    builds that reuse kept walks of earlier examples still match the reference walk."""
+    from tokenfsm.masks import index as index_module
+
+    saved = index_module.MAX_SIGNATURE_STATES
+    index_module.MAX_SIGNATURE_STATES = max_sig
+    try:
+        index = TokenIndex.build(dfa, vocab, strategy=strategy)
+        again = TokenIndex.build(dfa, vocab, strategy=strategy)
+    finally:
+        index_module.MAX_SIGNATURE_STATES = saved
+    check_index_against_reference(index, dfa, vocab)
+    plain = TokenIndex.build(dfa, vocab, strategy=strategy, share_walks=False)
+    for built in (index, again):
+        assert np.array_equal(built.mask_rows, plain.mask_rows)
+        assert np.array_equal(built.state_row, plain.state_row)
+        assert built.finished_row == plain.finished_row
+
+
+def test_string_bodies_are_walked_once_per_vocabulary():
+    """On Qwen: the string body of one schema is kept and serves another schema, also where the
+    strings lie on a cycle (an array of objects); masks agree with unshared builds."""
+    from tokenfsm.masks.trie import token_trie
+    from tokenfsm.schema import compile_json_schema
+
+    vocab = load_vocabulary("qwen")
+    token_trie(vocab).walk_cache.clear()
+    one = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+           "additionalProperties": False}
+    many = {"type": "array", "items": {
+        "type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "number"},
+                                         "z": {"type": "string"}},
+        "required": ["x", "y", "z"], "additionalProperties": False}}
+    first = TokenIndex.build(compile_json_schema(one, whitespace=0), vocab)
+    assert first.build_info["kept_walks"] == 0
+    assert first.build_info["visited"] > token_trie(vocab).num_nodes / 2   # the body, walked
+    cs = compile_json_schema(many, whitespace=0)
+    second = TokenIndex.build(cs, vocab)
+    assert second.build_info["kept_walks"] >= 1
+    assert second.build_info["visited"] < token_trie(vocab).num_nodes / 4  # the body, kept
+    plain = TokenIndex.build(cs, vocab, share_walks=False)
+    assert np.array_equal(second.mask_rows, plain.mask_rows)
+    assert np.array_equal(second.state_row, plain.state_row)
