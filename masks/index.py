@@ -242,7 +242,13 @@ def _shared_walks(walk, groups, sig_ptr, sig, order, g_ptr, node_bit, n_tok_node
                     int(order[g_ptr[g]]), walk.sym, walk.depth, walk.end, walk.tok_ptr,
                     walk.tok_ids, node_bit, n_tok_nodes, max_depth, sym_class, table, comp,
                     vocab_size)
-                visited += int(entry[-1])
+                h, bits, row, sk_node, sk_depth, sk_exit, vv, nodes = entry
+                visited += int(vv)
+                # dense (most of the vocabulary): kept as bitset and token row; else as a list
+                if nodes.shape[0] >= bits.shape[0]:
+                    entry = (h, bits, row, sk_node, sk_depth, sk_exit, vv, None)
+                else:
+                    entry = (h, None, None, sk_node, sk_depth, sk_exit, vv, nodes)
                 if key is not None:
                     cache.put(key, entry)
             else:
@@ -259,17 +265,27 @@ def _entry_arrays(entries: list, n_tok_nodes: int, vocab_size: int) -> tuple:
     """The shared walks as the flat ``e_*`` arrays of :func:`.kernels.walk_masks`."""
     nw = max((n_tok_nodes + 31) // 32, 1)
     n_words = (vocab_size + 31) // 32
-    if not entries:
-        return (np.zeros(0, dtype=np.int64), np.zeros((0, nw), dtype=np.uint32),
-                np.zeros((0, n_words), dtype=np.uint32), np.zeros(1, dtype=np.int64),
-                np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32),
-                np.zeros(0, dtype=np.bool_))
-    sk_ptr = np.zeros(len(entries) + 1, dtype=np.int64)
-    np.cumsum([e[3].shape[0] for e in entries], out=sk_ptr[1:])
-    return (np.array([e[0] for e in entries], dtype=np.int64),
-            np.stack([e[1] for e in entries]), np.stack([e[2] for e in entries]), sk_ptr,
-            np.concatenate([e[3] for e in entries]), np.concatenate([e[4] for e in entries]),
-            np.concatenate([e[5] for e in entries]))
+    n = len(entries)
+    e_hash = np.array([e[0] for e in entries], dtype=np.int64)
+    dense = [e for e in entries if e[1] is not None]
+    e_dense = np.full(n, -1, dtype=np.int32)
+    j = 0
+    for i, e in enumerate(entries):
+        if e[1] is not None:
+            e_dense[i] = j
+            j += 1
+    e_bits = np.stack([e[1] for e in dense]) if dense else np.zeros((0, nw), dtype=np.uint32)
+    e_rows = np.stack([e[2] for e in dense]) if dense else np.zeros((0, n_words), dtype=np.uint32)
+    node_ptr = np.zeros(n + 1, dtype=np.int64)
+    sk_ptr = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum([0 if e[1] is not None else e[7].shape[0] for e in entries], out=node_ptr[1:])
+        np.cumsum([e[3].shape[0] for e in entries], out=sk_ptr[1:])
+    sparse = [e[7] for e in entries if e[1] is None]
+    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+    return (e_hash, node_ptr, cat(sparse, np.int32), e_dense, e_bits, e_rows, sk_ptr,
+            cat([e[3] for e in entries], np.int32), cat([e[4] for e in entries], np.int32),
+            cat([e[5] for e in entries], np.bool_))
 
 
 def _checksum(arrays: dict) -> str:

@@ -844,10 +844,10 @@ def component_walk(r, sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, 
                    sym_class, table, comp, vocab_size):
     """The shared walk of a relaxed group from its unit ``r`` (see :func:`walk_masks`), as kept
     for reuse: the token nodes reached without leaving ``r``'s component (their order-free hash,
-    their bitset over ``node_bit`` numbers and their packed token row) and the skeleton of paths
-    to the exits.
+    their bitset over ``node_bit`` numbers, their packed token row and their list, ascending) and
+    the skeleton of paths to the exits.
 
-    Returns ``(hash, bits, row, sk_node, sk_depth, sk_exit, visited)``."""
+    Returns ``(hash, bits, row, sk_node, sk_depth, sk_exit, visited, nodes)``."""
     n_nodes = sym.shape[0]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
     path_node = np.zeros(max_depth + 1, dtype=np.int32)
@@ -866,13 +866,14 @@ def component_walk(r, sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, 
             t = tok_ids[kk]
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
     return (h & _M40, bits, row, sk_node[:n_sk].copy(), sk_depth[:n_sk].copy(),
-            sk_exit[:n_sk].copy(), visited)
+            sk_exit[:n_sk].copy(), visited, cur_list[:k].copy())
 
 
 @njit(cache=True)
 def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class,
                table, accepting, eos_ids, vocab_size, block, n_blocks, order, g_ptr, g_entry,
-               e_hash, e_bits, e_rows, e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit, max_visited):
+               e_hash, e_node_ptr, e_nodes, e_dense, e_bits, e_rows, e_sk_ptr, e_sk_node, e_sk_depth,
+               e_sk_exit, max_visited):
     """Packed token masks of every state of a byte DFA, walking the trie as little as possible.
 
     Every state of a block of ``block`` allows the same tokens (see :func:`refine_states`), so
@@ -881,7 +882,8 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     strongly connected component; a group given a *shared walk* (``g_entry[g] >= 0``, made by
     :func:`component_walk` from the group's first unit, possibly for another automaton with the
     same :func:`component_signatures`) takes the token nodes reached inside the component as
-    they are (hash, bitset and token row, precomputed), replays only the skeleton (the paths to
+    they are (a few: their list; most of the vocabulary: their bitset and token row, which each
+    new set then starts from), replays only the skeleton (the paths to
     the exits, the nodes whose byte leaves the component) from its own state to find its exit
     states, and walks the subtrees below its exits. A JSON string body and its UTF-8
     continuation states, repeated for every string property of a schema, are walked in full
@@ -914,8 +916,12 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     order, g_ptr : the units grouped (see :func:`walk_groups`).
     g_entry : int32[n_groups]
         Shared walk of each group (an index into the ``e_*`` arrays), or -1: each unit walks alone.
-    e_hash, e_bits, e_rows : int64[E], uint32[E, nw], uint32[E, n_words]
-        Per shared walk: hash, node bitset and token row of its token nodes.
+    e_hash, e_node_ptr, e_nodes : int64[E], int64[E + 1], int32[...]
+        Per shared walk ``e``: the hash of its token nodes; unless dense, the nodes themselves
+        (``e_nodes[e_node_ptr[e]:e_node_ptr[e + 1]]``, ascending).
+    e_dense, e_bits, e_rows : int32[E], uint32[D, nw], uint32[D, n_words]
+        Per shared walk: -1, or ``d`` when dense: ``e_bits[d]`` and ``e_rows[d]`` are the node
+        bitset and token row of its token nodes.
     e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit :
         Per shared walk ``e``: its skeleton is ``e_sk_*[e_sk_ptr[e]:e_sk_ptr[e + 1]]``.
     max_visited : int
@@ -969,21 +975,28 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             continue
         e = g_entry[g]
         h_in = np.int64(0)
-        k_in = 0      # 1 if the shared walk reached a token node (the set is then never empty)
+        k_in = 0      # sparse shared walk: its nodes are cur_list[:k_in]
+        nonempty = 0  # dense shared walk: 1 if it reached a token node
+        d = -1
         if e >= 0:
             h_in = e_hash[e]
-            for w in range(nw):
-                cur_bits[w] |= e_bits[e, w]
-                if e_bits[e, w]:
-                    k_in = 1
+            d = e_dense[e]
+            if d >= 0:
+                for w in range(nw):
+                    cur_bits[w] |= e_bits[d, w]
+                    if e_bits[d, w]:
+                        nonempty = 1
+            else:
+                for x in range(e_node_ptr[e], e_node_ptr[e + 1]):
+                    k_in, _ = _add_node(e_nodes[x], node_bit, cur_bits, cur_list, k_in)
             sk0 = e_sk_ptr[e]
             n_sk = e_sk_ptr[e + 1] - sk0
         for q in range(lo, hi):
             s = order[q]
             stack[0] = s
             if e >= 0:
-                k, h, vv = _replay(n_sk, e_sk_node[sk0:], e_sk_depth[sk0:], e_sk_exit[sk0:], 0, sym,
-                                   depth, end, sym_class, table, stack, node_bit, cur_list,
+                k, h, vv = _replay(n_sk, e_sk_node[sk0:], e_sk_depth[sk0:], e_sk_exit[sk0:], k_in,
+                                   sym, depth, end, sym_class, table, stack, node_bit, cur_list,
                                    cur_bits)
                 h += h_in
             else:
@@ -991,7 +1004,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                                        node_bit, cur_list, 0, cur_bits)
             visited += vv
             h &= _M40
-            found, slot = _find_set(h, k + k_in, cur_bits, ht_hash, ht_set, set_bits)
+            found, slot = _find_set(h, k + nonempty, cur_bits, ht_hash, ht_set, set_bits)
             if found < 0:
                 found = n_sets
                 n_sets += 1
@@ -1001,9 +1014,9 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                     set_bits = _grown(set_bits, found)
                     trows = _grown(trows, found)
                 set_bits[found, :] = cur_bits
-                if e >= 0:
+                if d >= 0:
                     # the shared token row plus this unit's own nodes
-                    row[:] = e_rows[e]
+                    row[:] = e_rows[d]
                     for x in range(k):
                         nd = cur_list[x]
                         for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
@@ -1019,13 +1032,15 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                 prev_set = found
             block_set[block[s]] = found
             # clear this unit's own bits; the group's shared ones stay until the group is done
-            _clear_bits(cur_bits, cur_list, 0, k, node_bit)
+            _clear_bits(cur_bits, cur_list, k_in, k, node_bit)
             if 0 <= max_visited < visited:
                 return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
                         0, -1)
-        if e >= 0:
+        if d >= 0:
             for w in range(nw):
-                cur_bits[w] &= ~e_bits[e, w]
+                cur_bits[w] &= ~e_bits[d, w]
+        else:
+            _clear_bits(cur_bits, cur_list, 0, k_in, node_bit)
     # final rows: token row plus EOS bits where the state accepts, numbered by first use
     has_eos = eos_ids.shape[0] > 0
     final_of = np.full((n_sets, 2), -1, dtype=np.int32)
