@@ -34,8 +34,8 @@ from typing import Callable, Iterable, Sequence
 
 from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget
-from .minimize import minimize_table, prune_table
-from .nfa import NFA, determinize, from_ast
+from .minimize import ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_table
+from .nfa import NFA, determinize_groups, from_ast
 from .regex_ast import Node
 
 __all__ = ["DFA"]
@@ -83,7 +83,7 @@ class DFA:
     """
 
     __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
-                 "_seg_class", "_hash", "_bytes", "_dist", "_edges")
+                 "_seg_class", "_hash", "_bytes", "_dist", "_edges", "_groups")
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
@@ -98,6 +98,7 @@ class DFA:
         self._bytes = None
         self._dist = None
         self._edges = None
+        self._groups = None
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -141,8 +142,20 @@ class DFA:
         return cls(classes, delta, acc, start)
 
     @classmethod
-    def _minimal_of(cls, classes, delta, accepting, start) -> "DFA":
-        """Minimise a raw table, merge equivalent classes, return the canonical DFA."""
+    def _minimal_of(cls, classes, delta, accepting, start, groups=None) -> "DFA":
+        """Minimise a raw table, merge equivalent classes, return the canonical DFA.
+
+        ``groups``: per state, its ``(target, bit set of classes)`` pairs (see
+        :func:`.minimize.minimize_table`), when the producer knows them."""
+        if (groups is not None and len(delta) * len(classes) < ARRAY_MIN_CELLS
+                and all(classes[i].ranges[0][0] < classes[i + 1].ranges[0][0]
+                        for i in range(len(classes) - 1))):
+            delta, accepting, start, groups = minimize_groups(delta, accepting, start, groups)
+            if _columns_distinct(groups, len(classes)):
+                d = cls(classes, delta, accepting, start, _minimal=True)
+                d._groups = groups
+                return d
+            # some classes became alike (rare): merge them the general way
         # Identical columns before minimisation stay identical after it: merging them first
         # gives Hopcroft fewer symbols to refine over.
         classes, delta, _ = _merge_classes(list(classes), delta)
@@ -156,8 +169,7 @@ class DFA:
 
     @classmethod
     def _from_nfa(cls, nfa: NFA, budget: Budget | None, operation: str) -> "DFA":
-        classes, delta, accepting, start = determinize(nfa, budget, operation)
-        return cls._minimal_of(classes, delta, accepting, start)
+        return cls._minimal_of(*determinize_groups(nfa, budget, operation))
 
     # ------------------------------------------------------------------ basic languages
     @classmethod
@@ -945,10 +957,60 @@ def _merge_classes(classes: list[CharSet], delta):
     return new_classes, new_delta, True
 
 
+def _columns_distinct(groups, nclasses: int) -> bool:
+    """Whether no two classes have the same column, given a table's groups (per state, distinct
+    targets with the bit sets of their classes; the rest go to the dead state): the classes are
+    split by every distinct bit set, stopping as soon as all are apart."""
+    masks = {m for g in groups for _, m in g}
+    # a class that is the only class of some transition is apart from all others at once
+    single = 0
+    for m in masks:
+        if not m & (m - 1):
+            single |= m
+    nsingle = bin(single).count("1")
+    rest = ((1 << nclasses) - 1) & ~single
+    blocks = [rest] if rest else []
+    for m in masks:
+        if nsingle + len(blocks) == nclasses:
+            return True
+        if not m & rest:
+            continue
+        nb = []
+        for b in blocks:
+            x = b & m
+            if x and x != b:
+                nb.append(x)
+                nb.append(b ^ x)
+            else:
+                nb.append(b)
+        blocks = nb
+    return nsingle + len(blocks) == nclasses
+
+
 def _edge_lists(m: DFA) -> list:
     """Per state of the minimal ``m``, its live transitions grouped by target: ``(CharSet, t)``
     pairs (cached on ``m``: the same automaton is embedded many times)."""
     edges = m._edges
+    groups = getattr(m, "_groups", None) if edges is None else None
+    if groups is not None:
+        # from the groups the minimisation left (targets in the order of their first class)
+        classes = m.classes
+        labels: dict[int, CharSet] = {}
+        edges = [()]
+        for g in groups[1:]:
+            out = []
+            for t, mask in g:
+                label = labels.get(mask)
+                if label is None:
+                    if not mask & (mask - 1):
+                        label = classes[mask.bit_length() - 1]
+                    else:
+                        label = CharSet.union_of_disjoint(
+                            [classes[c] for c in range(mask.bit_length()) if mask >> c & 1])
+                    labels[mask] = label
+                out.append((label, t))
+            edges.append(tuple(out))
+        m._edges = edges
     if edges is None and len(m.delta) * len(m.classes) >= 4096 and len(m.classes) <= 62:
         # large tables: the (state, target) groups and their class bit sets from array sorts
         from .minimize import _row_groups

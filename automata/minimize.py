@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 
-__all__ = ["minimize_table", "prune_table", "reachable", "coreachable"]
+__all__ = ["minimize_table", "minimize_groups", "prune_table", "reachable", "coreachable"]
 
 
 def reachable(delta, start: int) -> list[int]:
@@ -108,7 +108,7 @@ def _renumber(delta, accepting, start, keep, rep):
     return new_delta, new_accepting, 1
 
 
-def minimize_table(delta, accepting, start):
+def minimize_table(delta, accepting, start, groups=None):
     """Minimal, pruned, canonically numbered equivalent of a complete DFA table.
 
     Parameters
@@ -117,6 +117,10 @@ def minimize_table(delta, accepting, start):
         ``delta[s][a]``: successor of ``s`` on symbol ``a``. Must be complete.
     accepting : collection of int
     start : int
+    groups : list, optional
+        What the table's producer may already know (a subset construction does): per state, its
+        ``(target, bit set of symbols)`` pairs for every target but state 0, which must then be a
+        dead state (a target may appear in more than one pair). It spares scanning the rows.
 
     Returns
     -------
@@ -128,7 +132,7 @@ def minimize_table(delta, accepting, start):
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
         return _minimize_arrays(delta, accepting, start)
     if len(delta) * nsym < MOORE_MIN_CELLS:
-        return _minimize_sparse(delta, accepting, start)
+        return minimize_groups(delta, accepting, start, groups)[:3]
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
     if start not in live:
@@ -150,88 +154,127 @@ def minimize_table(delta, accepting, start):
     return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial, dead=DEAD), n)
 
 
-def _live_targets(delta, accepting, start):
-    """The states reachable from ``start`` that can reach acceptance, and per reachable state the
-    set of its distinct successors (``set(row)`` runs at C speed; the rest of the work is per
-    distinct successor, not per symbol: rows here mostly repeat the dead state)."""
-    targets: dict[int, set] = {}
-    order = [start]
-    for s in order:                 # breadth-first: ``order`` grows while it is walked
-        ts = targets[s] = set(delta[s])
-        for t in ts:
-            if t not in targets:
-                targets[t] = None   # discovered (its set is filled in when it is visited)
-                order.append(t)
+def _row_masks(row, skip) -> list:
+    """The ``(target, bit set of symbols)`` pairs of a table row, ``skip`` (a dead state, or
+    None) left out. Occurrences are found with C-speed scans (``set``, ``index``, ``count``):
+    a row costs a few Python steps per target, not per symbol."""
+    out = []
+    for t in set(row):
+        if t != skip:
+            i = row.index(t)
+            m = 1 << i
+            c = row.count(t)
+            while c > 1:
+                i = row.index(t, i + 1)
+                m |= 1 << i
+                c -= 1
+            out.append((t, m))
+    return out
+
+
+def _sparse_rows(delta, accepting, start, groups=None):
+    """The ``(target, bit set)`` pairs of every state reachable from ``start`` (``groups`` when
+    given, else a dict from the rows), and the set of those that can reach acceptance.
+    Transitions into state 0 are left out when it is a dead state (the usual case: most
+    transitions lead there)."""
+    if groups is not None:
+        rows = groups
+        seen = {start}
+        order = [start]
+        for s in order:
+            for t, _ in groups[s]:
+                if t not in seen:
+                    seen.add(t)
+                    order.append(t)
+    else:
+        nsym = len(delta[0])
+        skip = 0 if 0 not in accepting and delta[0].count(0) == nsym else None
+        rows: dict[int, list] = {start: None}
+        seen = rows
+        order = [start]
+        for s in order:                 # breadth-first: ``order`` grows while it is walked
+            g = rows[s] = _row_masks(delta[s], skip)
+            for t, _ in g:
+                if t not in rows:
+                    rows[t] = None      # discovered (its pairs are filled in when it is visited)
+                    order.append(t)
     preds: dict[int, list[int]] = {}
     for s in order:
-        for t in targets[s]:
+        for t, _ in rows[s]:
             if t != s:
                 got = preds.get(t)
                 if got is None:
                     preds[t] = [s]
                 else:
                     got.append(s)
-    live = set(accepting).intersection(targets)
+    live = set(accepting).intersection(seen)
     stack = list(live)
     while stack:
         for s in preds.get(stack.pop(), ()):
             if s not in live:
                 live.add(s)
                 stack.append(s)
-    return live, targets
+    return rows, live
 
 
-def _canonical(delta, accepting, start, live, block_of, members):
+def _canonical(delta, accepting, start, live, block_of, members, rows):
     """The quotient of ``delta`` by a congruence on the ``live`` states, numbered canonically.
 
-    ``block_of[s]`` is the block of a live state, ``members[b]`` one state of block ``b``. States
-    outside ``live`` all become the dead state 0; the blocks are numbered 1, 2, ... breadth-first
-    from the start's, each row's successors in the order of their first symbol."""
+    ``block_of[s]`` is the block of a live state, ``members[b]`` one state of block ``b``,
+    ``rows[s]`` the ``(target, bit set)`` pairs of a state. States outside ``live`` all become
+    the dead state 0; the blocks are numbered 1, 2, ... breadth-first from the start's, each
+    row's successors in the order of their first symbol. Returns the new table, accepting states
+    and start, and its groups (per state, distinct targets in the order of their first symbol)."""
     number: dict[int, int] = {block_of[start]: 1}
     queue = [block_of[start]]
+    new_groups: list = [[]]
     for b in queue:
-        row = delta[members[b]]
-        ts = set(row)
-        if len(ts) > 1:
-            ts = sorted(ts, key=row.index)
-        for t in ts:
+        g = rows[members[b]]
+        if len(g) > 1:
+            g = sorted(g, key=lambda tm: tm[1] & -tm[1])
+        out = []
+        for t, m in g:
             if t in live:
                 bt = block_of[t]
-                if bt not in number:
-                    number[bt] = len(queue) + 1
+                j = number.get(bt)
+                if j is None:
+                    j = number[bt] = len(queue) + 1
                     queue.append(bt)
+                out.append((j, m))
+        if len(out) > 1 and len({j for j, _ in out}) < len(out):
+            merged: dict[int, int] = {}
+            for j, m in out:
+                merged[j] = merged.get(j, 0) | m
+            out = list(merged.items())
+        new_groups.append(out)
     new_of = [0] * len(delta)
     for s in live:
         new_of[s] = number[block_of[s]]
     get = new_of.__getitem__
     new_delta = [[0] * len(delta[0])]
     new_delta += [list(map(get, delta[members[b]])) for b in queue]
-    return new_delta, {new_of[a] for a in accepting if a in live}, 1
+    return new_delta, {new_of[a] for a in accepting if a in live}, 1, new_groups
 
 
-def _minimize_sparse(delta, accepting, start):
-    """:func:`minimize_table` for tables of moderate size, working per distinct successor of a
-    state rather than per symbol (same result)."""
-    live, targets = _live_targets(delta, accepting, start)
+def minimize_groups(delta, accepting, start, groups=None):
+    """:func:`minimize_table` working per (state, successor) pair rather than per symbol (same
+    result), for tables of moderate size.
+
+    Returns ``(delta, accepting, start, groups)``: the result and its groups (see
+    :func:`minimize_table`; here each target appears once per state, in the order of its first
+    symbol)."""
+    rows, live = _sparse_rows(delta, accepting, start, groups)
     if start not in live:
-        return [[0] * len(delta[0])], set(), 0
+        return [[0] * len(delta[0])], set(), 0, [[]]
     total = len(delta)
     # inverse transitions between live states, one entry per (source, target) pair with the bit
-    # set of its symbols; a row's occurrences of a target are found with C-speed scans
+    # set of its symbols
     inv: list = [None] * total
     for s in live:
         inv[s] = []
     for s in live:
-        row = delta[s]
-        for t in targets[s]:
+        for t, m in rows[s]:
             if t in live:
-                i = row.index(t)
-                m = 1 << i
-                c = row.count(t)
-                while c > 1:
-                    i = row.index(t, i + 1)
-                    m |= 1 << i
-                    c -= 1
                 inv[t].append((s, m))
     # Hopcroft on the partial automaton (non-live states are the dead state, left out): every
     # initial block is a splitter
@@ -244,7 +287,8 @@ def _minimize_sparse(delta, accepting, start):
             block_of[s] = b
     if len(live) > len(blocks):
         _refine(blocks, block_of, inv, deque(range(len(blocks))))
-    return _canonical(delta, accepting, start, live, block_of, [next(iter(b)) for b in blocks])
+    return _canonical(delta, accepting, start, live, block_of, [next(iter(b)) for b in blocks],
+                      rows)
 
 
 #: Tables with at least this many cells are pruned, numbered and quotiented with array operations.

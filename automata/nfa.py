@@ -38,7 +38,7 @@ from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, Budget
 from .regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
 
-__all__ = ["NFA", "from_ast", "determinize"]
+__all__ = ["NFA", "from_ast", "determinize", "determinize_groups"]
 
 # Does this interpreter's \B match the empty string? (CPython changed it in 3.14.)
 _NOT_BOUNDARY_MATCHES_EMPTY = re.fullmatch(r"\B", "") is not None
@@ -225,6 +225,14 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     accepting : set of int
     start : int
     """
+    return determinize_groups(nfa, budget, operation, extra_sets)[:4]
+
+
+def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = "determinize",
+                       extra_sets: Sequence[CharSet] = ()):
+    """:func:`determinize`, also returning ``groups``: per state, its ``(target, bit set of
+    classes)`` pairs for the targets other than the dead state (a target may appear in more than
+    one pair), or None when the construction does not record them (patterns with assertions)."""
     meter = (budget or DEFAULT_BUDGET).meter(operation)
     # shared edge tuples (copies of an embedded automaton) are looked at once
     distinct = list({id(out): out for out in nfa.edges}.values())
@@ -256,16 +264,23 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
         return got
 
     if not nfa.has_assertions:
-        # moves[q]: (classes, target - offset[q]) pairs, one per edge, shared by the states that
-        # share an edge tuple; disjoint[q]: no class has two edges
-        by_id: dict[int, tuple] = {}
-        for out in distinct:
-            ml = [(cover(cs), t) for cs, t in out]
-            by_id[id(out)] = (ml, len(ml) < 2 or sum(len(cl) for cl, _ in ml) ==
-                              len({c for cl, _ in ml for c in cl}))
-        pairs = [by_id[id(out)] for out in nfa.edges]
-        return _determinize_plain(nfa, [p[0] for p in pairs], [p[1] for p in pairs], classes,
-                                  meter)
+        # moves[q]: (classes, target - offset[q], bit set of the classes) per edge, shared by the
+        # states that share an edge tuple
+        by_id: dict[int, list] = {}
+        moves = []
+        for out in nfa.edges:
+            ml = by_id.get(id(out))
+            if ml is None:
+                ml = []
+                for cs, t in out:
+                    cl = cover(cs)
+                    m = 0
+                    for c in cl:
+                        m |= 1 << c
+                    ml.append((cl, t, m))
+                by_id[id(out)] = ml
+            moves.append(ml)
+        return _determinize_plain(nfa, moves, classes, meter)
     # moves[q]: class -> list of targets
     moves: list[dict[int, list[int]]] = []
     for out, off in zip(nfa.edges, nfa.offset):
@@ -277,7 +292,7 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     is_nl = [c == _NEWLINE or (c.ranges[0][0] == 10 and len(c) == 1) for c in classes]
     wid_of = {w: i for i, w in enumerate(word_sets)}
     is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
-    return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of)
+    return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of) + (None,)
 
 
 class _Interner:
@@ -307,11 +322,14 @@ class _Interner:
         return i
 
 
-def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
+def _determinize_plain(nfa: NFA, moves, classes, meter):
     eps = nfa.eps
     offset = nfa.offset
     accepting_nfa = nfa.accepting
     nclasses = len(classes)
+    budget = meter.budget
+    max_states = budget.max_states
+    timed = budget.max_seconds is not None
 
     def closure(states) -> frozenset:
         stack = list(states)
@@ -324,52 +342,101 @@ def _determinize_plain(nfa: NFA, moves, disjoint, classes, meter):
                     stack.append(t)
         return frozenset(seen)
 
-    intern = _Interner(nclasses, meter, lambda S: not accepting_nfa.isdisjoint(S))
+    index: dict[frozenset, int] = {frozenset(): 0}
+    delta: list = [[0] * nclasses]
+    groups: list = [()]
+    accepting: set[int] = set()
+    todo: list[frozenset] = []
+
+    def intern(S: frozenset) -> int:
+        i = index.get(S)
+        if i is None:
+            i = len(delta)
+            # the meter counts states as they are created (state 0 is not one)
+            if i > max_states or (timed and (i & 255) == 0):
+                meter.states = i - 1
+                meter.add()
+            index[S] = i
+            delta.append(None)
+            groups.append(None)
+            if not accepting_nfa.isdisjoint(S):
+                accepting.add(i)
+            todo.append(S)
+        return i
+
     start = intern(closure([nfa.start]))
     # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
     target_state: dict = {}
-    todo = intern.todo
-    index = intern.index
-    delta = intern.delta
+    classes_of: dict[int, list[int]] = {}      # bit set -> its classes
     while todo:
         S = todo.pop()
         row = [0] * nclasses
-        q = next(iter(S)) if len(S) == 1 else None
-        if q is not None and disjoint[q]:
-            # one NFA state with disjoint edges (the inside of an embedded automaton)
-            off = offset[q]
-            for cl, t in moves[q]:
+        grp = []
+        if len(S) == 1:
+            for q in S:
+                edges = moves[q]
+                off = offset[q]
+        else:
+            edges = []
+            off = 0
+            for q in S:
+                o = offset[q]
+                edges.extend([(cl, t + o, m) for cl, t, m in moves[q]])
+        seen = 0
+        for _, _, m in edges:
+            if seen & m:
+                break
+            seen |= m
+        else:
+            # no class has two edges (always so inside an embedded automaton): one target each
+            for cl, t, m in edges:
                 t += off
                 j = target_state.get(t)
                 if j is None:
                     j = target_state[t] = intern(closure((t,)) if eps[t] else frozenset((t,)))
                 for c in cl:
                     row[c] = j
-        else:
-            succ: dict[int, list[int]] = {}
-            for q in S:
-                off = offset[q]
-                for cl, t in moves[q]:
-                    t += off
-                    for c in cl:
-                        got = succ.get(c)
-                        if got is None:
-                            succ[c] = [t]
-                        else:
-                            got.append(t)
-            for c, ts in succ.items():
-                if len(ts) == 1:
-                    key = ts[0]
+                grp.append((j, m))
+            delta[index[S]] = row
+            groups[index[S]] = grp
+            continue
+        # edges overlap: split the classes they cover by the set of edges holding them
+        parts: list = []            # (bit set, targets)
+        for _, t, m in edges:
+            t += off
+            nxt = []
+            for pm, ts in parts:
+                both = pm & m
+                if both:
+                    if both != pm:
+                        nxt.append((pm & ~m, ts))
+                    nxt.append((both, ts + [t]))
+                    m &= ~pm
                 else:
-                    key = frozenset(ts)
-                    if len(key) == 1:
-                        key = ts[0]
-                j = target_state.get(key)
-                if j is None:
-                    j = target_state[key] = intern(closure(ts))
+                    nxt.append((pm, ts))
+            if m:
+                nxt.append((m, [t]))
+            parts = nxt
+        for pm, ts in parts:
+            if len(ts) == 1:
+                key = ts[0]
+            else:
+                key = frozenset(ts)
+                if len(key) == 1:
+                    key = ts[0]
+            j = target_state.get(key)
+            if j is None:
+                j = target_state[key] = intern(closure(ts))
+            cl = classes_of.get(pm)
+            if cl is None:
+                cl = classes_of[pm] = [c for c in range(pm.bit_length()) if pm >> c & 1]
+            for c in cl:
                 row[c] = j
+            grp.append((j, pm))
         delta[index[S]] = row
-    return classes, delta, intern.accepting, start
+        groups[index[S]] = grp
+    meter.states = len(delta) - 1
+    return classes, delta, accepting, start, groups
 
 
 def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of):

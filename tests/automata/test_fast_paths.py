@@ -68,3 +68,66 @@ def test_refine_literal_classes():
     assert [c.to_class() for c in got] == [r"[^0-9ab]", "[0-9]", "a", "b"]
     assert refine([]) == [CharSet.any()]
     assert refine([CharSet.empty(), CharSet.any()]) == [CharSet.any()]
+
+
+# -- subset construction groups -> minimisation -> embedding edges ----------------------------
+
+from tokenfsm.automata.dfa import _columns_distinct  # noqa: E402
+from tokenfsm.automata.minimize import minimize_groups, minimize_table  # noqa: E402
+from tokenfsm.automata.nfa import determinize, determinize_groups, from_ast  # noqa: E402
+
+from oracles import asts, raw_tables  # noqa: E402
+
+
+def _row_groups_naive(row):
+    by_t = {}
+    for c, t in enumerate(row):
+        if t:
+            by_t[t] = by_t.get(t, 0) | (1 << c)
+    return by_t
+
+
+def _dense_edges(m):
+    """Embedding edges computed from the table alone, class by class."""
+    out = [()]
+    for row in m.delta[1:]:
+        by_t = {}
+        for c, t in enumerate(row):
+            if t:
+                by_t.setdefault(t, []).append(c)
+        out.append(tuple((CharSet.union_of_disjoint([m.classes[c] for c in cs]), t)
+                         for t, cs in by_t.items()))
+    return out
+
+
+@given(asts(assertions=False))
+def test_groups_route_equals_table_route(node):
+    nfa = from_ast(node)
+    classes, delta, accepting, start, groups = determinize_groups(nfa)
+    # the groups describe the table exactly: per state, its non-dead targets and their classes
+    assert not any(delta[0]) and groups[0] in ((), [])
+    for row, g in zip(delta, groups):
+        merged = {}
+        for t, m in g:
+            assert t != 0 and not merged.get(t, 0) & m
+            merged[t] = merged.get(t, 0) | m
+        assert merged == _row_groups_naive(row)
+    # minimisation with and without them
+    got = minimize_groups(delta, accepting, start, groups)
+    assert got[:3] == minimize_groups(delta, accepting, start)[:3] == \
+        minimize_table(delta, accepting, start)
+    assert [dict(g) for g in got[3]] == [_row_groups_naive(r) for r in got[0]]
+    # the automaton: same fields as the route over the bare table, same embedding edges
+    fast = DFA._minimal_of(classes, delta, accepting, start, groups)
+    plain = DFA._minimal_of(*determinize(nfa))
+    assert (fast.classes, fast.delta, fast.accepting, fast.start) == \
+        (plain.classes, plain.delta, plain.accepting, plain.start)
+    assert _edge_lists(fast) == _dense_edges(plain)
+
+
+@given(raw_tables(max_states=8, max_classes=4))
+def test_columns_distinct_equals_transposition(table):
+    _, delta, accepting, start = table
+    got = minimize_groups(delta, accepting, start)
+    k = len(delta[0])
+    assert _columns_distinct(got[3], k) == (len(set(zip(*got[0]))) == k)
