@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import random as _random
 from collections import deque
+from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 from .charset import CharSet, refine
@@ -201,6 +202,14 @@ class DFA:
     @classmethod
     def literal(cls, s: str) -> "DFA":
         """Exactly the string ``s``."""
+        if not isinstance(s, str):
+            raise TypeError(f"DFA.literal takes a str, got {type(s).__name__}")
+        if cls is DFA:
+            return _literal(s)      # the same names come back again and again (property keys)
+        return cls._literal(s)
+
+    @classmethod
+    def _literal(cls, s: str) -> "DFA":
         if not s:
             return cls.epsilon()
         # the classes: one per distinct character of ``s``, and every other character
@@ -955,6 +964,11 @@ def _merge_classes(classes: list[CharSet], delta):
     reps = [groups[i][0] for i in order]
     new_delta = [[row[c] for c in reps] for row in delta]
     return new_classes, new_delta, True
+
+
+@lru_cache(maxsize=4096)
+def _literal(s: str) -> DFA:
+    return DFA._literal(s)
 
 
 def _columns_distinct(groups, nclasses: int) -> bool:

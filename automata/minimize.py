@@ -132,6 +132,10 @@ def minimize_table(delta, accepting, start, groups=None):
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
         return _minimize_arrays(delta, accepting, start)
     if len(delta) * nsym < MOORE_MIN_CELLS:
+        if groups is None and hasattr(delta, "tolist"):
+            # an array: its groups come cheaper from array sorts than from row scans
+            groups = _array_groups(delta, accepting)
+            delta = delta.tolist()
         return minimize_groups(delta, accepting, start, groups)[:3]
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
@@ -170,6 +174,20 @@ def _row_masks(row, skip) -> list:
                 c -= 1
             out.append((t, m))
     return out
+
+
+def _array_groups(T, accepting):
+    """The groups (see :func:`minimize_table`) of an integer array table whose state 0 is dead,
+    from array sorts; None when state 0 is not dead, the bit sets would not fit 62 symbols or
+    the table is too small for array operations to pay."""
+    n, k = T.shape
+    if k > 62 or n * k < 1000 or 0 in accepting or T[0].any():
+        return None
+    src, dst, masks = _row_groups(T, 0, masks=True)
+    groups: list = [[] for _ in range(n)]
+    for s, t, m in zip(src.tolist(), dst.tolist(), masks.tolist()):
+        groups[s].append((t, m))
+    return groups
 
 
 def _sparse_rows(delta, accepting, start, groups=None):
@@ -247,13 +265,20 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
                 merged[j] = merged.get(j, 0) | m
             out = list(merged.items())
         new_groups.append(out)
-    new_of = [0] * len(delta)
-    for s in live:
-        new_of[s] = number[block_of[s]]
-    get = new_of.__getitem__
-    new_delta = [[0] * len(delta[0])]
-    new_delta += [list(map(get, delta[members[b]])) for b in queue]
-    return new_delta, {new_of[a] for a in accepting if a in live}, 1, new_groups
+    # the rows, written from the groups (cells into the dead state stay 0)
+    zero = [0] * len(delta[0])
+    new_delta = [zero]
+    cells: dict[int, list[int]] = {}      # bit set -> its symbols
+    for g in new_groups[1:]:
+        row = zero[:]
+        for j, m in g:
+            cl = cells.get(m)
+            if cl is None:
+                cl = cells[m] = [c for c in range(m.bit_length()) if m >> c & 1]
+            for c in cl:
+                row[c] = j
+        new_delta.append(row)
+    return new_delta, {number[block_of[a]] for a in accepting if a in live}, 1, new_groups
 
 
 def minimize_groups(delta, accepting, start, groups=None):

@@ -109,3 +109,18 @@ def test_sparse_path_on_a_long_chain_with_copies(seed):
     sparse, arrays, moore = _paths(delta, accepting, 1)
     assert sparse == arrays == moore
     assert len(sparse[0]) == n + 1
+
+
+@given(general_tables())
+def test_array_input_equals_list_input(table):
+    import numpy as np
+
+    delta, accepting, start = table
+    # also with state 0 made dead, the usual shape (then the groups come from array sorts)
+    dead0 = [[0] * len(delta[0])] + [list(r) for r in delta[1:]]
+    acc0 = accepting - {0}
+    for d, a in ((delta, accepting), (dead0, acc0)):
+        want = mz.minimize_table(d, a, start)
+        assert mz.minimize_table(np.asarray(d, dtype=np.int64), a, start) == want
+        if len(d) * len(d[0]) >= 1000 and len(d[0]) <= 62 and not any(d[0]) and 0 not in a:
+            assert mz._array_groups(np.asarray(d, dtype=np.int64), a) is not None
