@@ -173,7 +173,7 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     if whitespace is None:
         c.warn("whitespace=None allows unbounded whitespace between tokens", "")
     lang = c.compile(c.root, "")
-    dfa = lang.to_dfa(c.budget)
+    dfa = lang.to_dfa(c.budget).minimize()  # nested objects and arrays are minimised once, here
     if dfa.is_empty():
         why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
         raise SchemaError(f"schema is unsatisfiable: {why}", where)

@@ -94,6 +94,39 @@ def nfa_to_dfa(nfa: NFA, budget: Budget | None, operation: str) -> DFA:
     return DFA._minimal_of(*determinize(nfa, budget, operation))
 
 
+#: Object and array automata built by :class:`.compose.Composer` (True) or as one NFA
+#: determinised state set by state set (False); both give the same automaton.
+COMPOSE = True
+
+
+class _NFABuild:
+    """The :class:`.compose.Composer` interface over an :class:`NFA` (the general route)."""
+
+    def __init__(self):
+        self.nfa = NFA()
+
+    def node(self) -> int:
+        return self.nfa.new_state()
+
+    def link(self, a: int, b: int) -> None:
+        self.nfa.eps[a].append(b)
+
+    def chain(self, parts, exit_: int) -> int | None:
+        return embed_chain(self.nfa, parts, exit_)
+
+    def build(self, start: int, accept: int, budget: Budget | None, operation: str) -> DFA:
+        self.nfa.start = start
+        self.nfa.accepting = {accept}
+        return nfa_to_dfa(self.nfa, budget, operation)
+
+
+def _builder():
+    if COMPOSE:
+        from .compose import Composer
+        return Composer()
+    return _NFABuild()
+
+
 # ---------------------------------------------------------------- typed languages
 
 @dataclass(frozen=True)
@@ -260,17 +293,16 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
             return False
         return required <= pos if any_order else pos == k
 
-    nfa = NFA()
-    final = nfa.new_state()
-    close = nfa.new_state()
-    nfa.edges[close].append((CharSet.of("}"), final))
+    b = _builder()
+    final = b.node()
+    close = b.chain((DFA.literal("}"),), final)
     node: dict = {}
     todo = []
 
     def node_of(state) -> int:
         q = node.get(state)
         if q is None:
-            q = node[state] = nfa.new_state()
+            q = node[state] = b.node()
             meter.add()
             todo.append(state)
         return q
@@ -281,11 +313,11 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
         state = todo.pop()
         q = node[state]
         if closable(state):
-            nfa.eps[q].append(close)
+            b.link(q, close)
         for ij, nxt in moves(state):
             t = node_of(nxt)
             if ij is None:
-                nfa.eps[q].append(t)
+                b.link(q, t)
                 continue
             written = state[2]
             key = (ij, written, t)
@@ -294,16 +326,16 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
                 body = bodies[ij[0]][ij[1]][0]
                 if written:
                     body = (comma,) + body
-                entry = embed_chain(nfa, body, t)
-                meter.add(sum(p.num_states for p in body))
+                entry = b.chain(body, t)
+                if not COMPOSE:  # (a Composer meters the states it copies itself)
+                    meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:
-                nfa.eps[q].append(entry)
-    inner = nfa.new_state()
-    nfa.eps[inner].append(q0)
-    nfa.start = embed_chain(nfa, (DFA.literal("{"), ws), inner)
-    nfa.accepting = {final}
-    return nfa_to_dfa(nfa, budget, "object")
+                b.link(q, entry)
+    inner = b.node()
+    b.link(inner, q0)
+    start = b.chain((DFA.literal("{"), ws), inner)
+    return b.build(start, final, budget, "object")
 
 
 # ---------------------------------------------------------------- arrays
@@ -342,10 +374,9 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         _, _, cmin, cmax = contains
         ccap = cmax + 1 if cmax is not None else cmin
 
-    nfa = NFA()
-    final = nfa.new_state()
-    close = nfa.new_state()
-    nfa.edges[close].append((CharSet.of("]"), final))
+    b = _builder()
+    final = b.node()
+    close = b.chain((DFA.literal("]"),), final)
     node: dict = {}
     todo = []
     items_cache: dict = {}
@@ -353,7 +384,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
     def node_of(state) -> int:
         q = node.get(state)
         if q is None:
-            q = node[state] = nfa.new_state()
+            q = node[state] = b.node()
             meter.add()
             todo.append(state)
         return q
@@ -380,7 +411,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         ok_len = i >= min_items
         ok_contains = contains is None or (m >= contains[2] and (contains[3] is None or m <= contains[3]))
         if ok_len and ok_contains:
-            nfa.eps[q].append(close)
+            b.link(q, close)
         if max_items is not None and i >= max_items:
             continue
         for d, inc in langs(i):
@@ -393,11 +424,11 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
             entry = embedded.get(key)
             if entry is None:
                 body = (comma, d, ws) if i > 0 else (d, ws)
-                entry = embed_chain(nfa, body, t)
-                meter.add(sum(p.num_states for p in body))
+                entry = b.chain(body, t)
+                if not COMPOSE:  # (a Composer meters the states it copies itself)
+                    meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:
-                nfa.eps[q].append(entry)
-    nfa.start = embed_chain(nfa, (DFA.literal("["), ws), q0)
-    nfa.accepting = {final}
-    return nfa_to_dfa(nfa, budget, "array")
+                b.link(q, entry)
+    start = b.chain((DFA.literal("["), ws), q0)
+    return b.build(start, final, budget, "array")

@@ -1,0 +1,444 @@
+"""Deterministic composition of minimal DFAs joined by epsilon moves, without a full subset
+construction.
+
+Object and array automata (:mod:`.jsontext`) are "skeletons" of counter states whose epsilon moves
+lead into embedded member texts (key, colon, value, whitespace, comma), each a minimal DFA whose
+accepting states lead on by epsilon to a skeleton state. The general route is an NFA determinised
+state set by state set; here a state set that is the closure of *one* state ``s`` of an embedded
+DFA ``m`` (the usual case inside a member value: once the key is read, only that value can go on)
+is not explored: every state of ``m`` is copied as a block of table rows at once (array
+operations), its accepting rows completed with the moves of what follows ``m``. That is exact when
+those moves never share a character with the moves ``m`` itself makes from an accepting state
+(JSON values end before ``ws , } ]``); an embedded DFA for which that fails is explored state set
+by state set like any other. Only the state sets over several embedded states (the choice of the
+next key after ``{`` or ``,``) are built one by one. The result is minimised once.
+
+The language is the one the NFA of the same parts accepts (``tests/schema/test_compose.py``
+compares both constructions).
+
+Example
+-------
+>>> from tokenfsm.automata.dfa import DFA
+>>> c = Composer()
+>>> end = c.node()
+>>> mid = c.chain([DFA.literal(","), DFA.from_regex("[0-9]+")], end)
+>>> start = c.chain([DFA.from_regex("[0-9]+")], end)
+>>> c.link(end, mid)
+>>> d = c.build(start, end)
+>>> d.accepts("1,22,3"), d.accepts("1,"), d == DFA.from_regex("[0-9]+(,[0-9]+)*")
+(True, False, True)
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
+from tokenfsm.automata.minimize import ARRAY_MIN_CELLS, minimize_table, prune_table
+
+__all__ = ["Composer"]
+
+#: Embedded automata with at least this many live states are copied as blocks when possible.
+BLOCK_MIN = 2
+
+
+def _joint(dfas: Sequence[DFA]) -> tuple[list[CharSet], list[np.ndarray]]:
+    """The common refinement of the alphabet partitions of ``dfas``: its classes, and for each
+    automaton an array giving its own class of each joint class."""
+    bounds = set()
+    for m in dfas:
+        for lo, hi, _ in m._segs:
+            bounds.add(lo)
+            bounds.add(hi + 1)
+    B = np.array(sorted(bounds), dtype=np.int64)
+    B = B[B <= 0x10FFFF]
+    ends = np.append(B[1:] - 1, 0x10FFFF)
+    # elementary intervals [B[i], ends[i]]; those outside every segment (surrogates) dropped
+    first = dfas[0]
+    seg_lo = np.array([s[0] for s in first._segs], dtype=np.int64)
+    seg_hi = np.array([s[1] for s in first._segs], dtype=np.int64)
+    at = np.searchsorted(seg_lo, B, side="right") - 1
+    inside = (at >= 0) & (B <= seg_hi[np.maximum(at, 0)])
+    B, ends = B[inside], ends[inside]
+    sig = np.empty((len(dfas), B.size), dtype=np.int64)
+    for i, m in enumerate(dfas):
+        starts = np.asarray(m._starts, dtype=np.int64)
+        cls = np.asarray(m._seg_class, dtype=np.int64)
+        sig[i] = cls[np.searchsorted(starts, B, side="right") - 1]
+    _, first_of, inverse = np.unique(sig.T, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    # joint classes numbered by their first interval (so sorted by least member)
+    order = np.argsort(first_of, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    jcls = rank[inverse]
+    ranges: list[list] = [[] for _ in range(order.size)]
+    for j, lo, hi in zip(jcls.tolist(), B.tolist(), ends.tolist()):
+        ranges[j].append((lo, hi))
+    classes = [CharSet(r) for r in ranges]
+    reps = first_of[order]
+    return classes, [sig[i][reps] for i in range(len(dfas))]
+
+
+class Composer:
+    """Skeleton nodes with epsilon moves into embedded minimal DFAs; :meth:`build` returns the
+    minimal DFA of the texts from a start node to the accepting node."""
+
+    def __init__(self):
+        self.node_links: list[list[tuple[str, int]]] = []  # node -> [("n", node) | ("p", part)]
+        self.parts: list[tuple[DFA, int]] = []              # part -> (minimal DFA, exit node)
+        self.suffixes: dict[tuple[int, int], int] = {}      # (id of a part, exit) -> entry node
+
+    def node(self) -> int:
+        self.node_links.append([])
+        return len(self.node_links) - 1
+
+    def link(self, a: int, b: int) -> None:
+        """An epsilon move from node ``a`` to node ``b``."""
+        self.node_links[a].append(("n", b))
+
+    def chain(self, parts: Sequence[DFA], exit_: int) -> int | None:
+        """A node from which the concatenation of ``parts`` leads to ``exit_``; None when the
+        concatenation is empty."""
+        entry = exit_
+        for d in reversed(parts):
+            m = d if isinstance(d, LazyDFA) else d.minimize()
+            if m.start == 0:
+                return None
+            # chains that end alike share their common suffix (the member after "," and the
+            # first member, say): one copy of a value per place it can be followed from
+            key = (id(m), entry)
+            got = self.suffixes.get(key)
+            if got is None:
+                self.parts.append((m, entry))
+                got = self.node()
+                self.node_links[got].append(("p", len(self.parts) - 1))
+                self.suffixes[key] = got
+            entry = got
+        return entry
+
+    # ------------------------------------------------------------------ determinisation
+    def build(self, start: int, accept: int, budget: Budget | None = None,
+              operation: str = "compose") -> DFA:
+        budget = budget or DEFAULT_BUDGET
+        meter = budget.meter(operation)
+        parts = self.parts
+        if not parts:
+            return DFA.epsilon() if self._reaches(start, accept) else DFA.empty()
+        distinct: dict[int, int] = {}
+        dfas: list[DFA] = []
+        for m, _ in parts:
+            if id(m) not in distinct:
+                distinct[id(m)] = len(dfas)
+                dfas.append(m)
+        classes, colmaps = _joint(dfas)
+        J = len(classes)
+        # global item numbering: part k, state s (1..n-1) -> base[k] + s - 1
+        base = []
+        total = 0
+        for m, _ in parts:
+            base.append(total)
+            total += _size(m) - 1
+        item_part = np.empty(total, dtype=np.int64)
+        for k, (m, _) in enumerate(parts):
+            item_part[base[k]:base[k] + _size(m) - 1] = k
+        item_part = item_part.tolist()
+        tables: dict[int, np.ndarray] = {}   # distinct automaton -> its table over joint classes
+
+        def table(k: int) -> np.ndarray:
+            i = distinct[id(parts[k][0])]
+            t = tables.get(i)
+            if t is None:
+                m = dfas[i]
+                a = m._array if isinstance(m, LazyDFA) else np.asarray(m.delta, dtype=np.int64)
+                t = tables[i] = a[:, colmaps[i]]
+            return t
+
+        # node closures: the part entries and whether the accepting node is reached
+        node_memo: dict[int, tuple[frozenset, bool]] = {}
+
+        def node_closure(q: int) -> tuple[frozenset, bool]:
+            got = node_memo.get(q)
+            if got is not None:
+                return got
+            items, acc, seen, stack = set(), False, {q}, [q]
+            while stack:
+                x = stack.pop()
+                if x == accept:
+                    acc = True
+                for kind, y in self.node_links[x]:
+                    if kind == "n":
+                        if y not in seen:
+                            seen.add(y)
+                            stack.append(y)
+                    else:
+                        m = parts[y][0]
+                        items.add(base[y] + m.start - 1)
+            node_memo[q] = got = (frozenset(items), acc)
+            return got
+
+        accepting_item: dict[int, bool] = {}
+
+        def item_accepts(g: int) -> bool:
+            a = accepting_item.get(g)
+            if a is None:
+                k = item_part[g]
+                a = accepting_item[g] = (g - base[k] + 1) in parts[k][0].accepting
+            return a
+
+        def closure(kernel) -> tuple[frozenset, bool]:
+            out, acc, stack = set(), False, list(kernel)
+            while stack:
+                g = stack.pop()
+                if g in out:
+                    continue
+                out.add(g)
+                if item_accepts(g):
+                    items, a = node_closure(parts[item_part[g]][1])
+                    acc = acc or a
+                    stack.extend(items)
+            return frozenset(out), acc
+
+        # which parts can be copied as blocks: the moves after an accepting state never share
+        # a class with the part's own moves from it
+        after: dict[int, tuple[frozenset, bool]] = {}
+        blockable = []
+        for k, (m, exit_) in enumerate(parts):
+            ok = _size(m) - 1 >= BLOCK_MIN
+            if ok:
+                x_items, x_acc = closure(node_closure(exit_)[0])
+                after[k] = (x_items, x_acc or node_closure(exit_)[1])
+                follow = np.zeros(J, dtype=bool)
+                for g in after[k][0]:
+                    kk = item_part[g]
+                    follow |= table(kk)[g - base[kk] + 1] != 0
+                acc = sorted(m.accepting)
+                if acc and (table(k)[acc] != 0)[:, follow].any():
+                    ok = False
+            blockable.append(ok)
+
+        rows: list = [None]          # state -> row (list over joint classes) or None for blocks
+        accepting_states: set = set()
+        interned: dict[frozenset, int] = {}
+        block_at: dict[int, int] = {}  # part -> first state number of its block
+        blocks: list[int] = []
+        todo: list[tuple[int, frozenset]] = []
+        item_rows: dict[int, list] = {}
+
+        def moves_of(g: int) -> list:
+            r = item_rows.get(g)
+            if r is None:
+                k = item_part[g]
+                t = table(k)[g - base[k] + 1]
+                nz = np.flatnonzero(t)
+                r = item_rows[g] = list(zip(nz.tolist(), (t[nz] + (base[k] - 1)).tolist()))
+            return r
+
+        def state_of(kernel: frozenset) -> int:
+            if len(kernel) == 1:
+                (g,) = kernel
+                k = item_part[g]
+                if blockable[k]:
+                    at = block_at.get(k)
+                    if at is None:
+                        at = block_at[k] = len(rows)
+                        n = _size(parts[k][0]) - 1
+                        meter.add(n)
+                        rows.extend([None] * n)
+                        blocks.append(k)
+                    return at + g - base[k]
+            q = interned.get(kernel)
+            if q is None:
+                q = interned[kernel] = len(rows)
+                rows.append([])
+                meter.add()
+                todo.append((q, kernel))
+            return q
+
+        def row_of(items) -> list:
+            by_class: dict[int, set] = {}
+            for g in items:
+                for j, t in moves_of(g):
+                    s = by_class.get(j)
+                    if s is None:
+                        by_class[j] = {t}
+                    else:
+                        s.add(t)
+            row = [0] * J
+            seen: dict[frozenset, int] = {}
+            for j, s in by_class.items():
+                kern = frozenset(s)
+                q = seen.get(kern)
+                if q is None:
+                    q = seen[kern] = state_of(kern)
+                row[j] = q
+            return row
+
+        s_items, s_acc = node_closure(start)
+        start_kernel = frozenset(s_items) | frozenset([-1]) if s_acc else frozenset(s_items)
+        q0 = len(rows)
+        rows.append([])
+        meter.add()
+        todo.append((q0, start_kernel))
+        after_rows: dict[int, list] = {}
+        while todo or len(after_rows) < len(blocks):
+            while todo:
+                q, kernel = todo.pop()
+                acc = -1 in kernel
+                items, a = closure(g for g in kernel if g != -1)
+                rows[q] = row_of(items)
+                if acc or a:
+                    accepting_states.add(q)
+            for k in blocks:
+                if k not in after_rows:
+                    after_rows[k] = row_of(after[k][0])
+        # assemble the table: generic rows, then the blocks (part rows over joint classes,
+        # accepting rows completed with the moves that follow the part)
+        N = len(rows)
+        T = np.zeros((N, J), dtype=np.int64)
+        generic = [q for q in range(1, N) if rows[q] is not None]
+        if generic:
+            T[generic] = np.array([rows[q] for q in generic], dtype=np.int64)
+        for k in blocks:
+            m = parts[k][0]
+            at = block_at[k]
+            n = _size(m) - 1
+            t = table(k)[1:]
+            T[at:at + n] = np.where(t != 0, t + (at - 1), 0)
+            acc = np.array(sorted(m.accepting), dtype=np.int64)
+            if acc.size:
+                xrow = np.asarray(after_rows[k], dtype=np.int64)
+                sub = T[at + acc - 1]
+                T[at + acc - 1] = np.where(sub != 0, sub, xrow[None, :])
+                if after[k][1]:
+                    accepting_states.update((at + acc - 1).tolist())
+        return _trimmed(classes, T, accepting_states, q0)
+
+    def _reaches(self, a: int, b: int) -> bool:
+        seen, stack = {a}, [a]
+        while stack:
+            x = stack.pop()
+            if x == b:
+                return True
+            for kind, y in self.node_links[x]:
+                if kind == "n" and y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        return False
+
+
+class LazyDFA(DFA):
+    """A trimmed (every state reachable and co-reachable), not necessarily minimal DFA whose table
+    is kept as an array: what :class:`Composer` returns for large tables. It is minimised once,
+    when an operation needs the minimal automaton (:meth:`minimize` is cached), while a
+    :class:`Composer` embeds it as it is: nested objects are minimised once, at the top, rather
+    than at every level."""
+
+    __slots__ = ("_array", "_rows", "_min")
+
+    def __init__(self, classes, array: np.ndarray, accepting, start):
+        # the base fields, without converting the table to tuples
+        self.classes = tuple(classes)
+        self._array = array
+        self._rows = None
+        self._min = None
+        self.accepting = frozenset(accepting)
+        self.start = int(start)
+        self._minimal = False
+        self._segs = _segments(self.classes)
+        self._starts = [x[0] for x in self._segs]
+        self._seg_class = [x[2] for x in self._segs]
+        self._hash = None
+        self._bytes = None
+        self._dist = None
+        self._edges = None
+
+    @property
+    def delta(self):
+        if self._rows is None:
+            self._rows = self._array.tolist()
+        return self._rows
+
+    def minimize(self) -> DFA:
+        if self._min is None:
+            self._min = _minimal(list(self.classes), self._array, self.accepting, self.start)
+        return self._min
+
+    def is_empty(self) -> bool:
+        return self.start == 0   # trimmed: the start is live unless the language is empty
+
+    def prune(self) -> DFA:
+        return self
+
+
+def _size(m: DFA) -> int:
+    """Number of table rows (the dead state included), without building a lazy table's rows."""
+    return len(m._array) if isinstance(m, LazyDFA) else len(m.delta)
+
+
+def _merge_columns(classes: list[CharSet], T: np.ndarray) -> tuple[list[CharSet], np.ndarray]:
+    """Classes whose columns are identical merged into one (classes sorted by least member)."""
+    J = T.shape[1]
+    if J <= 1:
+        return classes, T
+    rng = np.random.default_rng(12345)
+    h = T.T @ rng.integers(1, 2**61, size=T.shape[0], dtype=np.int64)   # wraps: a hash
+    groups: dict = {}
+    for c, x in enumerate(h.tolist()):
+        for g in groups.setdefault(x, []):
+            if np.array_equal(T[:, g[0]], T[:, c]):
+                g.append(c)
+                break
+        else:
+            groups[x].append([c])
+    gs = [g for lst in groups.values() for g in lst]
+    if len(gs) == J:
+        return classes, T
+    merged = [CharSet.union_of_disjoint([classes[c] for c in g]) if len(g) > 1 else classes[g[0]]
+              for g in gs]
+    order = sorted(range(len(gs)), key=lambda i: merged[i].min())
+    return [merged[i] for i in order], np.ascontiguousarray(T[:, [gs[i][0] for i in order]])
+
+
+def _minimal(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DFA:
+    """The canonical minimal DFA of a table over ``classes`` (identical columns merged first)."""
+    classes, T = _merge_columns(classes, T)
+    # small tables are minimised over lists, large ones over arrays
+    delta, accepting, start = minimize_table(T if T.size >= ARRAY_MIN_CELLS else T.tolist(),
+                                             accepting, start)
+    classes, delta, changed = _merge_classes(list(classes), delta)
+    if changed and len(delta) > 1:
+        delta, accepting, start = prune_table(delta, accepting, start)
+    return DFA(classes, delta, accepting, start, _minimal=True)
+
+
+def _live_mask(T: np.ndarray, start: int, acc_mask: np.ndarray) -> np.ndarray:
+    """States reachable from ``start`` and co-reachable to an accepting state."""
+    from ._trim import live_mask   # Numba, imported when first needed
+    return live_mask(T, start, acc_mask)
+
+
+def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DFA:
+    """The reachable and co-reachable part of a table, identical columns merged: a
+    :class:`LazyDFA`, or the minimal DFA when the table is small."""
+    if T.size < ARRAY_MIN_CELLS:
+        return _minimal(classes, T, accepting, start)
+    N = T.shape[0]
+    acc_mask = np.zeros(N, dtype=np.bool_)
+    acc_mask[np.array(sorted(accepting), dtype=np.int64)] = True
+    live = _live_mask(np.ascontiguousarray(T, dtype=np.int64), start, acc_mask)
+    acc = np.flatnonzero(acc_mask)
+    live[0] = False
+    if not live[start]:
+        return DFA.empty()
+    states = np.flatnonzero(live)
+    new = np.zeros(N, dtype=np.int64)
+    new[states] = np.arange(1, states.size + 1)
+    T2 = np.vstack([np.zeros((1, T.shape[1]), dtype=np.int64), new[T[states]]])
+    acc2 = set(new[acc[live[acc]]].tolist())
+    classes, T2 = _merge_columns(classes, T2)
+    return LazyDFA(classes, T2, acc2, int(new[start]))

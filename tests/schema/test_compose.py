@@ -1,0 +1,188 @@
+"""Object and array automata composed from their members (schema/compose.py) against the general
+route (one NFA determinised state set by state set), and against jsonschema."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import warnings
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import Budget
+from tokenfsm.schema import compile_json_schema
+from tokenfsm.schema import jsontext
+from tokenfsm.schema.compose import Composer, LazyDFA
+
+
+def _compile(schema, compose: bool, **kw):
+    old = jsontext.COMPOSE
+    jsontext.COMPOSE = compose
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile_json_schema(schema, **kw)
+    finally:
+        jsontext.COMPOSE = old
+
+
+def _same(schema, **kw):
+    new = _compile(schema, True, **kw).dfa
+    old = _compile(schema, False, **kw).dfa
+    # canonical minimal tables: equal fields exactly when the languages are equal
+    assert new._minimal and not isinstance(new, LazyDFA)
+    assert (new.classes, new.delta, new.accepting, new.start) == \
+        (old.classes, old.delta, old.accepting, old.start)
+    assert all(t == 0 for t in new.delta[0]) and 0 not in new.accepting
+    return new
+
+
+ADDRESS = {"type": "object", "properties": {
+    "street": {"type": "string", "maxLength": 12}, "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+    "tags": {"type": "array", "items": {"enum": ["a", "ab", "b"]}, "maxItems": 3}},
+    "required": ["street"]}
+
+NESTED = [
+    ADDRESS,
+    {"type": "object", "properties": {"home": ADDRESS, "work": ADDRESS, "n": {"type": "integer"}},
+     "required": ["home"]},
+    {"type": "array", "items": ADDRESS, "minItems": 1},
+    {"type": "object", "properties": {"a": {"type": "object", "properties": {
+        "b": {"type": "object", "properties": {"c": {"type": "array", "items": {
+            "type": "object", "properties": {"d": {"type": "number"}, "da": {"type": "boolean"}}}}}}}}}},
+    # keys that share prefixes, undeclared keys, pattern properties
+    {"type": "object", "properties": {"name": {"type": "string"}, "namespace": {"type": "string"},
+                                      "n": {"type": "null"}},
+     "additionalProperties": {"type": "integer"}},
+    {"type": "object", "patternProperties": {"^x-": ADDRESS}, "additionalProperties": False,
+     "properties": {"x": {"type": "integer"}}},
+    {"type": "object", "properties": {"a": ADDRESS}, "minProperties": 1, "maxProperties": 2,
+     "additionalProperties": {"type": "boolean"}},
+    # arrays: prefixItems, contains, bounds
+    {"type": "array", "prefixItems": [{"type": "integer"}, ADDRESS], "items": {"type": "string"},
+     "maxItems": 4},
+    {"type": "array", "items": {"type": ["integer", "string"]}, "contains": {"type": "integer"},
+     "minContains": 2, "maxContains": 3},
+    # recursion (cut at the depth limit) and unions of objects
+    {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                          "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                        "required": ["v"]}}, "$ref": "#/$defs/node"},
+    {"anyOf": [ADDRESS, {"type": "object", "properties": {"street": {"type": "integer"}}}, {"type": "null"}]},
+    {"type": "object", "properties": {"v": {}, "w": {"type": ["object", "array"]}}},
+]
+
+
+@pytest.mark.parametrize("i", range(len(NESTED)))
+@pytest.mark.parametrize("ws", [0, 1, 2])
+def test_composed_equals_determinised(i, ws):
+    _same(NESTED[i], whitespace=ws)
+
+
+def test_composed_equals_determinised_any_order():
+    _same(NESTED[1], whitespace=1, property_order="any")
+    _same(NESTED[4], whitespace=0, property_order="any")
+
+
+def test_composed_equals_determinised_extra_keys():
+    _same(NESTED[1], whitespace=1, allow_extra_keys=True)
+
+
+def test_a_part_that_runs_on_into_what_follows_is_explored():
+    # [0-9]+ then "1": the accepting state of the first part moves on the follower's character,
+    # so it cannot be copied as a block
+    c = Composer()
+    end = c.node()
+    start = c.chain([DFA.from_regex("[0-9]+"), DFA.literal("1"), DFA.from_regex("a*")], end)
+    d = c.build(start, end)
+    assert d == DFA.from_regex("[0-9]+1a*")
+    c = Composer()
+    end = c.node()
+    loop = c.chain([DFA.from_regex("ab|a"), DFA.from_regex("b?c")], end)
+    c.link(end, loop)
+    start = c.node()
+    c.link(start, loop)
+    assert c.build(start, end) == DFA.from_regex("((ab|a)b?c)+")
+
+
+def test_large_composition_is_lazy_and_minimises_to_the_same():
+    schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
+    inner = jsontext.object_dfa(
+        [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa, False)
+         for i in range(12)], None, jsontext.whitespace_dfa(1))
+    assert isinstance(inner, LazyDFA) and not inner.is_empty()
+    m = inner.minimize()
+    assert inner.minimize() is m
+    assert m == _same(schema, whitespace=1)
+    assert inner.accepts('{"k3": {"street": "x"}}') and not inner.accepts('{"k3": {}}')
+
+
+def test_budget_counts_copied_states():
+    schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
+    with pytest.raises(Exception, match="budget"):
+        _compile(schema, True, whitespace=1, budget=Budget(max_states=500))
+
+
+# ------------------------------------------------------------------ generated schemas
+
+LEAVES = st.sampled_from([
+    {"type": "integer"}, {"type": "string"}, {"type": "boolean"}, {"type": "null"},
+    {"enum": ["x", "xy", 1]}, {"type": "string", "maxLength": 2}, {"type": "number"},
+    {"const": None}, {},
+])
+NAMES = st.sampled_from(["a", "ab", "b", "name", "namespace", "k"])
+
+
+def _schemas():
+    return st.recursive(LEAVES, lambda inner: st.one_of(
+        st.builds(lambda props, req, extra: {
+            "type": "object", "properties": props,
+            "required": sorted(set(req) & set(props)),
+            **({} if extra is None else {"additionalProperties": extra})},
+            st.dictionaries(NAMES, inner, max_size=3), st.lists(NAMES, max_size=2),
+            st.one_of(st.none(), st.just(False), LEAVES)),
+        st.builds(lambda items, lo, hi: {"type": "array", "items": items, "minItems": lo,
+                                         **({} if hi is None else {"maxItems": hi})},
+                  inner, st.integers(0, 1), st.one_of(st.none(), st.integers(1, 3))),
+        st.builds(lambda a, b: {"anyOf": [a, b]}, inner, inner),
+    ), max_leaves=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schemas(), st.integers(0, 1), st.integers(0, 10**6))
+def test_generated_nested_schemas(schema, ws, seed):
+    try:
+        d = _same(schema, whitespace=ws, max_depth=2)
+    except Exception as e:  # noqa: BLE001 - the same outcome on both routes
+        with pytest.raises(type(e)):
+            _compile(schema, False, whitespace=ws, max_depth=2)
+        return
+    rng = random.Random(seed)
+    for _ in range(10):
+        text = d.sample(rng, max_length=80)
+        jsonschema.validate(json.loads(text), schema)
+
+
+# ------------------------------------------------------------------ maskbench rows
+
+CORPUS = Path(os.environ.get("TOKENFSM_CORPORA", "/work/shared/corpora")) / "maskbench" / \
+    "Kubernetes.jsonl.gz"
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="maskbench corpus not available")
+def test_kubernetes_rows_compose_to_the_same_automaton():
+    with gzip.open(CORPUS, "rt") as fh:
+        rows = [json.loads(line) for _, line in zip(range(40), fh)]
+    rows = sorted(rows, key=lambda r: len(json.dumps(r["schema"])))[:6]
+    for r in rows:
+        try:
+            _same(r["schema"], whitespace=1, budget=Budget(max_states=50_000, max_seconds=20))
+        except Exception as e:  # noqa: BLE001 - unsupported rows: same on both routes
+            with pytest.raises(type(e)):
+                _compile(r["schema"], False, whitespace=1,
+                         budget=Budget(max_states=50_000, max_seconds=20))
