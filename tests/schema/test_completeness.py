@@ -20,7 +20,7 @@ from tokenfsm.schema.errors import SchemaWarning
 from tokenfsm.schema.serialize import dumps_in_schema_order, has_undeclared_keys
 
 DATA = Path(__file__).parents[1] / "data" / "schema"
-BUDGET = Budget(max_states=50_000, max_seconds=20.0)
+BUDGET = Budget(max_states=50_000)  # no wall-clock limit: the machine may be busy
 
 
 def _compile(schema, **kw):
