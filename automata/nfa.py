@@ -232,7 +232,8 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
                        extra_sets: Sequence[CharSet] = ()):
     """:func:`determinize`, also returning ``groups``: per state, its ``(target, bit set of
     classes)`` pairs for the targets other than the dead state (a target may appear in more than
-    one pair), or None when the construction does not record them (patterns with assertions)."""
+    one pair), or None when the construction does not record them (patterns with assertions, and
+    tables past :data:`GROUPS_MAX_CELLS`)."""
     meter = (budget or DEFAULT_BUDGET).meter(operation)
     # shared edge tuples (copies of an embedded automaton) are looked at once
     distinct = list({id(out): out for out in nfa.edges}.values())
@@ -266,21 +267,26 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     if not nfa.has_assertions:
         # moves[q]: (classes, target - offset[q], bit set of the classes) per edge, shared by the
         # states that share an edge tuple
-        by_id: dict[int, list] = {}
+        # union[q]: the bit set of all classes q moves on, None when two of its edges share one
+        by_id: dict[int, tuple] = {}
         moves = []
+        union = []
         for out in nfa.edges:
-            ml = by_id.get(id(out))
-            if ml is None:
+            got = by_id.get(id(out))
+            if got is None:
                 ml = []
+                u = 0
                 for cs, t in out:
                     cl = cover(cs)
                     m = 0
                     for c in cl:
                         m |= 1 << c
                     ml.append((cl, t, m))
-                by_id[id(out)] = ml
-            moves.append(ml)
-        return _determinize_plain(nfa, moves, classes, meter)
+                    u = None if u is None or u & m else u | m
+                got = by_id[id(out)] = (ml, u)
+            moves.append(got[0])
+            union.append(got[1])
+        return _determinize_plain(nfa, moves, union, classes, meter)
     # moves[q]: class -> list of targets
     moves: list[dict[int, list[int]]] = []
     for out, off in zip(nfa.edges, nfa.offset):
@@ -293,6 +299,23 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     wid_of = {w: i for i, w in enumerate(word_sets)}
     is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
     return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of) + (None,)
+
+
+#: Subset constructions record groups while their table has fewer cells than this (larger ones
+#: are minimised with array operations, which do not use them).
+GROUPS_MAX_CELLS = 32_000
+
+
+class _Sink:
+    """A list that keeps nothing (appending to it when groups are not recorded)."""
+
+    __slots__ = ()
+
+    def append(self, item) -> None:
+        pass
+
+
+_SINK = _Sink()
 
 
 class _Interner:
@@ -322,7 +345,7 @@ class _Interner:
         return i
 
 
-def _determinize_plain(nfa: NFA, moves, classes, meter):
+def _determinize_plain(nfa: NFA, moves, union, classes, meter):
     eps = nfa.eps
     offset = nfa.offset
     accepting_nfa = nfa.accepting
@@ -358,7 +381,8 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
                 meter.add()
             index[S] = i
             delta.append(None)
-            groups.append(None)
+            if groups is not None:
+                groups.append(None)
             if not accepting_nfa.isdisjoint(S):
                 accepting.add(i)
             todo.append(S)
@@ -368,39 +392,68 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
     # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
     target_state: dict = {}
     classes_of: dict[int, list[int]] = {}      # bit set -> its classes
+    # groups serve tables that will be minimised pair by pair (moderate sizes) only
+    groups_max = max(2, GROUPS_MAX_CELLS // max(1, nclasses))
     while todo:
+        if groups is not None and len(delta) > groups_max:
+            groups = None
         S = todo.pop()
         row = [0] * nclasses
-        grp = []
-        if len(S) == 1:
-            for q in S:
-                edges = moves[q]
-                off = offset[q]
-        else:
-            edges = []
-            off = 0
-            for q in S:
-                o = offset[q]
-                edges.extend([(cl, t + o, m) for cl, t, m in moves[q]])
+        grp = [] if groups is not None else _SINK
         seen = 0
-        for _, _, m in edges:
-            if seen & m:
+        for q in S:
+            u = union[q]
+            if u is None or seen & u:
                 break
-            seen |= m
+            seen |= u
         else:
             # no class has two edges (always so inside an embedded automaton): one target each
-            for cl, t, m in edges:
-                t += off
-                j = target_state.get(t)
-                if j is None:
-                    j = target_state[t] = intern(closure((t,)) if eps[t] else frozenset((t,)))
-                for c in cl:
-                    row[c] = j
-                grp.append((j, m))
+            for q in S:
+                off = offset[q]
+                for cl, t, m in moves[q]:
+                    t += off
+                    j = target_state.get(t)
+                    if j is None:
+                        j = target_state[t] = intern(closure((t,)) if eps[t] else
+                                                     frozenset((t,)))
+                    for c in cl:
+                        row[c] = j
+                    grp.append((j, m))
             delta[index[S]] = row
-            groups[index[S]] = grp
+            if groups is not None:
+                groups[index[S]] = grp
             continue
-        # edges overlap: split the classes they cover by the set of edges holding them
+        edges = [(cl, t + offset[q], m) for q in S for cl, t, m in moves[q]]
+        off = 0
+        if len(edges) > 8:
+            # many overlapping edges: class by class
+            succ: dict[int, list[int]] = {}
+            for cl, t, _ in edges:
+                t += off
+                for c in cl:
+                    got = succ.get(c)
+                    if got is None:
+                        succ[c] = [t]
+                    else:
+                        got.append(t)
+            by_j: dict[int, int] = {}
+            for c, ts in succ.items():
+                if len(ts) == 1:
+                    key = ts[0]
+                else:
+                    key = frozenset(ts)
+                    if len(key) == 1:
+                        key = ts[0]
+                j = target_state.get(key)
+                if j is None:
+                    j = target_state[key] = intern(closure(ts))
+                row[c] = j
+                by_j[j] = by_j.get(j, 0) | (1 << c)
+            delta[index[S]] = row
+            if groups is not None:
+                groups[index[S]] = list(by_j.items())
+            continue
+        # a few overlapping edges: split the classes they cover by the set of edges holding them
         parts: list = []            # (bit set, targets)
         for _, t, m in edges:
             t += off
@@ -434,7 +487,8 @@ def _determinize_plain(nfa: NFA, moves, classes, meter):
                 row[c] = j
             grp.append((j, pm))
         delta[index[S]] = row
-        groups[index[S]] = grp
+        if groups is not None:
+            groups[index[S]] = grp
     meter.states = len(delta) - 1
     return classes, delta, accepting, start, groups
 
