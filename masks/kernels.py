@@ -265,55 +265,197 @@ def _edge_label(table, comp, block, s, k, relaxed):
 
 
 @njit(cache=True)
+def _labels_hash(table, comp, block, s, relaxed):
+    h = np.int64(block[s]) + 1
+    for k in range(table.shape[1]):
+        x = _edge_label(table, comp, block, s, k, relaxed)
+        h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
+    return h
+
+
+@njit(cache=True)
+def _same_labels(table, comp, block, s, t, relaxed):
+    for k in range(table.shape[1]):
+        if _edge_label(table, comp, block, s, k, relaxed) != _edge_label(table, comp, block, t, k,
+                                                                         relaxed):
+            return False
+    return True
+
+
+@njit(cache=True)
 def _moore_rounds(table, comp, rounds, relaxed):
     """Moore's partition refinement from {dead state 0} / {every other state}, at most ``rounds``
-    rounds, transitions labelled by :func:`_edge_label`; rows are grouped by an open-addressing hash
-    confirmed label by label. Returns ``(block, n_blocks, stable)``, blocks numbered by first state."""
+    rounds, transitions labelled by :func:`_edge_label`. Returns ``(block, n_blocks, stable)``,
+    blocks numbered by first state; after ``r`` rounds the partition is exactly Moore's.
+
+    Each round only looks at the states with a successor that changed block in the previous
+    round (a block keeps its number for the part that did not move, so the labels of the other
+    states are unchanged): their block splits off them, grouped by labels (hash, confirmed label
+    by label); the labels are read before any block of the round is renumbered. A long counter
+    chain, distinguished one state per round, costs its predecessors per round, not the whole
+    automaton."""
     n, c = table.shape
     block = np.ones(n, dtype=np.int32)
     block[0] = 0
-    n_blocks = 2 if n > 1 else 1
-    size = 8
-    while size < 2 * n + 2:
-        size *= 2
-    hmask = size - 1
-    ht_key = np.zeros(size, dtype=np.int64)
-    ht_rep = np.full(size, -1, dtype=np.int32)
-    new_block = np.empty(n, dtype=np.int32)
-    for _ in range(rounds):
-        ht_rep[:] = -1
-        count = 0
-        for s in range(n):
-            h = np.int64(block[s]) + 1
-            for k in range(c):
-                x = _edge_label(table, comp, block, s, k, relaxed)
-                h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
-            slot = (h ^ (h >> 20)) & hmask
-            while True:
-                r = ht_rep[slot]
-                if r == -1:
-                    ht_rep[slot] = s
-                    ht_key[slot] = h
-                    new_block[s] = count
-                    count += 1
-                    break
-                if ht_key[slot] == h and block[r] == block[s]:
-                    same = True
-                    for k in range(c):
-                        if (_edge_label(table, comp, block, r, k, relaxed)
-                                != _edge_label(table, comp, block, s, k, relaxed)):
-                            same = False
+    if n <= 1:
+        return block, 1, True
+    n_blocks = 2
+    # predecessors along the transitions whose label is the target's block
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    for s in range(1, n):
+        for k in range(c):
+            t = table[s, k]
+            if t != 0 and (not relaxed or comp[t] == comp[s]):
+                cnt[t + 1] += 1
+    for t in range(n):
+        cnt[t + 1] += cnt[t]
+    fill = cnt[:-1].copy()
+    pred = np.empty(max(cnt[n], 1), dtype=np.int32)
+    for s in range(1, n):
+        for k in range(c):
+            t = table[s, k]
+            if t != 0 and (not relaxed or comp[t] == comp[s]):
+                pred[fill[t]] = s
+                fill[t] += 1
+    # blocks as contiguous ranges of elems; the touched members of a block at its front
+    elems = np.arange(n).astype(np.int32)
+    pos = np.arange(n).astype(np.int32)
+    bstart = np.zeros(n, dtype=np.int32)
+    bsize = np.zeros(n, dtype=np.int32)
+    bsize[0] = 1
+    bstart[1] = 1
+    bsize[1] = n - 1
+    tcount = np.zeros(n, dtype=np.int32)
+    mark = np.full(n, -1, dtype=np.int32)
+    moved = np.empty(n, dtype=np.int32)
+    n_moved = 0
+    tb = np.empty(n, dtype=np.int32)
+    hv = np.zeros(n, dtype=np.int64)
+    grp = np.zeros(n, dtype=np.int32)
+    gsize = np.zeros(n, dtype=np.int32)
+    stable = False
+    for r in range(rounds):
+        n_tb = 0
+        if r == 0:
+            tb[0] = 1
+            n_tb = 1
+            tcount[1] = n - 1
+        else:
+            for x in range(n_moved):
+                m = moved[x]
+                for y in range(cnt[m], cnt[m + 1]):
+                    p = pred[y]
+                    if mark[p] == r:
+                        continue
+                    mark[p] = r
+                    b = block[p]
+                    if tcount[b] == 0:
+                        tb[n_tb] = b
+                        n_tb += 1
+                    dst = bstart[b] + tcount[b]
+                    q = elems[dst]
+                    elems[pos[p]] = q
+                    pos[q] = pos[p]
+                    elems[dst] = p
+                    pos[p] = dst
+                    tcount[b] += 1
+        # pass 1, on the blocks of the previous round: group the touched states by labels
+        n_groups = 0
+        for i in range(n_tb):
+            b = tb[i]
+            lo = bstart[b]
+            m = tcount[b]
+            seg = elems[lo:lo + m].copy()
+            for x in range(m):
+                hv[seg[x]] = _labels_hash(table, comp, block, seg[x], relaxed)
+            srt = seg[np.argsort(hv[seg], kind="mergesort")]
+            x = 0
+            while x < m:
+                y = x
+                while y < m and hv[srt[y]] == hv[srt[x]]:
+                    y += 1
+                first_group = n_groups
+                for z in range(x, y):
+                    s = srt[z]
+                    g = -1
+                    for gg in range(first_group, n_groups):
+                        # a representative of group gg: the first state of the run given gg
+                        for w in range(x, z):
+                            if grp[srt[w]] == gg:
+                                if _same_labels(table, comp, block, srt[w], s, relaxed):
+                                    g = gg
+                                break
+                        if g >= 0:
                             break
-                    if same:
-                        new_block[s] = new_block[r]
-                        break
-                slot = (slot + 1) & hmask
-        stable = count == n_blocks
-        block[:] = new_block
-        n_blocks = count
-        if stable:
-            return block, n_blocks, True
-    return block, n_blocks, False
+                    if g < 0:
+                        g = n_groups
+                        gsize[g] = 0
+                        n_groups += 1
+                    grp[s] = g
+                    gsize[g] += 1
+                x = y
+            for x in range(m):
+                elems[lo + x] = srt[x]
+                pos[srt[x]] = lo + x
+        # pass 2: renumber; the untouched part (or else the largest group) keeps the block's id
+        n_moved = 0
+        for i in range(n_tb):
+            b = tb[i]
+            lo = bstart[b]
+            m = tcount[b]
+            size = bsize[b]
+            tcount[b] = 0
+            keeper = -1
+            if m == size:
+                for x in range(m):
+                    g = grp[elems[lo + x]]
+                    if keeper < 0 or gsize[g] > gsize[keeper]:
+                        keeper = g
+            seg = elems[lo:lo + m].copy()
+            key = np.empty(m, dtype=np.int64)
+            for x in range(m):
+                g = grp[seg[x]]
+                key[x] = np.int64(n) if g == keeper else np.int64(g)
+            srt = seg[np.argsort(key, kind="mergesort")]
+            x = 0
+            start = lo
+            while x < m:
+                g = grp[srt[x]]
+                if g == keeper:
+                    break
+                nb = n_blocks
+                n_blocks += 1
+                bstart[nb] = start
+                y = x
+                while y < m and grp[srt[y]] == g:
+                    s = srt[y]
+                    elems[start + (y - x)] = s
+                    pos[s] = start + (y - x)
+                    block[s] = nb
+                    moved[n_moved] = s
+                    n_moved += 1
+                    y += 1
+                bsize[nb] = y - x
+                start += y - x
+                x = y
+            for z in range(x, m):
+                elems[start + (z - x)] = srt[z]
+                pos[srt[z]] = start + (z - x)
+            bsize[b] = size - (start - lo)
+            bstart[b] = start
+        if n_moved == 0:
+            stable = True
+            break
+    # number the blocks by first state
+    newid = np.full(n_blocks, -1, dtype=np.int32)
+    count = 0
+    for s in range(n):
+        b = block[s]
+        if newid[b] < 0:
+            newid[b] = count
+            count += 1
+        block[s] = newid[b]
+    return block, count, stable
 
 
 @njit(cache=True)

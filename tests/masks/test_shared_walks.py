@@ -234,3 +234,49 @@ def test_string_bodies_are_walked_once_per_vocabulary():
     plain = TokenIndex.build(cs, vocab, share_walks=False)
     assert np.array_equal(second.mask_rows, plain.mask_rows)
     assert np.array_equal(second.state_row, plain.state_row)
+
+
+def naive_moore(table, comp, rounds, relaxed):
+    """Moore's refinement as written in textbooks, round by round over whole label vectors."""
+    n, c = table.shape
+    block = [0] + [1] * (n - 1)
+    for _ in range(rounds):
+        def label(s, k):
+            t = int(table[s, k])
+            if relaxed and t == 0:
+                return -1
+            if relaxed and comp[t] != comp[s]:
+                return -2
+            return block[t]
+        sig = [(block[s],) + tuple(label(s, k) for k in range(c)) for s in range(n)]
+        ids: dict = {}
+        new = [ids.setdefault(sig[s], len(ids)) for s in range(n)]
+        stable = len(ids) == len(set(block))
+        block = new
+        if stable:
+            return block, True
+    return block, False
+
+
+def same_partition(a, b) -> bool:
+    return all((a[s] == a[t]) == (b[s] == b[t]) for s in range(len(a)) for t in range(len(a)))
+
+
+@given(random_byte_dfas(max_states=12) | repeated_components(), st.integers(0, 6))
+def test_refinement_is_moores_round_by_round(dfa, rounds):
+    """The refinement kernel (which re-examines only the states a round can split) gives exactly
+    Moore's partition after each number of rounds, plain and relaxed."""
+    table = dfa.table
+    block, n_blocks = kernels.refine_states(table, rounds)
+    ref, _ = naive_moore(table, None, rounds, False)
+    assert same_partition(block.tolist(), ref) and n_blocks == len(set(ref))
+    firsts = [block.tolist().index(b) for b in range(n_blocks)]
+    assert firsts == sorted(firsts)   # numbered by first state
+    comp = kernels.scc_ids(table)
+    for max_rounds in (rounds, 1024):
+        got, n_got = kernels.relaxed_blocks(table, comp, max_rounds)
+        ref, stable = naive_moore(table, comp.tolist(), max_rounds, True)
+        if stable:
+            assert same_partition(got.tolist(), ref) and n_got == len(set(ref))
+        else:
+            assert got.tolist() == list(range(table.shape[0]))
