@@ -40,7 +40,7 @@ from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
 from tokenfsm.automata.minimize import ARRAY_MIN_CELLS, minimize_table, prune_table
 
-__all__ = ["Composer"]
+__all__ = ["Composer", "LazyDFA", "union_composed"]
 
 #: Embedded automata with at least this many live states are copied as blocks when possible.
 BLOCK_MIN = 2
@@ -417,9 +417,46 @@ def _minimal(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DF
 
 
 def _live_mask(T: np.ndarray, start: int, acc_mask: np.ndarray) -> np.ndarray:
-    """States reachable from ``start`` and co-reachable to an accepting state."""
-    from ._trim import live_mask   # Numba, imported when first needed
-    return live_mask(T, start, acc_mask)
+    """States reachable from ``start`` and co-reachable to an accepting state (array operations,
+    one breadth-first level at a time); the dead state 0 is not live."""
+    N, J = T.shape
+    seen = np.zeros(N, dtype=bool)
+    seen[0] = True
+    frontier = np.array([start], dtype=np.int64)
+    seen[start] = True
+    while frontier.size:
+        nxt = T[frontier].ravel()
+        nxt = nxt[~seen[nxt]]
+        if not nxt.size:
+            break
+        seen[nxt] = True
+        frontier = np.unique(nxt)
+    # co-reachable: backwards over the reversed edges of the reachable states (grouped by target)
+    src = np.repeat(np.arange(N, dtype=np.int64), J)
+    dst = T.ravel()
+    keep = (dst != 0) & seen[src]
+    src, dst = src[keep], dst[keep]
+    order = np.argsort(dst, kind="stable")
+    src = src[order]
+    ptr = np.searchsorted(dst[order], np.arange(N + 1))
+    live = acc_mask & seen
+    live[0] = False
+    frontier = np.flatnonzero(live)
+    while frontier.size:
+        lo, hi = ptr[frontier], ptr[frontier + 1]
+        lens = hi - lo
+        total = int(lens.sum())
+        if not total:
+            break
+        idx = np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(total)
+        prev = src[idx]
+        prev = prev[~live[prev]]
+        if not prev.size:
+            break
+        live[prev] = True
+        frontier = np.unique(prev)
+    live[0] = False
+    return live
 
 
 def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DFA:
@@ -442,3 +479,15 @@ def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DF
     acc2 = set(new[acc[live[acc]]].tolist())
     classes, T2 = _merge_columns(classes, T2)
     return LazyDFA(classes, T2, acc2, int(new[start]))
+
+
+def union_composed(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
+    """The union of ``ds`` built by a :class:`Composer` (a start node linked to each)."""
+    c = Composer()
+    accept = c.node()
+    start = c.node()
+    for d in ds:
+        entry = c.chain([d], accept)
+        if entry is not None:
+            c.link(start, entry)
+    return c.build(start, accept, budget, "union")

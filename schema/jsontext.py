@@ -164,7 +164,7 @@ class TypedLanguage:
     def union(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         parts = dict(self.parts)
         for t, d in other.parts.items():
-            parts[t] = parts[t].union(d, budget) if t in parts else d
+            parts[t] = union_of([parts[t], d], budget) if t in parts else d
         return TypedLanguage(parts, self.complete & other.complete)
 
     def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
@@ -190,7 +190,17 @@ class TypedLanguage:
         ds = [self.parts[t] for t in TYPES if t in self.parts]
         if not ds:
             return DFA.empty()
-        return DFA.union_all(ds, budget) if len(ds) > 1 else ds[0]
+        return union_of(ds, budget) if len(ds) > 1 else ds[0]
+
+
+def union_of(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
+    """The union of ``ds``: a product, or (when one of them is a large automaton kept unminimised,
+    see :mod:`.compose`) a composition that copies each as a block of rows and determinises only
+    where they share a prefix (texts of different JSON types share no first character)."""
+    from .compose import LazyDFA, union_composed
+    if COMPOSE and any(isinstance(d, LazyDFA) for d in ds):
+        return union_composed(ds, budget)
+    return DFA.union_all(ds, budget)
 
 
 # ---------------------------------------------------------------- objects

@@ -122,6 +122,23 @@ def test_large_composition_is_lazy_and_minimises_to_the_same():
     assert inner.accepts('{"k3": {"street": "x"}}') and not inner.accepts('{"k3": {}}')
 
 
+def test_union_of_lazy_automata():
+    from tokenfsm.schema.compose import union_composed
+    big = jsontext.object_dfa(
+        [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa, False)
+         for i in range(12)], None, jsontext.whitespace_dfa(1))
+    assert isinstance(big, LazyDFA)
+    other = _compile({"type": "object", "properties": {"k1": {"type": "integer"}}}, True,
+                     whitespace=1).dfa
+    for ds in ([big, DFA.literal("null")], [big, other], [other, big, DFA.from_regex("[0-9]+")]):
+        want = DFA.union_all([d.minimize() for d in ds])
+        got = union_composed(ds)
+        assert got.minimize() == want
+        assert jsontext.TypedLanguage.of({"object": ds[0]}).to_dfa() is ds[0]
+    assert jsontext.union_of([big, DFA.literal("null")]).minimize() == \
+        DFA.union_all([big.minimize(), DFA.literal("null")])
+
+
 def test_budget_counts_copied_states():
     schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
     with pytest.raises(Exception, match="budget"):
