@@ -147,10 +147,13 @@ class DFA:
         """Minimise a raw table, merge equivalent classes, return the canonical DFA.
 
         ``groups``: per state, its ``(target, bit set of classes)`` pairs (see
-        :func:`.minimize.minimize_table`), when the producer knows them."""
-        if (groups is not None and len(delta) * len(classes) < ARRAY_MIN_CELLS
+        :func:`.minimize.minimize_table`), when the producer knows them (else the rows are
+        scanned)."""
+        if (len(delta) * len(classes) < ARRAY_MIN_CELLS and not hasattr(delta, "tolist")
                 and all(classes[i].ranges[0][0] < classes[i + 1].ranges[0][0]
                         for i in range(len(classes) - 1))):
+            # moderate sizes: minimised pair by pair; the classes are merged afterwards, in the
+            # rare case that some became alike (the result is the same either way)
             delta, accepting, start, groups = minimize_groups(delta, accepting, start, groups)
             if _columns_distinct(groups, len(classes)):
                 d = cls(classes, delta, accepting, start, _minimal=True)
