@@ -158,24 +158,6 @@ def minimize_table(delta, accepting, start, groups=None):
     return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial, dead=DEAD), n)
 
 
-def _row_masks(row, skip) -> list:
-    """The ``(target, bit set of symbols)`` pairs of a table row, ``skip`` (a dead state, or
-    None) left out. Occurrences are found with C-speed scans (``set``, ``index``, ``count``):
-    a row costs a few Python steps per target, not per symbol."""
-    out = []
-    for t in set(row):
-        if t != skip:
-            i = row.index(t)
-            m = 1 << i
-            c = row.count(t)
-            while c > 1:
-                i = row.index(t, i + 1)
-                m |= 1 << i
-                c -= 1
-            out.append((t, m))
-    return out
-
-
 def _array_groups(T, accepting):
     """The groups (see :func:`minimize_table`) of an integer array table whose state 0 is dead,
     from array sorts; None when state 0 is not dead, the bit sets would not fit 62 symbols or
@@ -211,11 +193,24 @@ def _sparse_rows(delta, accepting, start, groups=None):
         seen = rows
         order = [start]
         for s in order:                 # breadth-first: ``order`` grows while it is walked
-            g = rows[s] = _row_masks(delta[s], skip)
-            for t, _ in g:
-                if t not in rows:
-                    rows[t] = None      # discovered (its pairs are filled in when it is visited)
-                    order.append(t)
+            row = delta[s]
+            g = []
+            # a row's occurrences of a target found with C-speed scans (set, index, count): a few
+            # Python steps per target, not per symbol
+            for t in set(row):
+                if t != skip:
+                    i = row.index(t)
+                    m = 1 << i
+                    c = row.count(t)
+                    while c > 1:
+                        i = row.index(t, i + 1)
+                        m |= 1 << i
+                        c -= 1
+                    g.append((t, m))
+                    if t not in rows:
+                        rows[t] = None  # discovered (its pairs are filled in when it is visited)
+                        order.append(t)
+            rows[s] = g
     preds: dict[int, list[int]] = {}
     for s in order:
         for t, _ in rows[s]:

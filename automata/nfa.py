@@ -7,7 +7,8 @@ zero-width assertion moves (``^``, ``$``, ``\\b`` ...). It is the meeting point 
 
 :func:`determinize` is the subset construction over alphabet classes: the coarsest partition of the
 code points that every transition label is a union of (:func:`.charset.refine`), so a DFA state has
-one transition per class, not per character.
+one transition per class, not per character. :func:`determinize_groups` also returns, per state,
+its targets with the bit sets of their classes, which minimisation uses instead of scanning rows.
 
 Assertions are handled exactly, wherever they occur (``a^b`` matches nothing, ``a$\\n`` matches
 ``"a\\n"``). Each assertion has a look-behind part, checked while computing an epsilon closure
