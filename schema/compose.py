@@ -44,6 +44,8 @@ __all__ = ["Composer", "LazyDFA", "union_composed"]
 
 #: Embedded automata with at least this many live states are copied as blocks when possible.
 BLOCK_MIN = 2
+#: Compositions of at least this many table cells are returned unminimised (:class:`LazyDFA`).
+LAZY_MIN_CELLS = 4_000
 
 
 def _joint(dfas: Sequence[DFA]) -> tuple[list[CharSet], list[np.ndarray]]:
@@ -462,7 +464,7 @@ def _live_mask(T: np.ndarray, start: int, acc_mask: np.ndarray) -> np.ndarray:
 def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DFA:
     """The reachable and co-reachable part of a table, identical columns merged: a
     :class:`LazyDFA`, or the minimal DFA when the table is small."""
-    if T.size < ARRAY_MIN_CELLS:
+    if T.size < LAZY_MIN_CELLS:
         return _minimal(classes, T, accepting, start)
     N = T.shape[0]
     acc_mask = np.zeros(N, dtype=np.bool_)
