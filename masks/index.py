@@ -274,8 +274,12 @@ def _entry_arrays(entries: list, n_tok_nodes: int, vocab_size: int) -> tuple:
         if e[1] is not None:
             e_dense[i] = j
             j += 1
-    e_bits = np.stack([e[1] for e in dense]) if dense else np.zeros((0, nw), dtype=np.uint32)
-    e_rows = np.stack([e[2] for e in dense]) if dense else np.zeros((0, n_words), dtype=np.uint32)
+    if len(dense) == 1:   # the usual case (the string body): views, no copy
+        e_bits, e_rows = dense[0][1][None, :], dense[0][2][None, :]
+    else:
+        e_bits = np.stack([e[1] for e in dense]) if dense else np.zeros((0, nw), dtype=np.uint32)
+        e_rows = (np.stack([e[2] for e in dense]) if dense
+                  else np.zeros((0, n_words), dtype=np.uint32))
     node_ptr = np.zeros(n + 1, dtype=np.int64)
     sk_ptr = np.zeros(n + 1, dtype=np.int64)
     if n:

@@ -762,20 +762,21 @@ def _replay(n_sk, sk_node, sk_depth, sk_exit, k, sym, depth, end, sym_class, tab
 
 
 @njit(cache=True)
-def _find_set(h, k, cur_bits, ht_hash, ht_set, set_bits):
-    """Look a node set up by hash, confirming on the bitsets. Returns ``(set id or -1, slot)``."""
+def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi):
+    """Look a node set up by hash, confirming on the bitsets: ``cur_bits`` is zero outside words
+    ``lo..hi-1`` (its first and last non-zero words; ``lo >= hi`` for the empty set), as is each
+    kept set outside its ``set_lo..set_hi-1``. Returns ``(set id or -1, slot)``."""
     hmask = ht_set.shape[0] - 1
-    nw = cur_bits.shape[0]
     slot = (h ^ (h >> 17)) & hmask
     while ht_set[slot] != -1:
         if ht_hash[slot] == h:
             cand = ht_set[slot]
             if cand == 0:
-                if k == 0:
+                if lo >= hi:
                     return 0, slot
-            else:
+            elif set_lo[cand] == lo and set_hi[cand] == hi:
                 same = True
-                for w in range(nw):
+                for w in range(lo, hi):
                     if set_bits[cand, w] != cur_bits[w]:
                         same = False
                         break
@@ -783,6 +784,21 @@ def _find_set(h, k, cur_bits, ht_hash, ht_set, set_bits):
                     return cand, slot
         slot = (slot + 1) & hmask
     return -1, slot
+
+
+@njit(cache=True)
+def _grown_zeros(a, count):
+    """``a`` with room for twice ``count`` rows (the new rows zero)."""
+    bigger = np.zeros((2 * count, a.shape[1]), dtype=a.dtype)
+    bigger[:count] = a[:count]
+    return bigger
+
+
+@njit(cache=True)
+def _grown_1d(a, count):
+    bigger = np.empty(2 * count, dtype=a.dtype)
+    bigger[:count] = a[:count]
+    return bigger
 
 
 @njit(cache=True)
@@ -1099,10 +1115,11 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         ht_size *= 2
     ht_hash = np.zeros(ht_size, dtype=np.int64)
     ht_set = np.full(ht_size, -1, dtype=np.int32)
-    cap = min(n_blocks + 1, 64)
-    set_bits = np.empty((cap, nw), dtype=np.uint32)   # rows written before they are read
+    cap = min(n_blocks + 1, 1024)   # grown when needed (np.empty: untouched rows cost nothing)
+    set_bits = np.zeros((cap, nw), dtype=np.uint32)   # each written on its non-zero words only
+    set_lo = np.zeros(cap, dtype=np.int32)
+    set_hi = np.zeros(cap, dtype=np.int32)
     trows = np.empty((cap, n_words), dtype=np.uint32)
-    set_bits[0, :] = 0
     trows[0, :] = 0
     n_sets = 1                                                  # set 0: the empty set
     ht_set[0] = 0
@@ -1118,16 +1135,20 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         e = g_entry[g]
         h_in = np.int64(0)
         k_in = 0      # sparse shared walk: its nodes are cur_list[:k_in]
-        nonempty = 0  # dense shared walk: 1 if it reached a token node
+        g_lo = nw     # dense shared walk: its first and last non-zero words
+        g_hi = 0
         d = -1
         if e >= 0:
             h_in = e_hash[e]
             d = e_dense[e]
             if d >= 0:
                 for w in range(nw):
-                    cur_bits[w] |= e_bits[d, w]
-                    if e_bits[d, w]:
-                        nonempty = 1
+                    x = e_bits[d, w]
+                    if x:
+                        cur_bits[w] |= x
+                        if w < g_lo:
+                            g_lo = w
+                        g_hi = w + 1
             else:
                 for x in range(e_node_ptr[e], e_node_ptr[e + 1]):
                     k_in, _ = _add_node(e_nodes[x], node_bit, cur_bits, cur_list, k_in)
@@ -1146,16 +1167,29 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                                        node_bit, cur_list, 0, cur_bits)
             visited += vv
             h &= _M40
-            found, slot = _find_set(h, k + nonempty, cur_bits, ht_hash, ht_set, set_bits)
+            lo = g_lo
+            hi = g_hi
+            for x in range(k):
+                w = node_bit[cur_list[x]] >> 5
+                if w < lo:
+                    lo = w
+                if w + 1 > hi:
+                    hi = w + 1
+            found, slot = _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi)
             if found < 0:
                 found = n_sets
                 n_sets += 1
                 ht_hash[slot] = h
                 ht_set[slot] = found
                 if found == set_bits.shape[0]:
-                    set_bits = _grown(set_bits, found)
+                    set_bits = _grown_zeros(set_bits, found)
+                    set_lo = _grown_1d(set_lo, found)
+                    set_hi = _grown_1d(set_hi, found)
                     trows = _grown(trows, found)
-                set_bits[found, :] = cur_bits
+                if lo < hi:
+                    set_bits[found, lo:hi] = cur_bits[lo:hi]
+                set_lo[found] = lo
+                set_hi[found] = hi
                 if d >= 0:
                     # the shared token row plus this unit's own nodes
                     row[:] = e_rows[d]
@@ -1183,11 +1217,10 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                 cur_bits[w] &= ~e_bits[d, w]
         else:
             _clear_bits(cur_bits, cur_list, 0, k_in, node_bit)
-    # final rows: token row plus EOS bits where the state accepts, numbered by first use
+    # final rows: token row plus EOS bits where the state accepts, numbered by first use; numbered
+    # first, then written once into an array of the exact size (no copy of a larger one)
     has_eos = eos_ids.shape[0] > 0
     final_of = np.full((n_sets, 2), -1, dtype=np.int32)
-    rows = np.empty((cap, n_words), dtype=np.uint32)
-    rows[0, :] = 0
     n_rows = 1
     final_of[0, 0] = 0   # row 0: empty
     state_row = np.zeros(num_states, dtype=np.int32)
@@ -1198,12 +1231,6 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         if r < 0:
             r = n_rows
             n_rows += 1
-            if r == rows.shape[0]:
-                rows = _grown(rows, r)
-            rows[r, :] = trows[st]
-            if acc:
-                for e in eos_ids:
-                    _set_bit(rows[r], e)
             final_of[st, acc] = r
         state_row[s] = r
     finished_row = 0
@@ -1211,13 +1238,18 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         finished_row = final_of[0, 1]
         if finished_row < 0:
             finished_row = n_rows
-            if n_rows == rows.shape[0]:
-                rows = _grown(rows, n_rows)
-            rows[n_rows, :] = 0
-            for e in eos_ids:
-                _set_bit(rows[n_rows], e)
+            final_of[0, 1] = n_rows
             n_rows += 1
-    return rows[:n_rows].copy(), state_row, finished_row, visited
+    rows = np.empty((n_rows, n_words), dtype=np.uint32)
+    for st in range(n_sets):
+        for acc in range(2):
+            r = final_of[st, acc]
+            if r >= 0:
+                rows[r, :] = trows[st]
+                if acc:
+                    for e in eos_ids:
+                        _set_bit(rows[r], e)
+    return rows, state_row, finished_row, visited
 
 
 @njit(cache=True)
