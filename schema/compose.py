@@ -318,7 +318,30 @@ class Composer:
                 T[at + acc - 1] = np.where(sub != 0, sub, xrow[None, :])
                 if after[k][1]:
                     accepting_states.update((at + acc - 1).tolist())
-        return _trimmed(classes, T, accepting_states, q0)
+        if T.size < LAZY_MIN_CELLS:
+            return _minimal(classes, T, accepting_states, q0)
+        # co-reachable states, found on the graph of generic states and whole blocks: every
+        # state of an embedded automaton (itself co-reachable throughout) reaches one of its
+        # accepting states, so a block is co-reachable exactly when what follows it is
+        owner = np.arange(N, dtype=np.int64)
+        for k in blocks:
+            owner[block_at[k]:block_at[k] + _size(parts[k][0]) - 1] = block_at[k]
+        preds: dict[int, list] = {}
+        for q in generic:
+            for x in set(owner[np.asarray(rows[q], dtype=np.int64)].tolist()):
+                preds.setdefault(x, []).append(q)
+        for k in blocks:
+            for x in set(owner[np.asarray(after_rows[k], dtype=np.int64)].tolist()):
+                preds.setdefault(x, []).append(block_at[k])
+        live = {q for q in generic if q in accepting_states}
+        live.update(block_at[k] for k in blocks if after[k][1] and parts[k][0].accepting)
+        stack = list(live)
+        while stack:
+            for p in preds.get(stack.pop(), ()):
+                if p not in live:
+                    live.add(p)
+                    stack.append(p)
+        return _trimmed(classes, T, accepting_states, q0, owner, live)
 
     def _reaches(self, a: int, b: int) -> bool:
         seen, stack = {a}, [a]
@@ -334,8 +357,8 @@ class Composer:
 
 
 class LazyDFA(DFA):
-    """A trimmed (every state reachable and co-reachable), not necessarily minimal DFA whose table
-    is kept as an array: what :class:`Composer` returns for large tables. It is minimised once,
+    """A co-reachable (every state can reach acceptance; some may be unreachable), not necessarily
+    minimal DFA whose table is kept as an array: what :class:`Composer` returns for large tables. It is minimised once,
     when an operation needs the minimal automaton (:meth:`minimize` is cached), while a
     :class:`Composer` embeds it as it is: nested objects are minimised once, at the top, rather
     than at every level."""
@@ -371,10 +394,10 @@ class LazyDFA(DFA):
         return self._min
 
     def is_empty(self) -> bool:
-        return self.start == 0   # trimmed: the start is live unless the language is empty
+        return self.start == 0   # co-reachable: the start is live unless the language is empty
 
     def prune(self) -> DFA:
-        return self
+        return self.minimize()
 
 
 def _size(m: DFA) -> int:
@@ -418,69 +441,32 @@ def _minimal(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DF
     return DFA(classes, delta, accepting, start, _minimal=True)
 
 
-def _live_mask(T: np.ndarray, start: int, acc_mask: np.ndarray) -> np.ndarray:
-    """States reachable from ``start`` and co-reachable to an accepting state (array operations,
-    one breadth-first level at a time); the dead state 0 is not live."""
-    N, J = T.shape
-    seen = np.zeros(N, dtype=bool)
-    seen[0] = True
-    frontier = np.array([start], dtype=np.int64)
-    seen[start] = True
-    while frontier.size:
-        nxt = T[frontier].ravel()
-        nxt = nxt[~seen[nxt]]
-        if not nxt.size:
-            break
-        seen[nxt] = True
-        frontier = np.unique(nxt)
-    # co-reachable: backwards over the reversed edges of the reachable states (grouped by target)
-    src = np.repeat(np.arange(N, dtype=np.int64), J)
-    dst = T.ravel()
-    keep = (dst != 0) & seen[src]
-    src, dst = src[keep], dst[keep]
-    order = np.argsort(dst, kind="stable")
-    src = src[order]
-    ptr = np.searchsorted(dst[order], np.arange(N + 1))
-    live = acc_mask & seen
-    live[0] = False
-    frontier = np.flatnonzero(live)
-    while frontier.size:
-        lo, hi = ptr[frontier], ptr[frontier + 1]
-        lens = hi - lo
-        total = int(lens.sum())
-        if not total:
-            break
-        idx = np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(total)
-        prev = src[idx]
-        prev = prev[~live[prev]]
-        if not prev.size:
-            break
-        live[prev] = True
-        frontier = np.unique(prev)
-    live[0] = False
-    return live
-
-
-def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int) -> DFA:
-    """The reachable and co-reachable part of a table, identical columns merged: a
-    :class:`LazyDFA`, or the minimal DFA when the table is small."""
-    if T.size < LAZY_MIN_CELLS:
-        return _minimal(classes, T, accepting, start)
+def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int, owner: np.ndarray,
+             live: set) -> DFA:
+    """The co-reachable part of a table (``owner`` maps each state to its node in ``live``, the
+    set of co-reachable nodes), identical columns merged: a :class:`LazyDFA`."""
     N = T.shape[0]
-    acc_mask = np.zeros(N, dtype=np.bool_)
-    acc_mask[np.array(sorted(accepting), dtype=np.int64)] = True
-    live = _live_mask(np.ascontiguousarray(T, dtype=np.int64), start, acc_mask)
-    acc = np.flatnonzero(acc_mask)
-    live[0] = False
-    if not live[start]:
+    node_live = np.zeros(N, dtype=bool)
+    if live:
+        node_live[np.fromiter(live, dtype=np.int64, count=len(live))] = True
+    keep = node_live[owner]
+    keep[0] = False
+    if not keep[start]:
         return DFA.empty()
-    states = np.flatnonzero(live)
-    new = np.zeros(N, dtype=np.int64)
-    new[states] = np.arange(1, states.size + 1)
-    T2 = np.vstack([np.zeros((1, T.shape[1]), dtype=np.int64), new[T[states]]])
-    acc2 = set(new[acc[live[acc]]].tolist())
+    if keep[1:].all():
+        T2, new = T, None
+    else:
+        states = np.flatnonzero(keep)
+        new = np.zeros(N, dtype=np.int64)
+        new[states] = np.arange(1, states.size + 1)
+        T2 = np.empty((states.size + 1, T.shape[1]), dtype=np.int64)
+        T2[0] = 0
+        T2[1:] = new[T[states]]
+    acc = [a for a in accepting if keep[a]]
+    acc2 = set(acc) if new is None else set(new[np.asarray(acc, dtype=np.int64)].tolist())
+    start = start if new is None else int(new[start])
     classes, T2 = _merge_columns(classes, T2)
-    return LazyDFA(classes, T2, acc2, int(new[start]))
+    return LazyDFA(classes, T2, acc2, start)
 
 
 def union_composed(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
