@@ -894,9 +894,10 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
     the vocabulary, worth keeping). The walk depends only on the component as seen from the
     group's first unit ``r``: its states, numbered breadth-first from ``r`` over bytes 0..255,
     and, per state and byte, the target's number, -1 for the dead state or -2 for a state of
-    another component. That table (``int16[m, 256]``) is the signature; two automata with equal
-    signatures from their units have equal shared walks over one trie, whatever their byte
-    classes or state numbers.
+    another component. That table, each row written as runs of equal labels (the number of runs,
+    then each run's first byte and label), is the signature; two automata with equal signatures
+    from their units have equal shared walks over one trie, whatever their byte classes or state
+    numbers.
 
     Parameters
     ----------
@@ -909,8 +910,8 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
     -------
     share : bool[n_groups]
     sig_ptr : int64[n_groups + 1]
-        Group ``g``'s signature is ``sig[sig_ptr[g]:sig_ptr[g + 1]]`` (flattened rows of 256;
-        empty when not shared or over ``max_states``).
+        Group ``g``'s signature is ``sig[sig_ptr[g]:sig_ptr[g + 1]]`` (empty when not shared or
+        over ``max_states``).
     sig : int16[total]
     """
     n, c = table.shape
@@ -959,8 +960,8 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
             sig_ptr[g + 1] = total
             continue
         # then numbered breadth-first by bytes 0..255 (independent of the class numbering)
-        if sig.shape[0] < total + m * 256:
-            bigger = np.empty(max(2 * sig.shape[0], total + m * 256), dtype=np.int16)
+        if sig.shape[0] < total + m * 513:
+            bigger = np.empty(max(2 * sig.shape[0], total + m * 513), dtype=np.int16)
             bigger[:total] = sig[:total]
             sig = bigger
         canon[r] = 0
@@ -977,7 +978,11 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                     lab[k] = -2
                 else:
                     lab[k] = -3   # a state of the component, numbered on first meeting below
-            base = total + head * 256
+            # the row over bytes 0..255 as runs: its number of runs, then (first byte, label) each
+            count_at = total
+            total += 1
+            n_runs = 0
+            prev = np.int16(-4)
             for b in range(256):
                 kb = byte_classes[b]
                 x = lab[kb]
@@ -988,11 +993,16 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                         queue[m2] = t
                         m2 += 1
                     x = np.int16(canon[t])
-                sig[base + b] = x
+                if b == 0 or x != prev:
+                    sig[total] = b
+                    sig[total + 1] = x
+                    total += 2
+                    n_runs += 1
+                    prev = x
+            sig[count_at] = n_runs
             head += 1
         for x in range(m2):
             canon[queue[x]] = -1
-        total += m2 * 256
         sig_ptr[g + 1] = total
     return share, sig_ptr, sig[:total].copy()
 
