@@ -35,7 +35,8 @@ from typing import Callable, Iterable, Sequence
 
 from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget
-from .minimize import ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_table
+from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_groups,
+                       prune_table)
 from .nfa import NFA, determinize_groups, from_ast
 from .regex_ast import Node
 
@@ -159,7 +160,13 @@ class DFA:
                 d = cls(classes, delta, accepting, start, _minimal=True)
                 d._groups = groups
                 return d
-            # some classes became alike (rare): merge them the general way
+            # some classes are alike (products over joint classes): merging them keeps the
+            # automaton minimal, but the numbering must follow the new class order
+            classes, delta, _ = _merge_classes(list(classes), delta)
+            delta, accepting, start, groups = prune_groups(delta, accepting, start)
+            d = cls(classes, delta, accepting, start, _minimal=True)
+            d._groups = groups
+            return d
         # Identical columns before minimisation stay identical after it: merging them first
         # gives Hopcroft fewer symbols to refine over.
         classes, delta, _ = _merge_classes(list(classes), delta)

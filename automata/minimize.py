@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from collections import deque
 
-__all__ = ["minimize_table", "minimize_groups", "prune_table", "reachable", "coreachable"]
+__all__ = ["minimize_table", "minimize_groups", "prune_table", "prune_groups", "reachable",
+           "coreachable"]
 
 
 def reachable(delta, start: int) -> list[int]:
@@ -68,10 +69,12 @@ def prune_table(delta, accepting, start):
     """Keep reachable states that can reach acceptance; everything else becomes dead state 0.
 
     Returns ``(delta, accepting, start)`` renumbered breadth-first (dead state 0 first)."""
+    if not hasattr(delta, "tolist"):
+        return prune_groups(delta, accepting, start)[:3]
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
     if start not in live:
-        return [[0] * len(delta[0]) if delta else []], set(), 0
+        return [[0] * len(delta[0]) if len(delta) else []], set(), 0
     keep = [s for s in order if s in live]
     return _renumber(delta, accepting, start, keep, {s: s for s in keep})
 
@@ -274,6 +277,16 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
                 row[c] = j
         new_delta.append(row)
     return new_delta, {number[block_of[a]] for a in accepting if a in live}, 1, new_groups
+
+
+def prune_groups(delta, accepting, start, groups=None):
+    """:func:`prune_table` working per (state, successor) pair; returns ``(delta, accepting,
+    start, groups)`` as :func:`minimize_groups` does."""
+    rows, live = _sparse_rows(delta, accepting, start, groups)
+    if start not in live:
+        return [[0] * len(delta[0])], set(), 0, [[]]
+    ident = range(len(delta))
+    return _canonical(delta, accepting, start, live, ident, ident, rows)
 
 
 def minimize_groups(delta, accepting, start, groups=None):

@@ -124,3 +124,20 @@ def test_array_input_equals_list_input(table):
         assert mz.minimize_table(np.asarray(d, dtype=np.int64), a, start) == want
         if len(d) * len(d[0]) >= 1000 and len(d[0]) <= 62 and not any(d[0]) and 0 not in a:
             assert mz._array_groups(np.asarray(d, dtype=np.int64), a) is not None
+
+
+@given(general_tables(), st.integers(0, 2**32))
+def test_pair_pruning_equals_table_pruning(table, seed):
+    import numpy as np
+
+    delta, accepting, start = table
+    got = mz.prune_groups(delta, accepting, start)
+    # arrays take the breadth-first walk over whole rows
+    assert got[:3] == mz.prune_table(np.asarray(delta, dtype=np.int64), accepting, start)
+    assert got[:3] == mz.prune_table(delta, accepting, start)
+    by_row = [{t: sum(1 << c for c, x in enumerate(row) if x == t) for t in set(row) if t}
+              for row in got[0]]
+    assert [dict(g) for g in got[3]] == by_row
+    # and the numbering does not depend on the input's
+    pdelta, pacc, pstart = _permuted(delta, accepting, start, random.Random(seed))
+    assert mz.prune_table(pdelta, pacc, pstart) == got[:3]
