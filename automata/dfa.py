@@ -932,7 +932,7 @@ class DFA:
 
 
 #: Products of ``na * nb`` pairs in this range are built with array operations.
-PRODUCT_ARRAY_MIN = 2_000
+PRODUCT_ARRAY_MIN = 10_000
 PRODUCT_ARRAY_MAX = 4_000_000
 _ACCEPT_ARRAYS = {
     "intersect": lambda x, y: x & y,
