@@ -120,8 +120,19 @@ class _NFABuild:
         return nfa_to_dfa(self.nfa, budget, operation)
 
 
-def _builder():
-    if COMPOSE:
+#: Below this many table rows in the embedded automata, the NFA route is the quicker one.
+COMPOSE_MIN_ROWS = 100
+
+
+def _rows(d: DFA | None) -> int:
+    if d is None:
+        return 0
+    a = getattr(d, "_array", None)
+    return len(a) if a is not None else len(d.delta)
+
+
+def _builder(rows: int):
+    if COMPOSE and rows >= COMPOSE_MIN_ROWS:
         from .compose import Composer
         return Composer()
     return _NFABuild()
@@ -303,7 +314,8 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
             return False
         return required <= pos if any_order else pos == k
 
-    b = _builder()
+    b = _builder(sum(_rows(body[2 if len(body) == 4 else 0]) for group in bodies
+                     for body, _ in group))
     final = b.node()
     close = b.chain((DFA.literal("}"),), final)
     node: dict = {}
@@ -384,7 +396,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         _, _, cmin, cmax = contains
         ccap = cmax + 1 if cmax is not None else cmin
 
-    b = _builder()
+    b = _builder(sum(_rows(item_at(i)) for i in range(fixed + 1)))
     final = b.node()
     close = b.chain((DFA.literal("]"),), final)
     node: dict = {}

@@ -22,14 +22,15 @@ from tokenfsm.schema.compose import Composer, LazyDFA
 
 
 def _compile(schema, compose: bool, **kw):
-    old = jsontext.COMPOSE
-    jsontext.COMPOSE = compose
+    """Compiled with every object and array composed (``compose``) or determinised as one NFA."""
+    old = jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS
+    jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS = compose, 0
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return compile_json_schema(schema, **kw)
     finally:
-        jsontext.COMPOSE = old
+        jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS = old
 
 
 def _same(schema, **kw):
@@ -111,6 +112,7 @@ def test_a_part_that_runs_on_into_what_follows_is_explored():
 
 
 def test_large_composition_is_lazy_and_minimises_to_the_same():
+    assert jsontext.COMPOSE and jsontext.COMPOSE_MIN_ROWS < 12 * 20
     schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
     inner = jsontext.object_dfa(
         [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa, False)
