@@ -174,19 +174,7 @@ def _coreachable(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:
 
 def _forced_bytes(bt: ByteTables) -> np.ndarray:
     """Per state: the only byte leading to a live state, if exactly one and not accepting; else -1."""
-    n, c = bt.table.shape
-    class_size = np.bincount(bt.byte_classes, minlength=c)
-    live = bt.table != 0
-    live_bytes = live.astype(np.int64) @ class_size
-    forced = np.full(n, -1, dtype=np.int16)
-    one = (live_bytes == 1) & ~bt.accepting
-    if one.any():
-        cls = np.argmax(live[one], axis=1)
-        first_byte = np.full(c, -1, dtype=np.int16)
-        used, first = np.unique(bt.byte_classes, return_index=True)
-        first_byte[used] = first
-        forced[one] = first_byte[cls]
-    return forced
+    return kernels.forced_bytes(bt.table, bt.byte_classes, bt.accepting)
 
 
 #: Bytes whose transitions :func:`_regions` ignores when they are a byte class of their own.

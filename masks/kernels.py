@@ -49,6 +49,7 @@ __all__ = [
     "build_class_trie",
     "refine_states",
     "coreachable",
+    "forced_bytes",
     "scc_ids",
     "relaxed_blocks",
     "token_nodes",
@@ -483,6 +484,34 @@ def refine_states(table, rounds):
     block, n_blocks, _ = _moore_rounds(table, np.zeros(table.shape[0], dtype=np.int32), rounds,
                                        False)
     return block, n_blocks
+
+
+@njit(cache=True)
+def forced_bytes(table, byte_classes, accepting):
+    """Per state: the only byte leading to a live state, if exactly one and the state does not
+    accept; else -1 (``int16[num_states]``)."""
+    n, c = table.shape
+    class_size = np.zeros(c, dtype=np.int64)
+    first_byte = np.full(c, -1, dtype=np.int16)
+    for b in range(255, -1, -1):
+        k = byte_classes[b]
+        class_size[k] += 1
+        first_byte[k] = b
+    forced = np.full(n, -1, dtype=np.int16)
+    for s in range(n):
+        if accepting[s]:
+            continue
+        live = 0
+        last = -1
+        for k in range(c):
+            if table[s, k] != 0:
+                live += class_size[k]
+                last = k
+                if live > 1:
+                    break
+        if live == 1:
+            forced[s] = first_byte[last]
+    return forced
 
 
 @njit(cache=True)

@@ -223,3 +223,14 @@ def test_flat_bytes_and_trie_depth():
     assert bytes(flat[: off[-1]]) == b"abc\xc3\xa9"
     assert [bytes(flat[off[t]:off[t + 1]]) for t in range(vocab.size)] == [b"ab", b"", b"c", b"", "é".encode()]
     assert token_trie(vocab).max_depth == 2
+
+
+@given(random_byte_dfas(), small_vocabs())
+def test_forced_byte_is_the_only_live_byte(dfa, vocab):
+    """``forced_byte[s]``: the one byte keeping ``s`` alive when there is exactly one and ``s``
+    does not accept, else -1 -- checked byte by byte on the pruned automaton."""
+    index = TokenIndex.build(dfa, vocab)
+    for s in range(dfa.num_states):
+        live = [b for b in range(256) if index.table[s, index.byte_classes[b]] != 0]
+        want = live[0] if len(live) == 1 and not index.accepting[s] else -1
+        assert int(index.forced_byte[s]) == want, s
