@@ -176,7 +176,11 @@ class Applicators:
         if "$ref" in schema:
             ref_ptr = _ptr(ptr, "$ref")
             node, target = self.resolve(schema["$ref"], ref_ptr, schema.get("x-scope"))
-            if target is None or target in expanding or self.ref_stack.get(target, 0):
+            # a target an enclosing value is being compiled from is merged as well (objects
+            # intersected as text lose the keys the other side declares) until the depth limit,
+            # where it is kept as text for compile_ref to cut
+            if target is None or target in expanding or \
+                    self.ref_stack.get(target, 0) >= self.max_depth:
                 conj.append([Alt({}, [("schema", _ref_only(schema), ptr)], ptr)])
             else:
                 self.inlined.append(target)
@@ -387,7 +391,8 @@ class Applicators:
         self._check_unevaluated(schema, ptr)
         if "$ref" in schema and (self.old_draft or set(schema) - ANNOTATIONS == {"$ref"}):
             node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"), schema.get("x-scope"))
-            if target is None or target in expanding or self.ref_stack.get(target, 0):
+            if target is None or target in expanding or \
+                    self.ref_stack.get(target, 0) >= self.max_depth:
                 return [Alt({}, [("complement", schema, ptr)], ptr)]
             self.inlined.append(target)
             return self.negate(node, target, expanding | {target})

@@ -142,6 +142,35 @@ def test_key_only_a_negation_names_stays_undeclared():
     assert cs.accepts('{"a":2}') and not cs.accepts('{"a":1}')
 
 
+def test_ref_used_again_inside_its_own_value_is_merged():
+    # 'named' is entered for the outer object and again (not recursively) for each item: the
+    # item's allOf must merge it with its other keywords, not intersect the two object texts
+    # (which declare different keys: only the empty language is common)
+    named = {"properties": {"name": {"type": "string"}}, "required": ["name"], "type": "object"}
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#",
+              "definitions": {"named": named},
+              "allOf": [{"$ref": "#/definitions/named"},
+                        {"properties": {"items": {"type": "array", "items": {"allOf": [
+                            {"$ref": "#/definitions/named"},
+                            {"properties": {"level": {"type": "string"}}, "required": ["level"]}]}}},
+                         "required": ["items"]}]}
+    _check(schema, [{"name": "x", "items": [{"name": "a", "level": "l"}]},
+                    {"name": "x", "items": []}, {"name": "x", "items": [{"name": "a"}]},
+                    {"items": [{"name": "a", "level": "l"}]}])
+
+
+def test_recursive_ref_merged_up_to_the_depth_limit():
+    schema = {"$defs": {"node": {"type": "object", "required": ["v"],
+                                 "properties": {"v": {"type": "integer"},
+                                                "kids": {"type": "array", "items": {
+                                                    "allOf": [{"$ref": "#/$defs/node"}],
+                                                    "properties": {"tag": {"type": "string"}}}}}}},
+              "$ref": "#/$defs/node"}
+    leaf = {"v": 3, "tag": "c"}
+    _check(schema, [{"v": 1, "kids": [{"v": 2, "tag": "b", "kids": [leaf]}]},
+                    {"v": 1, "kids": [{"tag": "b"}]}, {"v": 1, "kids": [{"v": "2"}]}])
+
+
 # ---------------------------------------------------------------- corpus sample
 def _corpus():
     rows = json.loads((DATA / "maskbench_order_sample.json").read_text())
