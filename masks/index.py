@@ -360,9 +360,11 @@ class TokenIndex:
             Walk once per group of states that no string as long as the longest token tells
             apart (:func:`.kernels.refine_states`) instead of once per state. Same result.
         share_walks : bool
-            Walk the trie once for states whose walks agree until they leave their strongly
-            connected component (:func:`.kernels.relaxed_blocks`), each state then walking only
-            the subtrees past its exits. Same result.
+            Walk the trie once for states whose walks agree until they leave their region
+            (:func:`_regions`, :func:`.kernels.relaxed_blocks`), each state then walking only
+            the subtrees past its exits; and keep such walks for later builds with the same
+            vocabulary (:class:`~.trie.WalkCache`, keyed by the region's canonical form). Same
+            result.
 
         Returns
         -------

@@ -43,8 +43,8 @@ from .vocab import Vocabulary
 __all__ = ["TokenTrie", "ClassTrie", "WalkCache", "token_trie", "clear_trie_cache"]
 
 #: Bytes of shared component walks kept per byte trie, and per class trie (see :class:`WalkCache`).
-WALK_CACHE_BYTES = 64 << 20
-CLASS_WALK_CACHE_BYTES = 4 << 20
+WALK_CACHE_BYTES = 32 << 20
+CLASS_WALK_CACHE_BYTES = 2 << 20
 
 
 class WalkCache:
