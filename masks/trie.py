@@ -82,9 +82,8 @@ class WalkCache:
         size = len(key) + sum(a.nbytes for a in entry if isinstance(a, np.ndarray))
         if size > self.max_bytes:
             return
-        for a in entry:
-            if isinstance(a, np.ndarray):
-                a.flags.writeable = False
+        # the arrays stay writeable (read-only ones would make Numba compile the walk kernel a
+        # second time, for another signature); they are only ever read
         with self._lock:
             old = self._d.pop(key, None)
             if old is not None:
