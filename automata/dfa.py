@@ -31,6 +31,7 @@ import bisect
 import random as _random
 from collections import deque
 from functools import lru_cache
+from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
 from .charset import CharSet, refine
@@ -89,7 +90,7 @@ class DFA:
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
-        self.delta = tuple(tuple(r) for r in delta)
+        self.delta = tuple(map(tuple, delta))
         self.accepting = frozenset(accepting)
         self.start = int(start)
         self._minimal = _minimal
@@ -1091,8 +1092,8 @@ def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
     # the copy shares m's edge tuples (targets relative to the copy's offset)
     nfa.edges.extend(_edge_lists(m)[1:])
     nfa.offset.extend([base] * (n - 1))
-    nfa.eps.extend([] for _ in range(n - 1))
-    nfa.asserts.extend([] for _ in range(n - 1))
+    nfa.eps.extend([[] for _ in range(n - 1)])
+    nfa.asserts.extend(repeat((), n - 1))      # embedded states never get assertions
     for s in m.accepting:
         nfa.eps[base + s].append(exit_)
     return base + m.start

@@ -50,7 +50,8 @@ class NFA:
     """A mutable Thompson NFA under construction.
 
     States are integers. ``edges[q]`` holds ``(CharSet, target)`` pairs, ``eps[q]`` epsilon
-    targets, ``asserts[q]`` ``(Assert, target)`` pairs. ``start`` and ``accepting`` are set by the
+    targets, ``asserts[q]`` ``(Assert, target)`` pairs (an empty tuple for the states of an
+    embedded automaton, which have none). ``start`` and ``accepting`` are set by the
     builder. ``offset[q]`` is added to the targets of ``edges[q]``: the copies of an embedded
     automaton share one (immutable) edge tuple per state, each copy with its own offset; it is 0
     for states built one by one.
@@ -240,7 +241,8 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     distinct = list({id(out): out for out in nfa.edges}.values())
     label_sets = {cs for out in distinct for cs, _ in out}
     word_sets: list[CharSet] = []
-    if nfa.has_assertions:
+    has_assertions = nfa.has_assertions
+    if has_assertions:
         label_sets.add(_NEWLINE)
         for out in nfa.asserts:
             for a, _ in out:
@@ -265,7 +267,7 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
             cover_cache[cs] = got
         return got
 
-    if not nfa.has_assertions:
+    if not has_assertions:
         # moves[q]: (classes, target - offset[q], bit set of the classes) per edge, shared by the
         # states that share an edge tuple
         # union[q]: the bit set of all classes q moves on, None when two of its edges share one
