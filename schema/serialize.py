@@ -384,13 +384,14 @@ def _make_validator(reg: Registry, root):
     cls = jsonschema.validators.validator_for(root if isinstance(root, dict) else {},
                                               default=jsonschema.Draft202012Validator)
 
+    own_items = cls.VALIDATORS.get("items", _keywords.items)
+
     def items(validator, items_, instance, schema):
         if isinstance(items_, list):
             yield from _legacy_keywords.items_draft6_draft7_draft201909(validator, items_, instance,
                                                                         schema)
         else:
-            yield from cls.VALIDATORS.get("items", _keywords.items)(validator, items_, instance,
-                                                                    schema)
+            yield from own_items(validator, items_, instance, schema)
 
     extra = {"items": items}
     if "dependencies" not in cls.VALIDATORS:

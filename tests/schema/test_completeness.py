@@ -114,6 +114,16 @@ def test_ref_with_siblings_and_nested_merge():
     assert dumps_in_schema_order(value, schema, 0) == '{"p":{"label":"o","y":2,"x":1,"z":3}}'
 
 
+def test_branch_told_apart_by_items():
+    # the first branch fails only through its items (validation of items must run)
+    schema = {"type": "object", "anyOf": [
+        {"properties": {"d": {"type": "array", "items": {"type": "integer"}}, "z": {}}},
+        {"properties": {"a": {}, "d": {"type": "array", "items": {"type": "string"}}}}]}
+    value = {"d": ["x"], "a": 1}
+    assert dumps_in_schema_order(value, schema, 0) == '{"a":1,"d":["x"]}'
+    _check(schema, [value, {"d": [1], "z": 2}])
+
+
 def test_undeclared_keys_found_through_applicators():
     schema = {"anyOf": [{"$ref": "#/$defs/a"}], "$defs": {"a": {"properties": {"a": {}}}}}
     assert has_undeclared_keys({"a": 1, "b": 2}, schema)
