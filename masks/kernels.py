@@ -1206,14 +1206,16 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                                        node_bit, cur_list, 0, cur_bits)
             visited += vv
             h &= _M40
+            # first and last non-zero words: cur_list[:k_in] (a sparse shared walk) and
+            # cur_list[k_in:k] (this unit's nodes) are each ascending, as node_bit is
             lo = g_lo
             hi = g_hi
-            for x in range(k):
-                w = node_bit[cur_list[x]] >> 5
-                if w < lo:
-                    lo = w
-                if w + 1 > hi:
-                    hi = w + 1
+            if k_in > 0:
+                lo = min(lo, node_bit[cur_list[0]] >> 5)
+                hi = max(hi, (node_bit[cur_list[k_in - 1]] >> 5) + 1)
+            if k > k_in:
+                lo = min(lo, node_bit[cur_list[k_in]] >> 5)
+                hi = max(hi, (node_bit[cur_list[k - 1]] >> 5) + 1)
             found, slot = _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi)
             if found < 0:
                 found = n_sets
