@@ -21,10 +21,14 @@ on values wherever a language is complete:
   languages are therefore complete only when unconstrained; see :mod:`.compiler` for how
   ``not``/``oneOf`` stay exact on objects by rewriting schemas instead of complementing texts.
 
-Object and array languages are built as one NFA each (members embedded between counter states)
-and determinised once, the way xgrammar's and llguidance's JSON converters emit one grammar rule per
-object; the subset-of-keys construction for ``property_order="any"`` is exponential in the number of
-keys and runs under the budget.
+Object and array languages are built as one automaton each (members embedded between counter
+states), the way xgrammar's and llguidance's JSON converters emit one grammar rule per object: small
+ones as an NFA determinised once, larger ones by :class:`.compose.Composer`, which copies member
+values as blocks of table rows instead of determinising them again at every nesting level and
+leaves large results unminimised until an operation needs the minimal automaton (both routes give
+the same language; the compiled schema is minimised once, at the top). The subset-of-keys
+construction for ``property_order="any"`` is exponential in the number of keys and runs under the
+budget.
 
 Example
 -------
