@@ -583,7 +583,7 @@ def _iri_rules() -> dict[str, Node]:
 
     dc = lit("::")
     ipv6 = alt(seq(groups(6), ls32), seq(dc, groups(5), ls32),
-               *(seq(lead(k), dc, groups(4 - k), ls32) for k in range(1, 5)),
+               *(seq(lead(k), dc, groups(5 - k), ls32) for k in range(1, 5)),
                seq(lead(5), dc, ls32), seq(lead(6), dc, h16), seq(lead(7), dc))
     ipvfuture = seq(lit("v"), rep(HEXDIG, 1), lit("."), rep(Chars(unreserved | sub_delims | _cs(":")), 1))
     ihost = alt(seq(lit("["), alt(ipv6, ipvfuture), lit("]")), ipv4(), rep(chars()))
