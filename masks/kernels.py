@@ -1122,8 +1122,10 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit :
         Per shared walk ``e``: its skeleton is ``e_sk_*[e_sk_ptr[e]:e_sk_ptr[e + 1]]``.
     max_visited : int
-        Give up once this many trie nodes have been visited (-1: never), returning empty rows
-        and ``visited = -1``; the caller may then walk a smaller trie.
+        Give up once this many trie nodes have been visited (-1: never), or once a quarter of
+        that has been visited by 32 states or more at a pace that would pass twice as many
+        over all states, returning empty rows and ``visited = -1``; the caller may then walk a
+        smaller trie.
 
     Returns
     -------
@@ -1165,6 +1167,8 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     block_set = np.full(n_blocks, -1, dtype=np.int32)
     block_set[block[0]] = 0
     n_rel = g_ptr.shape[0] - 1
+    n_units = g_ptr[n_rel]
+    done = 0
     visited = 0
     for g in range(n_rel):
         lo = g_ptr[g]
@@ -1250,7 +1254,12 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             block_set[block[s]] = found
             # clear this unit's own bits; the group's shared ones stay until the group is done
             _clear_bits(cur_bits, cur_list, k_in, k, node_bit)
-            if 0 <= max_visited < visited:
+            done += 1
+            # over the limit, or bound to be: at least a quarter of it walked by 32 states or
+            # more, at a pace that would pass twice the limit over all the states
+            if max_visited >= 0 and (max_visited < visited or (
+                    done >= 32 and 4 * visited >= max_visited
+                    and visited * n_units > 2 * max_visited * done)):
                 return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
                         0, -1)
         if d >= 0:
