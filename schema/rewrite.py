@@ -141,6 +141,17 @@ def merge(a: dict, b: dict) -> tuple[dict, list]:
             pass  # handled below
         elif k == "properties":
             continue  # handled below
+        elif k == "patternProperties" and isinstance(u, dict) and isinstance(v, dict) and \
+                "additionalProperties" not in a and "additionalProperties" not in b:
+            # each side's patterns constrain the keys they match; with additionalProperties on a
+            # side, the other side's patterns would exempt keys from it: kept as text then
+            merged = dict(u)
+            for pat, sub in v.items():
+                same = pat in merged and json.dumps(merged[pat], sort_keys=True, default=str) == \
+                    json.dumps(sub, sort_keys=True, default=str)
+                merged[pat] = sub if pat not in merged else merged[pat] if same else \
+                    {"allOf": [merged[pat], sub]}
+            out[k] = merged
         elif k == "additionalProperties":
             out[k] = {"allOf": [u, v]}
         elif k in ("title", "description", "default", "examples", "$comment", "deprecated",

@@ -181,6 +181,26 @@ def test_recursive_ref_merged_up_to_the_depth_limit():
                     {"v": 1, "kids": [{"tag": "b"}]}, {"v": 1, "kids": [{"v": "2"}]}])
 
 
+def test_allof_patternproperties_merged():
+    # two patternProperties in allOf: each constrains the keys it matches (as text, the first
+    # side's object automaton had no "b" keys)
+    schema = {"allOf": [{"patternProperties": {"a": {"minimum": 10, "type": "number"}},
+                         "type": "object"},
+                        {"patternProperties": {"b": {"minimum": 3, "type": "number"},
+                                               "a": {"maximum": 20}},
+                         "properties": {"ab": {"type": "integer"}}}],
+              "minProperties": 1, "type": "object"}
+    _check(schema, [{"a": 15, "b": 5}, {"a": 15, "b": 2}, {"a": 9, "b": 5}, {"a": 21},
+                    {"ab": 12}, {"ab": 12.5}, {"ab": 9}, {"xa": 15, "b": 3}])
+    # next to additionalProperties the other side's patterns would exempt keys from it: kept
+    # as text (sound; objects with keys of one side only are lost)
+    schema = {"allOf": [{"patternProperties": {"^a": {"type": "integer"}},
+                         "additionalProperties": False},
+                        {"patternProperties": {"^b": {"type": "integer"}}}]}
+    cs = _compile(schema, whitespace=0, allow_extra_keys=True)
+    assert cs.accepts("{}") and not cs.accepts('{"b":1}') and not cs.accepts('{"c":1}')
+
+
 # ---------------------------------------------------------------- corpus sample
 def _corpus():
     rows = json.loads((DATA / "maskbench_order_sample.json").read_text())
