@@ -125,7 +125,7 @@ class _NFABuild:
 
 
 #: Below this many table rows in the embedded automata, the NFA route is the quicker one.
-COMPOSE_MIN_ROWS = 100
+COMPOSE_MIN_ROWS = 300
 
 
 def _rows(d: DFA | None) -> int:
