@@ -62,6 +62,23 @@ def _ref_only(schema: dict) -> dict:
     return {k: schema[k] for k in ("$ref", "x-scope") if k in schema}
 
 
+def _refs_in(node) -> list:
+    """Every ``$ref`` / ``$dynamicRef`` string in a schema, nested ones included (not in
+    ``const``/``enum`` data)."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, dict):
+            for k, v in n.items():
+                if k in ("$ref", "$dynamicRef") and isinstance(v, str):
+                    out.append(v)
+                elif k not in ("const", "enum", "default", "examples", "example"):
+                    todo.append(v)
+        elif isinstance(n, list):
+            todo.extend(n)
+    return out
+
+
 def _may_evaluate(schema) -> bool:
     return isinstance(schema, dict) and bool(set(schema) & _EVALUATING)
 
@@ -176,14 +193,15 @@ class Applicators:
         if "$ref" in schema:
             ref_ptr = _ptr(ptr, "$ref")
             node, target = self.resolve(schema["$ref"], ref_ptr, schema.get("x-scope"))
-            # a target an enclosing value is being compiled from is merged as well (objects
-            # intersected as text lose the keys the other side declares) until the depth limit,
-            # where it is kept as text for compile_ref to cut
+            # a target an enclosing value is being compiled from is merged as well when it is
+            # not recursive (objects intersected as text lose the keys the other side
+            # declares); a recursive one is kept as text, for compile_ref to count and cut
             if target is None or target in expanding or \
-                    self.ref_stack.get(target, 0) >= self.max_depth:
+                    (self.ref_stack.get(target, 0) and self.recursive(target, node)):
                 conj.append([Alt({}, [("schema", _ref_only(schema), ptr)], ptr)])
             else:
-                self.inlined.append(target)
+                if target not in self.inlined:  # one level of depth however often it is inlined here
+                    self.inlined.append(target)
                 conj.append(self.dnf(node, target, expanding | {target}, track))
         for i, sub in enumerate(self._list(schema, "allOf", ptr)):
             conj.append(self.dnf(sub, _ptr(ptr, "allOf", i), expanding, track))
@@ -235,6 +253,27 @@ class Applicators:
             out = [self._unevaluated_items(a, uneval_items, _ptr(ptr, "unevaluatedItems"))
                    for a in out]
         return out
+
+    def recursive(self, target: str, node) -> bool:
+        """Whether the schema at ``target`` reaches itself through ``$ref`` (and
+        ``$dynamicRef``): only then can expanding it in place go on forever."""
+        memo = self.__dict__.setdefault("_reach", {})
+        if target not in memo:
+            seen, todo = {target}, [node]
+            memo[target] = False
+            while todo:
+                for ref in _refs_in(todo.pop()):
+                    try:
+                        n, t = self.registry.resolve(ref, "")
+                    except SchemaError:
+                        continue
+                    if t == target:
+                        memo[target] = True
+                        return True
+                    if t is not None and t not in seen:
+                        seen.add(t)
+                        todo.append(n)
+        return memo[target]
 
     def _evaluated(self, alt: Alt, key: str, nothing: dict, keyword: str, ptr: str) -> dict:
         """What the passing subschemas of one alternative evaluate (``key``: ``x-eval`` for
@@ -392,9 +431,10 @@ class Applicators:
         if "$ref" in schema and (self.old_draft or set(schema) - ANNOTATIONS == {"$ref"}):
             node, target = self.resolve(schema["$ref"], _ptr(ptr, "$ref"), schema.get("x-scope"))
             if target is None or target in expanding or \
-                    self.ref_stack.get(target, 0) >= self.max_depth:
+                    (self.ref_stack.get(target, 0) and self.recursive(target, node)):
                 return [Alt({}, [("complement", schema, ptr)], ptr)]
-            self.inlined.append(target)
+            if target not in self.inlined:  # one level of depth however often it is inlined here
+                self.inlined.append(target)
             return self.negate(node, target, expanding | {target})
         if set(schema) & APPLICATORS:
             # not (A and B and ...) = not A or not B or ...

@@ -169,16 +169,17 @@ def test_ref_used_again_inside_its_own_value_is_merged():
                     {"items": [{"name": "a", "level": "l"}]}])
 
 
-def test_recursive_ref_merged_up_to_the_depth_limit():
-    schema = {"$defs": {"node": {"type": "object", "required": ["v"],
-                                 "properties": {"v": {"type": "integer"},
-                                                "kids": {"type": "array", "items": {
-                                                    "allOf": [{"$ref": "#/$defs/node"}],
-                                                    "properties": {"tag": {"type": "string"}}}}}}},
-              "$ref": "#/$defs/node"}
-    leaf = {"v": 3, "tag": "c"}
-    _check(schema, [{"v": 1, "kids": [{"v": 2, "tag": "b", "kids": [leaf]}]},
-                    {"v": 1, "kids": [{"tag": "b"}]}, {"v": 1, "kids": [{"v": "2"}]}])
+def test_recursive_ref_in_branches_counts_one_level():
+    # a recursive target is kept as text inside itself (compile_ref counts it): every level of
+    # nesting costs one of max_depth, however many branches name it
+    schema = {"$ref": "#/definitions/el", "definitions": {"el": {
+        "type": "object", "required": ["type"], "additionalProperties": False,
+        "properties": {"type": {"type": "string"}, "children": {"oneOf": [
+            {"type": "string"}, {"$ref": "#/definitions/el"},
+            {"type": "array", "items": {"$ref": "#/definitions/el"}}]}}}}}
+    _check(schema, [{"type": "a", "children": [{"type": "b", "children": [
+        {"type": "c", "children": "x"}]}]}, {"type": "a", "children": {"type": "b"}},
+        {"type": "a", "children": 1}, {"type": "a", "children": [{"children": "x"}]}])
 
 
 def test_allof_patternproperties_merged():
