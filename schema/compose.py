@@ -11,7 +11,13 @@ operations), its accepting rows completed with the moves of what follows ``m``. 
 those moves never share a character with the moves ``m`` itself makes from an accepting state
 (JSON values end before ``ws , } ]``); an embedded DFA for which that fails is explored state set
 by state set like any other. Only the state sets over several embedded states (the choice of the
-next key after ``{`` or ``,``) are built one by one. The result is minimised once.
+next key after ``{`` or ``,``) are built one by one.
+
+A small result is minimised at once. A large one is returned as a :class:`LazyDFA`: co-reachable
+but not minimised, its table kept as an array, minimised only when an operation needs the minimal
+automaton (a product, the compiled schema at the top). Nested in a larger composition it is copied
+as it is, so a deep schema is minimised once instead of once per nesting level. (The composition of
+minimal members is itself minimal in practice; minimising at the top keeps the contract whatever.)
 
 The language is the one the NFA of the same parts accepts (``tests/schema/test_compose.py``
 compares both constructions).
@@ -31,10 +37,9 @@ Example
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
@@ -363,7 +368,7 @@ class LazyDFA(DFA):
     :class:`Composer` embeds it as it is: nested objects are minimised once, at the top, rather
     than at every level."""
 
-    __slots__ = ("_array", "_rows", "_min")
+    __slots__ = ("_array", "_min", "_rows")
 
     def __init__(self, classes, array: np.ndarray, accepting, start):
         # the base fields, without converting the table to tuples

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget
-from tokenfsm.schema import compile_json_schema
-from tokenfsm.schema import jsontext
+from tokenfsm.schema import compile_json_schema, jsontext
 from tokenfsm.schema.compose import Composer, LazyDFA
 
 
