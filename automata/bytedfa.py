@@ -28,6 +28,7 @@ Suffix sharing of continuation-byte states is regex-automata's ``Utf8SuffixMap``
 from __future__ import annotations
 
 import bisect
+import functools
 
 import numpy as np
 
@@ -330,81 +331,27 @@ def _lower_minimal(dfa):
     delta = np.asarray(dfa.delta, dtype=np.int32)
     n, n_cls = delta.shape
     dead_cls = n_cls
-    # code-point segments: seg_lo[i]..seg_lo[i + 1] - 1 has class seg_cls[i] (dead_cls in gaps,
-    # surrogates and above U+10FFFF)
-    lo_l, hi_l, c_l = [], [], []
+    # the ASCII columns: each byte's class (dead_cls where no class has it)
+    ascii_l = [dead_cls] * 128
+    # the class tree of step 1 depends only on the classes' parts above ASCII: look it up by them,
+    # with those classes numbered locally (by first non-ASCII code point), then map to ours
+    high = []
     for c, cs in enumerate(dfa.classes):
-        for lo, hi in cs.ranges:
-            lo_l.append(lo)
-            hi_l.append(hi)
-            c_l.append(c)
-    order = np.argsort(np.asarray(lo_l, dtype=np.int64), kind="stable")
-    los = np.asarray(lo_l, dtype=np.int64)[order]
-    his = np.asarray(hi_l, dtype=np.int64)[order]
-    cls_of = np.asarray(c_l, dtype=np.int64)[order]
-    seg_lo = [0]
-    seg_cls = [dead_cls]
-    for lo, hi, c in zip(los.tolist(), his.tolist(), cls_of.tolist()):
-        if lo == seg_lo[-1]:   # no gap before this range: it replaces the empty dead segment
-            seg_cls[-1] = c
-        else:
-            seg_lo.append(lo)
-            seg_cls.append(c)
-        seg_lo.append(hi + 1)
-        seg_cls.append(dead_cls)
-    seg_end = seg_lo[1:] + [_CP_END]      # one past each segment
-    seg_lo_a = np.asarray(seg_lo, dtype=np.int64)
-    seg_cls_a = np.asarray(seg_cls, dtype=np.int64)
-
-    # -- 1. class nodes, level k: 64-vectors over level k - 1 (classes at k = 1); -1 = all dead
-    keys: list[dict] = [{}, {}, {}, {}]
-    vecs: list[list] = [[], [], [], []]
-    uniform: dict[tuple[int, int], int] = {}
-
-    def intern(k: int, v: np.ndarray) -> int:
-        key = v.tobytes()
-        got = keys[k].get(key)
-        if got is None:
-            got = len(vecs[k])
-            keys[k][key] = got
-            vecs[k].append(v)
-        return got
-
-    def node(k: int, base: int, floor: int) -> int:
-        size = 64 ** k
-        if base + size <= floor:        # overlong forms only (floor is a child-block boundary)
-            return -1
-        i = bisect.bisect_right(seg_lo, base) - 1
-        if base >= floor and seg_end[i] >= base + size:
-            c = seg_cls[i]
-            if c == dead_cls:
-                return -1
-            got = uniform.get((k, c))
-            if got is None:
-                sub = c if k == 1 else node(k - 1, base, floor)
-                got = uniform[(k, c)] = intern(k, np.full(64, sub, dtype=np.int64))
-            return got
-        if k == 1:
-            v = []
-            for cp in range(base, base + 64):
-                while seg_end[i] <= cp:
-                    i += 1
-                v.append(dead_cls if cp < floor else seg_cls[i])
-            if all(x == dead_cls for x in v):
-                return -1
-        else:
-            step = size // 64
-            v = [node(k - 1, base + j * step, floor) for j in range(64)]
-            if all(x < 0 for x in v):
-                return -1
-        return intern(k, np.array(v, dtype=np.int64))
-
-    ascii_cls = seg_cls_a[np.searchsorted(seg_lo_a, np.arange(128), side="right") - 1]
-    lead_nodes = {}
-    for k, first, last, mask, floor in _LEAD_GROUPS:
-        lead_nodes[k] = np.array([node(k, (b & mask) << (6 * k), floor) for b in range(first, last + 1)],
-                                 dtype=np.int64)
-    L = [None] + [np.array(vecs[k], dtype=np.int64).reshape(-1, 64) for k in (1, 2, 3)]
+        rs = cs.ranges
+        if rs[0][0] < 0x80:
+            for lo, hi in rs:
+                if lo >= 0x80:
+                    break
+                for b in range(lo, min(hi, 0x7F) + 1):
+                    ascii_l[b] = c
+        if rs[-1][1] >= 0x80:
+            high.append((tuple((max(lo, 0x80), hi) for lo, hi in rs if hi >= 0x80), c))
+    high.sort()
+    lead_nodes, L = _class_tree(tuple(r for r, _ in high))
+    if L[1].size:
+        remap = np.array([c for _, c in high] + [dead_cls], dtype=np.int64)
+        L = [None, remap[L[1]], L[2], L[3]]
+    ascii_cls = np.asarray(ascii_l, dtype=np.int64)
 
     # -- 2. byte states: (class node, code-point state) pairs, deduplicated level by level
     dx = np.zeros((n, n_cls + 1), dtype=np.int64)      # column dead_cls: every state dies
@@ -452,6 +399,92 @@ def _lower_minimal(dfa):
     return _canonical_numbering(table, accepting, int(dfa.start))
 
 
+@functools.lru_cache(maxsize=64)
+def _class_tree(high: tuple):
+    """Step 1 of :func:`_lower_minimal` for classes whose parts at or above U+0080 are ``high``
+    (disjoint range tuples, class ``i`` = ``high[i]``; ``len(high)`` stands for "no class").
+
+    Returns ``(lead_nodes, L)``: for each sequence length k, the class node of each lead byte
+    (-1: all dead), and ``L[k]``, the ``(nodes, 64)`` vectors of level-k nodes (class numbers at
+    k = 1, level k - 1 nodes above, -1 for an all-dead sub-block). Read-only, shared by callers.
+    """
+    dead_cls = len(high)
+    # code-point segments: seg_lo[i]..seg_lo[i + 1] - 1 has class seg_cls[i] (dead_cls in gaps,
+    # surrogates and above U+10FFFF)
+    lo_l, hi_l, c_l = [], [], []
+    for c, ranges in enumerate(high):
+        for lo, hi in ranges:
+            lo_l.append(lo)
+            hi_l.append(hi)
+            c_l.append(c)
+    order = sorted(range(len(lo_l)), key=lo_l.__getitem__)
+    seg_lo = [0]
+    seg_cls = [dead_cls]
+    for j in order:
+        lo, hi, c = lo_l[j], hi_l[j], c_l[j]
+        if lo == seg_lo[-1]:   # no gap before this range: it replaces the empty dead segment
+            seg_cls[-1] = c
+        else:
+            seg_lo.append(lo)
+            seg_cls.append(c)
+        seg_lo.append(hi + 1)
+        seg_cls.append(dead_cls)
+    seg_end = seg_lo[1:] + [_CP_END]      # one past each segment
+
+    # -- 1. class nodes, level k: 64-vectors over level k - 1 (classes at k = 1); -1 = all dead
+    keys: list[dict] = [{}, {}, {}, {}]
+    vecs: list[list] = [[], [], [], []]
+    uniform: dict[tuple[int, int], int] = {}
+
+    def intern(k: int, v: np.ndarray) -> int:
+        key = v.tobytes()
+        got = keys[k].get(key)
+        if got is None:
+            got = len(vecs[k])
+            keys[k][key] = got
+            vecs[k].append(v)
+        return got
+
+    def node(k: int, base: int, floor: int) -> int:
+        size = 64 ** k
+        if base + size <= floor:        # overlong forms only (floor is a child-block boundary)
+            return -1
+        i = bisect.bisect_right(seg_lo, base) - 1
+        if base >= floor and seg_end[i] >= base + size:
+            c = seg_cls[i]
+            if c == dead_cls:
+                return -1
+            got = uniform.get((k, c))
+            if got is None:
+                sub = c if k == 1 else node(k - 1, base, floor)
+                got = uniform[(k, c)] = intern(k, np.full(64, sub, dtype=np.int64))
+            return got
+        if k == 1:
+            v = []
+            for cp in range(base, base + 64):
+                while seg_end[i] <= cp:
+                    i += 1
+                v.append(dead_cls if cp < floor else seg_cls[i])
+            if all(x == dead_cls for x in v):
+                return -1
+        else:
+            step = size // 64
+            v = [node(k - 1, base + j * step, floor) for j in range(64)]
+            if all(x < 0 for x in v):
+                return -1
+        return intern(k, np.array(v, dtype=np.int64))
+
+    lead_nodes = {}
+    for k, first, last, mask, floor in _LEAD_GROUPS:
+        lead_nodes[k] = np.array([node(k, (b & mask) << (6 * k), floor) for b in range(first, last + 1)],
+                                 dtype=np.int64)
+    L = [None] + [np.array(vecs[k], dtype=np.int64).reshape(-1, 64) for k in (1, 2, 3)]
+    for k in (1, 2, 3):
+        lead_nodes[k].setflags(write=False)
+        L[k].setflags(write=False)
+    return lead_nodes, L
+
+
 def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     """Byte classes (by first byte) and breadth-first state numbering of a minimal 256-column
     table whose every live state is reachable; None if some state is not reached."""
@@ -495,9 +528,37 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     return bc.astype(np.uint8), out, acc, 1
 
 
+#: Random odd 64-bit multipliers for column hashing (grown on demand; fixed seed, so reproducible).
+_COL_WEIGHTS = np.zeros(0, dtype=np.int64)
+
+
 def _byte_classes_np(table: np.ndarray):
-    """:func:`_byte_classes` by sorting: (class of each column, a representative column each),
-    classes numbered by first column."""
+    """:func:`_byte_classes` by hashing: (class of each column, a representative column each),
+    classes numbered by first column.
+
+    Columns are grouped by an integer hash (a wrapping dot product with random weights, so equal
+    columns always hash equal), then every column is compared with its group's representative;
+    a collision between different columns falls back to sorting the columns themselves.
+    """
+    global _COL_WEIGHTS
+    rows = table.shape[0]
+    if _COL_WEIGHTS.size < rows:
+        _COL_WEIGHTS = np.random.default_rng(0x5EED).integers(
+            1, 1 << 62, max(rows, 2 * _COL_WEIGHTS.size), dtype=np.int64) | 1
+    h = (table.astype(np.int64, copy=False) * _COL_WEIGHTS[:rows, None]).sum(axis=0)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    order = np.argsort(first, kind="stable")
+    rank[order] = np.arange(first.size)
+    cls = rank[inv.reshape(-1)]
+    reps = first[order]
+    if (np.take(table, reps[cls], axis=1) == table).all():
+        return cls, reps
+    return _byte_classes_sorted(table)
+
+
+def _byte_classes_sorted(table: np.ndarray):
+    """:func:`_byte_classes` by sorting the columns as byte strings (exact, slower)."""
     t = np.ascontiguousarray(table.T)
     view = t.view(np.dtype((np.void, t.dtype.itemsize * t.shape[1]))).ravel()
     _, first, inv = np.unique(view, return_index=True, return_inverse=True)

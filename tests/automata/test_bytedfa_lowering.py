@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from oracles import automata, charsets, fewer
 from tokenfsm.automata import DFA, ByteDFA, CharSet
+from tokenfsm.automata import bytedfa
 from tokenfsm.automata.bytedfa import _lower_minimal
 
 
@@ -66,3 +67,49 @@ def test_unmarked_tables_take_the_general_path():
     d = DFA([CharSet.of("a"), ~CharSet.of("a")], [[0, 0], [2, 0], [3, 0], [2, 0]], {2, 3}, 1)
     assert not d._minimal
     assert same(ByteDFA.from_codepoint_dfa(d), DFA.from_regex("a+").to_bytes())
+
+
+# -- the class tree is shared between DFAs whose classes agree above ASCII ------------------------
+HIGH = CharSet([(0x80, 0xD7FF), (0xE000, 0x10FFFF)])
+
+
+@fewer(2)
+@given(st.lists(charsets(), min_size=1, max_size=3), st.lists(charsets(), min_size=1, max_size=3),
+       st.sampled_from([HIGH, CharSet([(0xE9, 0xE9)]), CharSet([(0x800, 0xFFFF)]), CharSet()]))
+def test_cached_class_tree_equals_general_lowering(left, right, high):
+    # two automata whose classes cut ASCII differently (so the same non-ASCII classes get
+    # different numbers) but share the non-ASCII sets: the second reuses the first's class tree
+    def build(sets):
+        d = DFA.from_charset(high | CharSet([(0x22, 0x22)])).repeat(0, 3) if high else DFA.epsilon()
+        for cs in sets:
+            if cs:
+                d = d + DFA.from_charset((cs & CharSet([(0, 0x7F)])) | high).repeat(0, 2)
+        return d
+    bytedfa._class_tree.cache_clear()
+    check(build(left))
+    check(build(right))       # warm: the tree may come from the cache
+    bytedfa._class_tree.cache_clear()
+    check(build(right))       # cold
+
+
+# -- byte classes by column hashing ------------------------------------------------------------
+@fewer(2)
+@given(st.integers(1, 40), st.integers(1, 6), st.randoms(use_true_random=False))
+def test_hashed_byte_classes_equal_exact_grouping(rows, distinct, rnd):
+    cols = [[rnd.randrange(rows) for _ in range(rows)] for _ in range(distinct)]
+    table = np.array([cols[rnd.randrange(distinct)] for _ in range(256)], dtype=np.int64).T.copy()
+    want = bytedfa._byte_classes(table)
+    for got in (bytedfa._byte_classes_np(table), bytedfa._byte_classes_sorted(table)):
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
+    table = np.zeros((3, 256), dtype=np.int64)
+    table[1, 7] = 2
+    table[2, 200] = 1
+    # all-zero weights: every column hashes alike, so the check must catch the collision
+    monkeypatch.setattr(bytedfa, "_COL_WEIGHTS", np.zeros(8, dtype=np.int64))
+    got = bytedfa._byte_classes_np(table)
+    want = bytedfa._byte_classes(table)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert int(got[0].max()) == 2
