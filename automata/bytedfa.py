@@ -496,12 +496,15 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     new[start] = 1
     count = 2
     if tab.size <= _PY_BFS_CELLS:
-        # small tables: a plain queue beats one array round per breadth-first level
-        rows = tab.tolist()
+        # small tables: a plain queue beats one array round per breadth-first level; it walks
+        # only the nonzero cells (most are zero), row by row in column order
+        r, c = np.nonzero(tab)
+        flat = tab[r, c].tolist()
+        off = np.searchsorted(r, np.arange(total + 1)).tolist()
         order = [start]
         num = new.tolist()
         for s in order:
-            for t in rows[s]:
+            for t in flat[off[s]:off[s + 1]]:
                 if num[t] < 0:
                     num[t] = count
                     count += 1
