@@ -5,6 +5,10 @@ compiled, were unsupported, went over budget or failed, how many valid instances
 schema key order under the whitespace policy, or in their own key order) the automaton accepts,
 how many invalid ones it rejects (both orders must be rejected), and the median / p90 compile time.
 A schema that is unsatisfiable compiles to the empty language (it rejects every instance).
+The schema key order is the compiler's (:func:`tokenfsm.schema.serialize.dumps_in_schema_order`:
+merge order of the alternative the instance takes), and a schema is compiled with
+``allow_extra_keys`` when some valid instance has keys its alternative does not declare
+(:func:`~tokenfsm.schema.serialize.has_undeclared_keys`).
 
 On the test suite it also prints the number of passing tests: the schema compiled in strict mode
 and the automaton's verdict on the instance is the suite's (llguidance's published figure on the
@@ -21,7 +25,7 @@ Usage::
 
 ``--failures`` lists, per file (suite) or subset, every group that does not fully pass and why:
 unsupported (the keyword and message), over budget, error, invalid accepted (with the test's
-description when the suite has one), valid rejected.
+description when the suite has one), valid rejected (with the text tried, in schema key order).
 """
 
 from __future__ import annotations
