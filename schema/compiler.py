@@ -62,8 +62,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 import warnings
+from collections import OrderedDict
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -178,6 +180,39 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
         raise SchemaError(f"schema is unsatisfiable: {why}", where)
     return CompiledSchema(dfa, c.warnings, schema)
+
+
+#: String texts kept across compilations (a ``format`` or ``pattern`` automaton costs milliseconds
+#: to build and recurs from schema to schema, like the any-value automaton below): at most
+#: ``_STRING_CACHE_SIZE`` entries, each of at most ``_STRING_CACHE_STATES`` states.
+_STRING_CACHE: "OrderedDict[tuple, DFA]" = OrderedDict()
+_STRING_CACHE_LOCK = threading.Lock()
+_STRING_CACHE_SIZE = 256
+_STRING_CACHE_STATES = 20_000
+
+
+def string_text(lo: int, hi: int | None, pattern: str | None, fmt: str | None, excludes: tuple,
+                budget: Budget) -> DFA:
+    """The JSON texts of the strings of decoded length ``lo..hi`` matching ``pattern`` and
+    ``fmt``, without the ``excludes`` substrings: one plain spelling per character under a
+    ``pattern`` or ``format``, every spelling otherwise (cached across compilations; a kept
+    automaton larger than ``budget.max_states`` is built again, under that budget)."""
+    key = (lo, hi, pattern, fmt, excludes)
+    with _STRING_CACHE_LOCK:
+        hit = _STRING_CACHE.get(key)
+        if hit is not None and hit.num_states <= budget.max_states:
+            _STRING_CACHE.move_to_end(key)
+            return hit
+    value = string_value(lo, hi, pattern, fmt, budget=budget)
+    minimal = pattern is not None or fmt is not None
+    text = json_string(value, excludes=excludes, escapes="minimal" if minimal else "all",
+                       budget=budget)
+    if text.num_states <= _STRING_CACHE_STATES:
+        with _STRING_CACHE_LOCK:
+            _STRING_CACHE[key] = text
+            while len(_STRING_CACHE) > _STRING_CACHE_SIZE:
+                _STRING_CACHE.popitem(last=False)
+    return text
 
 
 @lru_cache(maxsize=16)
@@ -645,11 +680,7 @@ class _Compiler(Applicators, Containers):
         ``pattern`` or ``format``, every spelling otherwise (see the module docstring)."""
         key = (lo, hi, pattern, fmt, excludes)
         if key not in self._strings:
-            value = string_value(lo, hi, pattern, fmt, budget=self.budget)
-            minimal = pattern is not None or fmt is not None
-            self._strings[key] = json_string(value, excludes=excludes,
-                                             escapes="minimal" if minimal else "all",
-                                             budget=self.budget)
+            self._strings[key] = string_text(lo, hi, pattern, fmt, excludes, self.budget)
         return self._strings[key]
 
     def key_region(self, value: DFA) -> DFA:
