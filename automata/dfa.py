@@ -424,9 +424,6 @@ class DFA:
         if (PRODUCT_ARRAY_MIN <= na * nb <= PRODUCT_ARRAY_MAX and operation in _ACCEPT_ARRAYS
                 and not (dead_if_either and (self.start == 0 or other.start == 0))):
             return self._product_arrays(other, classes, ca, cb, operation, meter, dead_if_either)
-        ga, gb = getattr(self, "_groups", None), getattr(other, "_groups", None)
-        if ga is not None and gb is not None and not (dead_if_either and (self.start == 0 or other.start == 0)):
-            return self._product_groups(other, classes, ca, cb, accept, meter, dead_if_either, ga, gb)
         da, db = self.delta, other.delta
         acc_a, acc_b = self.accepting, other.accepting
         # a pair (x, y) is the int x * nb + y
@@ -475,95 +472,6 @@ class DFA:
                     row.append(j)
             delta[index[p]] = row
         return DFA._minimal_of(classes, delta, accepting, start)
-
-    def _product_groups(self, other: "DFA", classes, ca, cb, accept, meter, dead_if_either: bool,
-                        ga, gb) -> "DFA":
-        """:meth:`_product` from the operands' ``(target, class bit set)`` groups: a pair state's
-        groups are the nonempty intersections of its components' groups, each mapped to the
-        joint classes (a Python step per pair of groups, not per class)."""
-        K = len(classes)
-        full = (1 << K) - 1
-        ja = [0] * len(self.classes)
-        jb = [0] * len(other.classes)
-        for k, (x, y) in enumerate(zip(ca, cb)):
-            ja[x] |= 1 << k
-            jb[y] |= 1 << k
-
-        def joint(groups, j, memo, s):
-            got = memo.get(s)
-            if got is None:
-                got = []
-                seen = 0
-                for t, m in groups[s]:
-                    jm = 0
-                    c = 0
-                    while m:
-                        if m & 1:
-                            jm |= j[c]
-                        m >>= 1
-                        c += 1
-                    got.append((t, jm))
-                    seen |= jm
-                if not dead_if_either and seen != full:
-                    got.append((0, full & ~seen))
-                memo[s] = got
-            return got
-
-        memo_a: dict = {}
-        memo_b: dict = {}
-        nb = len(other.delta)
-        acc_a, acc_b = self.accepting, other.accepting
-        index: dict[int, int] = {0: 0}
-        groups: list = [[]]
-        accepting = set()
-        todo = []
-
-        def intern(p):
-            i = len(groups)
-            index[p] = i
-            groups.append(None)
-            meter.add()
-            if accept(p // nb in acc_a, p % nb in acc_b):
-                accepting.add(i)
-            todo.append(p)
-            return i
-
-        start_pair = self.start * nb + other.start
-        if start_pair == 0:
-            return DFA.empty()
-        start = intern(start_pair)
-        while todo:
-            p = todo.pop()
-            x, y = divmod(p, nb)
-            gx = joint(ga, ja, memo_a, x) if x else [(0, full)]
-            gy = joint(gb, jb, memo_b, y) if y else [(0, full)]
-            out = []
-            for ta, ma in gx:
-                for tb, mb in gy:
-                    m = ma & mb
-                    if m:
-                        q = ta * nb + tb
-                        if q:
-                            j = index.get(q)
-                            if j is None:
-                                j = intern(q)
-                            out.append((j, m))
-            groups[index[p]] = out
-        n = len(groups)
-        if n * K >= ARRAY_MIN_CELLS:
-            delta = [[0] * K for _ in range(n)]
-            for s, g in enumerate(groups):
-                row = delta[s]
-                for t, m in g:
-                    c = 0
-                    while m:
-                        if m & 1:
-                            row[c] = t
-                        m >>= 1
-                        c += 1
-            return DFA._minimal_of(classes, delta, accepting, start)
-        # rows are only read for their width when the groups are given
-        return DFA._minimal_of(classes, [[0] * K] * n, accepting, start, groups)
 
     def _product_arrays(self, other: "DFA", classes, ca, cb, operation: str, meter,
                         dead_if_either: bool) -> "DFA":
