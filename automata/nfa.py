@@ -394,6 +394,17 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
     start = intern(closure([nfa.start]))
     # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
     target_state: dict = {}
+
+    def state_of(ts: list) -> int:
+        """The DFA state of the closure of the NFA targets ``ts`` (interned on first sight)."""
+        key = ts[0] if len(ts) == 1 else frozenset(ts)
+        if len(ts) > 1 and len(key) == 1:
+            key = ts[0]
+        j = target_state.get(key)
+        if j is None:
+            j = target_state[key] = intern(closure(ts))
+        return j
+
     classes_of: dict[int, list[int]] = {}      # bit set -> its classes
     # groups serve tables that will be minimised pair by pair (moderate sizes) only
     groups_max = max(2, GROUPS_MAX_CELLS // max(1, nclasses))
@@ -441,15 +452,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                         got.append(t)
             by_j: dict[int, int] = {}
             for c, ts in succ.items():
-                if len(ts) == 1:
-                    key = ts[0]
-                else:
-                    key = frozenset(ts)
-                    if len(key) == 1:
-                        key = ts[0]
-                j = target_state.get(key)
-                if j is None:
-                    j = target_state[key] = intern(closure(ts))
+                j = state_of(ts)
                 row[c] = j
                 by_j[j] = by_j.get(j, 0) | (1 << c)
             delta[index[S]] = row
@@ -474,15 +477,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                 nxt.append((m, [t]))
             parts = nxt
         for pm, ts in parts:
-            if len(ts) == 1:
-                key = ts[0]
-            else:
-                key = frozenset(ts)
-                if len(key) == 1:
-                    key = ts[0]
-            j = target_state.get(key)
-            if j is None:
-                j = target_state[key] = intern(closure(ts))
+            j = state_of(ts)
             cl = classes_of.get(pm)
             if cl is None:
                 cl = classes_of[pm] = [c for c in range(pm.bit_length()) if pm >> c & 1]
