@@ -102,11 +102,23 @@ class Matcher:
     Parameters
     ----------
     index : TokenIndex
+        Or a :class:`~.pushdown.PushdownIndex` (a recursive grammar walked with a stack):
+        ``Matcher(index)`` then returns a :class:`~.pushdown.PushdownMatcher`, same API.
     max_rollback : int, optional
         Steps kept for :meth:`rollback` (unbounded by default).
     """
 
     __slots__ = ("_index", "_state", "_finished", "_history", "_bm", "_bm_row", "_bm_view")
+    #: True on matchers whose rows are not numbered rows of ``index.mask_rows`` (see
+    #: :func:`fill_next_token_bitmasks`)
+    _own_row = False
+
+    def __new__(cls, index=None, max_rollback: int | None = None):
+        # an index of another kind (a stack automaton's) names its own matcher class
+        sub = getattr(type(index), "matcher_class", None)
+        if cls is Matcher and sub is not None:
+            cls = sub
+        return object.__new__(cls)
 
     def __init__(self, index: TokenIndex, max_rollback: int | None = None):
         if not isinstance(index, TokenIndex):
@@ -345,7 +357,11 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
     if rows_arr.size and (rows_arr.min() < 0 or rows_arr.max() >= out.shape[0]):
         raise BitmaskError(f"rows must lie in 0..{out.shape[0] - 1}")
     groups: dict[int, tuple[TokenIndex, list[int], list[int]]] = {}
+    own = []
     for m, r in zip(matchers, rows_arr.tolist()):
+        if m is not None and m._own_row:  # a stack automaton's row, computed per configuration
+            own.append((m._mask_row(), r))
+            continue
         ix = m.index if m is not None else None
         g = groups.setdefault(id(ix), (ix, [], []))
         g[1].append(m._row_id() if m is not None else -1)
@@ -354,6 +370,8 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
     for ix, row_ids, out_idx in groups.values():
         kernels.copy_rows(ix.mask_rows if ix is not None else empty,
                           np.asarray(row_ids, dtype=np.int64), np.asarray(out_idx, dtype=np.int64), out)
+    for row, r in own:
+        out[r] = row
 
 
 def _vocab_limit(n_logits: int, n_words: int, vocab_size) -> int:
