@@ -1,0 +1,568 @@
+"""Token masks for stack automata: recursive grammars walked with a stack instead of unrolled.
+
+A recursive JSON Schema unrolled to a depth is a flat DFA with as many copies of each recursive
+definition as there are paths into it: hundreds of thousands of states. Its ``PushdownBytes`` form
+(``tokenfsm.automata.recursive``) keeps one small byte automaton per definition and *call* edges
+into the others; a configuration is a state and a stack of return states. A flat
+:class:`~.index.TokenIndex` cannot hold a row per configuration (there are too many), so
+:class:`PushdownIndex` computes the row of a configuration when it is first needed, by one walk of
+the vocabulary's token trie (:func:`.pd_kernels.fill_row`), and keeps it in a bounded LRU.
+
+A row depends on the stack only through the entries some token pops: the walk reports how deep
+that is (``used``), and the row is stored under the state and the top ``used`` entries, so the
+string body of a property allows the same tokens whatever lies deeper on the stack, and is walked
+once per distinct top of stack, not once per document position. A walk that pops the whole stack
+and finds it empty (or a state where EOS may come) depends on the stack's length too and is stored
+under the whole stack.
+
+:class:`~.matcher.Matcher` drives a :class:`PushdownIndex` with its usual API: ``Matcher(index)``
+returns a :class:`PushdownMatcher`, whose ``state`` is ``(q, stack)`` (``stack`` a tuple of return
+states, bottom first). EOS is allowed exactly where the state accepts and the stack is empty.
+
+Example
+-------
+>>> from tokenfsm.masks import Matcher
+>>> from tokenfsm.masks.pushdown import PushdownIndex
+>>> index = PushdownIndex(rdfa.to_bytes(), vocab)          # doctest: +SKIP
+>>> m = Matcher(index); m.accept_string("[[1,")            # doctest: +SKIP
+True
+>>> m.state                                                # doctest: +SKIP
+(4, (7,))
+
+The per-configuration mask over a persistent stack follows llguidance's lexer/parser split (token
+masks computed on demand from the parser state); keying a mask by the stack entries it reads is the
+context-dependent half of xgrammar's adaptive token mask cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections import deque
+
+import numpy as np
+
+from . import pd_kernels
+from .errors import BitmaskError, RollbackError, TokenRejected
+from .index import _automaton_error
+from .matcher import _INT32, Matcher, _bitmask_array
+from .trie import token_trie
+from .vocab import Vocabulary
+
+__all__ = ["PushdownIndex", "PushdownMatcher", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
+
+#: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows).
+ROW_CACHE_BYTES = 32 << 20
+
+_FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entry", "call_return",
+           "call_first", "max_stack")
+
+
+def as_pushdown_bytes(obj):
+    """The ``PushdownBytes`` of ``obj``: a ``PushdownBytes`` itself, a ``RecursiveDFA``
+    (``to_bytes()``), or a compiled schema whose ``recursive`` is set."""
+    if all(hasattr(obj, f) for f in _FIELDS):
+        return obj
+    rec = getattr(obj, "recursive", None)
+    if rec is not None:
+        return rec.to_bytes()
+    if hasattr(obj, "modules") and hasattr(obj, "to_bytes"):
+        return obj.to_bytes()
+    missing = [f for f in _FIELDS if not hasattr(obj, f)]
+    raise TypeError(f"{type(obj).__name__} is not a stack automaton over bytes (no {missing[0]!r})")
+
+
+def _validated(pb) -> dict:
+    """The automaton's arrays, checked against the ``PushdownBytes`` contract."""
+    err = _automaton_error
+    classes = np.asarray(pb.byte_classes)
+    table = np.asarray(pb.table)
+    accepting = np.asarray(pb.accepting)
+    call_ptr = np.asarray(pb.call_ptr)
+    call_entry = np.asarray(pb.call_entry)
+    call_return = np.asarray(pb.call_return)
+    call_first = np.asarray(pb.call_first)
+    if classes.shape != (256,) or not np.issubdtype(classes.dtype, np.integer):
+        raise err(f"byte_classes must be an integer array of shape (256,), not {classes.shape}")
+    if table.ndim != 2 or table.shape[0] < 1 or not np.issubdtype(table.dtype, np.integer):
+        raise err(f"table must be a 2-D integer array with the dead state 0, not {table.shape}")
+    n, c = table.shape
+    if classes.min() < 0 or classes.max() >= c or c > 256:
+        raise err(f"byte_classes refer to classes outside 0..{c - 1}")
+    if table.size and (table.min() < 0 or table.max() >= n):
+        raise err(f"table refers to states outside 0..{n - 1}")
+    if np.any(table[0] != 0):
+        raise err("state 0 must be dead (its row all zeros)")
+    if accepting.shape != (n,):
+        raise err(f"accepting must have shape ({n},), not {accepting.shape}")
+    accepting = accepting.astype(bool)
+    if accepting[0]:
+        raise err("the dead state 0 cannot be accepting")
+    start = int(pb.start)
+    if not 0 <= start < n:
+        raise err(f"start state {start} is outside 0..{n - 1}")
+    if call_ptr.shape != (n + 1,) or not np.issubdtype(call_ptr.dtype, np.integer):
+        raise err(f"call_ptr must be an integer array of shape ({n + 1},), not {call_ptr.shape}")
+    e = int(call_ptr[-1])
+    if call_ptr[0] != 0 or np.any(np.diff(call_ptr) < 0) or call_ptr[1] != 0:
+        raise err("call_ptr must rise from 0, with no calls from the dead state 0")
+    for name, a in (("call_entry", call_entry), ("call_return", call_return)):
+        if a.shape != (e,) or not np.issubdtype(a.dtype, np.integer):
+            raise err(f"{name} must be an integer array of shape ({e},), not {a.shape}")
+        if e and (a.min() < 1 or a.max() >= n):
+            raise err(f"{name} refers to states outside 1..{n - 1}")
+    if call_first.shape != (e, 256):
+        raise err(f"call_first must have shape ({e}, 256), not {call_first.shape}")
+    max_stack = int(pb.max_stack)
+    if max_stack < 0 or (e and max_stack < 1):
+        raise err(f"max_stack {max_stack} is too small for an automaton with calls")
+    return dict(
+        byte_classes=np.ascontiguousarray(classes, dtype=np.uint8),
+        table=np.ascontiguousarray(table, dtype=np.int32),
+        accepting=np.ascontiguousarray(accepting, dtype=np.bool_),
+        start=start,
+        call_ptr=np.ascontiguousarray(call_ptr, dtype=np.int32),
+        call_entry=np.ascontiguousarray(call_entry, dtype=np.int32),
+        call_return=np.ascontiguousarray(call_return, dtype=np.int32),
+        call_first=np.ascontiguousarray(call_first, dtype=np.bool_),
+        max_stack=max_stack,
+    )
+
+
+class PushdownIndex:
+    """Allowed tokens per configuration of a stack automaton over bytes, for one vocabulary.
+
+    Parameters
+    ----------
+    automaton : PushdownBytes, RecursiveDFA or compiled schema
+        See :func:`as_pushdown_bytes`; checked against the contract (``AutomatonError``).
+    vocab : Vocabulary
+    cache_bytes : int
+        Bytes of mask rows kept (least recently used dropped first; at least 16 rows).
+
+    Attributes
+    ----------
+    vocab : Vocabulary
+    vocab_size : int
+    n_words : int
+        Words per bitmask row, ``ceil(vocab_size / 32)``.
+    eos_ids : int32[k]
+    start : tuple
+        The start configuration ``(q, ())``; ``q`` is 0 if the language is empty.
+    num_states : int
+    byte_classes, table, accepting, call_ptr, call_entry, call_return, call_first : arrays
+        The automaton (read-only).
+    max_stack : int
+    finished_mask : int32[n_words]
+        The row allowing only EOS, used once a sequence has ended.
+    stats : dict
+        ``hits``, ``misses`` (rows walked), ``visited`` (trie nodes walked), ``walk_s``.
+
+    Notes
+    -----
+    Thread-safe: matchers in several threads may share one index (rows are computed outside the
+    lock; two threads may compute the same row once each).
+    """
+
+    def __init__(self, automaton, vocab: Vocabulary, cache_bytes: int = ROW_CACHE_BYTES):
+        if not isinstance(vocab, Vocabulary):
+            raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
+        a = _validated(as_pushdown_bytes(automaton))
+        for name in ("byte_classes", "table", "accepting", "call_ptr", "call_entry", "call_return",
+                     "call_first"):
+            arr = a[name]
+            arr.flags.writeable = False
+            setattr(self, name, arr)
+        self.max_stack = a["max_stack"]
+        self.num_states = int(self.table.shape[0])
+        self.vocab = vocab
+        self.vocab_size = vocab.size
+        self.vocab_fingerprint = vocab.fingerprint
+        self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int32)
+        self.eos_ids.flags.writeable = False
+        self._eos_set = frozenset(self.eos_ids.tolist())
+        self._n_words = (vocab.size + 31) // 32
+        self._trie = token_trie(vocab)
+        self._cap = max(self.max_stack, 1)
+        q0 = a["start"]  # the contract: every nonzero state can complete
+        self.start = (q0, ())
+        fin = np.zeros(self._n_words, dtype=np.uint32)
+        for t in self._eos_set:
+            fin[t >> 5] |= np.uint32(1 << (t & 31))
+        self.finished_mask = fin.view(np.int32)
+        self.finished_mask.flags.writeable = False
+        self._finished_view = memoryview(self.finished_mask).cast("B")
+        self._empty_row = np.zeros(self._n_words, dtype=np.int32)
+        self._empty_row.flags.writeable = False
+        self._max_rows = max(16, int(cache_bytes) // max(4 * self._n_words, 1))
+        self._rows: OrderedDict = OrderedDict()
+        self._used: dict[int, list[int]] = {}
+        self._lock = threading.Lock()
+        self._own: dict[int, int] = {}
+        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0)
+        # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
+        self._tab = memoryview(self.table.reshape(-1)).cast("B").cast("i")
+        self._nc = int(self.table.shape[1])
+        self._cls = self.byte_classes.tolist()
+        self._acc = self.accepting.tolist()
+        ptr = self.call_ptr.tolist()
+        firsts = [int.from_bytes(np.packbits(r, bitorder="little").tobytes(), "little")
+                  for r in self.call_first]
+        entry, ret = self.call_entry.tolist(), self.call_return.tolist()
+        self._calls = [tuple((firsts[e], entry[e], ret[e]) for e in range(ptr[q], ptr[q + 1]))
+                       for q in range(self.num_states)]
+
+    # -- attributes a matcher reads -------------------------------------------------------------
+    @property
+    def n_words(self) -> int:
+        """Words per bitmask row: ``ceil(vocab.size / 32)``."""
+        return self._n_words
+
+    @property
+    def num_cached_rows(self) -> int:
+        return len(self._rows)
+
+    def clear_rows(self) -> None:
+        """Drop every kept row (mainly for benchmarks measuring cold fills)."""
+        with self._lock:
+            self._rows.clear()
+            self._used.clear()
+
+    def __repr__(self) -> str:
+        return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
+                f"max_stack={self.max_stack}, vocab_size={self.vocab_size}, "
+                f"cached_rows={len(self._rows)})")
+
+    # -- configurations -------------------------------------------------------------------------
+    def _check_state(self, state) -> tuple[int, tuple]:
+        try:
+            q, stack = state
+            q = int(q)
+            stack = tuple(int(s) for s in stack)
+        except (TypeError, ValueError):
+            raise ValueError(f"a configuration is (state, stack), not {state!r}") from None
+        if not 0 <= q < self.num_states or any(not 0 < s < self.num_states for s in stack):
+            raise ValueError(f"configuration {state!r} has states outside 1..{self.num_states - 1}")
+        if len(stack) > self.max_stack:
+            raise ValueError(f"configuration {state!r} is deeper than max_stack={self.max_stack}")
+        return q, stack
+
+    def step(self, q: int, stack: list, byte: int) -> int:
+        """One byte from ``(q, stack)`` (the contract's rules 1-4); ``stack`` is changed in place.
+        Returns the new state, 0 if dead."""
+        return self._walk(int(q), stack, (int(byte),))
+
+    def _walk(self, q: int, stack: list, data) -> int:
+        """Walk ``data`` (bytes, or ints) from ``(q, stack)``; ``stack`` changes in place."""
+        tab, nc, cls, acc, calls = self._tab, self._nc, self._cls, self._acc, self._calls
+        limit = 2 * (len(stack) + self._cap) + 4
+        for b in data:
+            t = tab[q * nc + cls[b]]
+            if t:
+                q = t
+                continue
+            if q == 0:
+                return 0
+            ops = 0
+            while True:
+                for first, entry, ret in calls[q]:
+                    if first >> b & 1:
+                        stack.append(ret)
+                        q = entry
+                        break
+                else:
+                    if acc[q] and stack:
+                        q = stack.pop()
+                    else:
+                        return 0
+                t = tab[q * nc + cls[b]]
+                if t:
+                    q = t
+                    break
+                ops += 1
+                if ops > limit:
+                    return 0
+            if len(stack) > self.max_stack:
+                return 0
+        return q
+
+    def walk_bytes(self, state, data: bytes) -> tuple[int, tuple]:
+        """Follow ``data`` from configuration ``state``; ``(0, ())`` if it dies."""
+        q, stack = self._check_state(state)
+        st = list(stack)
+        q = self._walk(q, st, bytes(data)) if q else 0
+        return (q, tuple(st)) if q else (0, ())
+
+    def next_state(self, state, token_id: int) -> tuple[int, tuple]:
+        """The configuration ``token_id`` leads to from ``state``: ``(0, ())`` if it is not
+        allowed there (EOS ids and tokens with no bytes always give that)."""
+        q, stack = self._check_state(state)
+        tok = self.vocab[self.vocab.check_token_id(token_id)]
+        if tok is None or q == 0:
+            return (0, ())
+        st = list(stack)
+        q = self._walk(q, st, tok)
+        return (q, tuple(st)) if q else (0, ())
+
+    def is_accepting(self, state) -> bool:
+        """Whether the text may end at ``state``: an accepting state with an empty stack."""
+        q, stack = self._check_state(state)
+        return bool(self.accepting[q]) and not stack
+
+    # -- rows -----------------------------------------------------------------------------------
+    def _row(self, q: int, stack: tuple):
+        """``(row, byte view)`` of a configuration, from the cache or walked now."""
+        if q == 0:
+            return self._empty_row, memoryview(self._empty_row).cast("B")
+        rows = self._rows
+        with self._lock:
+            hit = rows.get((q, stack, True))
+            key = (q, stack, True)
+            if hit is None:
+                n = len(stack)
+                for u in self._used.get(q, ()):
+                    if u <= n:
+                        key = (q, stack[n - u:], False)
+                        hit = rows.get(key)
+                        if hit is not None:
+                            break
+            if hit is not None:
+                rows.move_to_end(key)
+                self.stats["hits"] += 1
+                return hit
+        t0 = time.perf_counter()
+        trie = self._trie
+        out = np.zeros(self._n_words, dtype=np.uint32)
+        used, exact, visited = pd_kernels.fill_row(
+            trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
+            self.byte_classes, self.table, self.accepting, self.call_ptr, self.call_entry,
+            self.call_return, self.call_first, q, np.asarray(stack, dtype=np.int32), self._cap,
+            self.eos_ids, out)
+        used, exact = int(used), bool(exact)
+        if self._acc[q]:  # the EOS bits depend on whether the stack is empty
+            if stack:
+                used = max(used, 1)
+            else:
+                exact = True
+        row = out.view(np.int32)
+        row.flags.writeable = False
+        entry = (row, memoryview(row).cast("B"))
+        key = (q, stack, True) if exact else (q, stack[len(stack) - used:], False)
+        with self._lock:
+            self.stats["misses"] += 1
+            self.stats["visited"] += int(visited)
+            self.stats["walk_s"] += time.perf_counter() - t0
+            rows[key] = entry
+            if not exact:
+                us = self._used.setdefault(q, [])
+                if used not in us:
+                    us.append(used)
+            while len(rows) > self._max_rows:
+                rows.popitem(last=False)
+        return entry
+
+    def mask_row(self, state) -> np.ndarray:
+        """The packed bitmask of configuration ``state`` (read-only ``int32[n_words]``)."""
+        q, stack = self._check_state(state)
+        return self._row(q, stack)[0]
+
+    def allowed_token_ids(self, state, include_eos: bool = True) -> np.ndarray:
+        """Token ids allowed in ``state`` (ascending), EOS included where it may end."""
+        row = self.mask_row(state)
+        bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: self.vocab_size]
+        ids = np.flatnonzero(bits).astype(np.int32)
+        if not include_eos and self._eos_set:
+            ids = ids[~np.isin(ids, self.eos_ids)]
+        return ids
+
+    # -- forced text ----------------------------------------------------------------------------
+    def _own_bytes(self, q: int) -> int:
+        """Bytes that move ``q`` without popping (rules 1 and 2), as a 256-bit integer."""
+        bits = self._own.get(q)
+        if bits is None:
+            live = (self.table[q] != 0)[self.byte_classes]
+            bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little")
+            for first, _, _ in self._calls[q]:
+                bits |= first
+            self._own[q] = bits
+        return bits
+
+    def forced_bytes(self, state) -> bytes:
+        """The bytes forced from ``state``: while the text may not end there and exactly one byte
+        keeps the configuration live, that byte."""
+        q, stack = self._check_state(state)
+        st = list(stack)
+        out = bytearray()
+        limit = self.num_states * (self.max_stack + 1) + 1
+        while q and len(out) < limit:
+            if self._acc[q] and not st:
+                break
+            bits, k, r = self._own_bytes(q), len(st), q
+            while self._acc[r] and k > 0:  # bytes that pop first, then move
+                k -= 1
+                r = st[k]
+                bits |= self._own_bytes(r)
+            if bits == 0 or bits & (bits - 1):
+                break
+            b = bits.bit_length() - 1
+            q = self._walk(q, st, (b,))
+            out.append(b)
+        return bytes(out)
+
+
+class PushdownMatcher(Matcher):
+    """A :class:`~.matcher.Matcher` over a :class:`PushdownIndex` (``Matcher(index)`` returns one).
+
+    ``state`` is the configuration ``(q, stack)``; everything else behaves as on a flat index.
+    """
+
+    __slots__ = ("_stack", "_rowv")
+    _own_row = True
+
+    def __init__(self, index: PushdownIndex, max_rollback: int | None = None):
+        if not isinstance(index, PushdownIndex):
+            raise TypeError(f"PushdownMatcher needs a PushdownIndex, not {type(index).__name__}")
+        self._index = index
+        self._state, self._stack = index.start
+        self._finished = False
+        self._history: deque = deque(maxlen=max_rollback)
+        self._bm = self._bm_row = self._bm_view = None
+        self._rowv = None
+
+    @property
+    def state(self) -> tuple[int, tuple]:
+        """Current configuration ``(q, stack)`` (``q`` is 0 if the language is empty)."""
+        return (self._state, self._stack)
+
+    def is_accepting(self) -> bool:
+        return self._finished or (self._index._acc[self._state] and not self._stack)
+
+    def _row_id(self) -> int:
+        raise TypeError("a pushdown matcher's rows are not numbered; use _mask_row()")
+
+    def _view(self):
+        if self._finished:
+            return self._index._finished_view
+        v = self._rowv
+        if v is None:
+            v = self._rowv = self._index._row(self._state, self._stack)[1]
+        return v
+
+    def _mask_row(self) -> np.ndarray:
+        if self._finished:
+            return self._index.finished_mask
+        return self._index._row(self._state, self._stack)[0]
+
+    def copy(self) -> "PushdownMatcher":
+        m = object.__new__(PushdownMatcher)
+        m._index = self._index
+        m._state, m._stack = self._state, self._stack
+        m._finished = self._finished
+        m._history = deque(self._history, maxlen=self._history.maxlen)
+        m._bm = m._bm_row = m._bm_view = None
+        m._rowv = self._rowv
+        return m
+
+    def __repr__(self) -> str:
+        return (f"PushdownMatcher(state={self._state}, stack={list(self._stack)}, "
+                f"finished={self._finished}, accepting={self.is_accepting()}, "
+                f"steps={len(self._history)})")
+
+    def fill_next_token_bitmask(self, bitmask, row: int = 0) -> None:
+        """Write the allowed-token mask into ``bitmask[row]`` (see :meth:`.Matcher.fill_next_token_bitmask`)."""
+        if bitmask is self._bm and row is self._bm_row:
+            self._bm_view[:] = self._view()
+            return
+        n_words = self._index._n_words
+        if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
+                and bitmask.ndim == 2 and bitmask.shape[1] == n_words
+                and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable):
+            view = memoryview(bitmask[row]).cast("B")
+        else:
+            out = _bitmask_array(bitmask, n_words)
+            if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
+                raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
+            view = memoryview(out[int(row)]).cast("B")
+        view[:] = self._view()
+        if type(row) is int:
+            self._bm, self._bm_row, self._bm_view = bitmask, row, view
+
+    def allowed_token_ids(self) -> np.ndarray:
+        if self._finished:
+            return self._index.eos_ids.copy()
+        return self._index.allowed_token_ids((self._state, self._stack))
+
+    def _move(self, q: int, stack: tuple) -> None:
+        self._history.append((self._state, self._stack, self._finished))
+        self._state, self._stack = q, stack
+        self._rowv = None
+
+    def advance(self, token_id: int) -> None:
+        """Consume ``token_id`` (see :meth:`.Matcher.advance`); its bytes are walked with the
+        stack. Raises ``UnknownTokenError`` or ``TokenRejected``; the state is then unchanged."""
+        ix = self._index
+        t = ix.vocab.check_token_id(token_id)
+        if t in ix._eos_set:
+            if not self.is_accepting():
+                raise TokenRejected(t, self._state, "EOS before the text is complete")
+            self._history.append((self._state, self._stack, self._finished))
+            self._finished = True
+            return
+        if self._finished:
+            raise TokenRejected(t, self._state, "the sequence has ended")
+        tok = ix.vocab.tokens[t]
+        q = self._state
+        if tok is None or q == 0:
+            raise TokenRejected(t, q)
+        st = list(self._stack)
+        nq = ix._walk(q, st, tok)
+        if nq == 0:
+            raise TokenRejected(t, q)
+        self._move(nq, tuple(st))
+
+    def accept_string(self, text: str | bytes) -> bool:
+        """Advance by ``text`` however it would be tokenised (one step for :meth:`rollback`);
+        ``False`` and no change if it leads out of the language or the sequence has ended."""
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        if self._finished:
+            return False
+        if not data:
+            return True
+        if self._state == 0:
+            return False
+        st = list(self._stack)
+        nq = self._index._walk(self._state, st, data)
+        if nq == 0:
+            return False
+        self._move(nq, tuple(st))
+        return True
+
+    def rollback(self, n: int = 1) -> None:
+        n = int(n)
+        if n < 0 or n > len(self._history):
+            raise RollbackError(f"cannot roll back {n} steps; {len(self._history)} remembered")
+        for _ in range(n):
+            self._state, self._stack, self._finished = self._history.pop()
+        if n:
+            self._rowv = None
+
+    def reset(self) -> None:
+        self._state, self._stack = self._index.start
+        self._finished = False
+        self._history.clear()
+        self._rowv = None
+
+    def find_jump_forward_string(self) -> str:
+        """The text forced from here, as complete UTF-8 characters (``""`` if none); the matcher
+        does not move."""
+        if self._finished:
+            return ""
+        out = self._index.forced_bytes((self._state, self._stack))
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return bytes(out[: e.start]).decode("utf-8")
+
+
+PushdownIndex.matcher_class = PushdownMatcher
