@@ -128,6 +128,10 @@ class IndexCompiler:
         ``options`` (``whitespace``, ``excludes``, ``strict``, ``allow_extra_keys``,
         ``property_order``, ``max_depth``, ``budget``, ...) go to
         ``tokenfsm.schema.compile_json_schema`` and are part of the cache key.
+
+        A recursive schema that compiles to a stack automaton (``recursive`` set on the compiled
+        schema) gives a :class:`~.pushdown.PushdownIndex` (same :class:`~.matcher.Matcher` API,
+        rows computed per stack configuration); it is cached in memory only, not on disk.
         """
         from tokenfsm.schema import compile_json_schema
 
@@ -180,10 +184,19 @@ class IndexCompiler:
                     return hit
             index = self._load_disk(key)
             if index is None:
-                index = TokenIndex.build(make(), self.vocab, strategy=self.strategy)
+                grammar = make()
+                if getattr(grammar, "recursive", None) is not None:
+                    # a recursive schema kept as a stack automaton: rows per configuration, on
+                    # demand (its flat ``dfa`` is not built); kept in memory only
+                    from .pushdown import PushdownIndex
+
+                    index = PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
+                else:
+                    index = TokenIndex.build(grammar, self.vocab, strategy=self.strategy)
                 with self._lock:
                     self.stats["builds"] += 1
-                self._save_disk(key, index)
+                if isinstance(index, TokenIndex):
+                    self._save_disk(key, index)
             with self._lock:
                 if self.max_entries > 0:
                     self._memory[key] = index
