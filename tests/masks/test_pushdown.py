@@ -1,0 +1,465 @@
+"""Token masks of stack automata (PushdownIndex) against a naive step-by-step reference and against
+the flat index of the same grammar unrolled."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenfsm.automata import DFA
+from tokenfsm.masks import (
+    BitmaskError,
+    IndexCompiler,
+    Matcher,
+    RollbackError,
+    TokenIndex,
+    TokenRejected,
+    UnknownTokenError,
+    Vocabulary,
+    allocate_token_bitmask,
+    fill_next_token_bitmasks,
+    unpack_bitmask,
+)
+from tokenfsm.masks.pushdown import PushdownIndex, PushdownMatcher
+
+HOLE = 0x01
+
+
+# -- a hand-made stack automaton: one module calling itself, unrolled to a fixed depth ------------
+
+def self_recursive(pattern: str, depth: int) -> SimpleNamespace:
+    """The byte form of the module ``pattern`` whose ``\\x01`` is a call of the module itself,
+    with at most ``depth`` frames: variant ``k`` (1-based) calls variant ``k + 1``; the last one has
+    its calls removed; states that can no longer complete are trimmed."""
+    m = DFA.from_regex(pattern).to_bytes()
+    t = np.asarray(m.table)[:, np.asarray(m.byte_classes)]  # one column per byte
+    acc = np.asarray(m.accepting, dtype=bool)
+    s0 = t.shape[0] - 1  # live states per variant (1..s0)
+
+    def g(k, s):  # global id of state s of variant k
+        return 0 if s == 0 else 1 + (k - 1) * s0 + (s - 1)
+
+    n = 1 + depth * s0
+    table = np.zeros((n, 256), dtype=np.int64)
+    accepting = np.zeros(n, dtype=bool)
+    calls: dict[int, list] = {}
+    for k in range(1, depth + 1):
+        for s in range(1, s0 + 1):
+            q = g(k, s)
+            accepting[q] = acc[s]
+            for b in range(256):
+                if b != HOLE:
+                    table[q, b] = g(k, int(t[s, b]))
+            if t[s, HOLE] and k < depth:
+                calls.setdefault(q, []).append([g(k + 1, int(m.start)), g(k, int(t[s, HOLE]))])
+    # trim: a state completes if it accepts, moves to a completing state, or calls a completing
+    # entry whose return completes
+    live = accepting.copy()
+    changed = True
+    while changed:
+        changed = False
+        for q in range(1, n):
+            if live[q]:
+                continue
+            if live[table[q]].any() or any(live[e] and live[r] for e, r in calls.get(q, [])):
+                live[q] = changed = True
+    table = np.where(live[table], table, 0)
+    calls = {q: [(e, r) for e, r in es if live[e] and live[r]] for q, es in calls.items() if live[q]}
+
+    def first(q, seen=()):
+        f = table[q] != 0
+        for e, _ in calls.get(q, []):
+            if e not in seen:
+                f = f | first(e, seen + (q,))
+        return f
+
+    ptr = [0]
+    entry, ret, firsts = [], [], []
+    for q in range(n):
+        for e, r in calls.get(q, []):
+            entry.append(e)
+            ret.append(r)
+            firsts.append(first(e))
+        ptr.append(len(entry))
+    cols, classes = np.unique(table, axis=1, return_inverse=True)
+    return SimpleNamespace(
+        byte_classes=classes.reshape(-1).astype(np.uint8), table=cols.astype(np.int32),
+        accepting=accepting & live, start=g(1, int(m.start)),
+        call_ptr=np.array(ptr, dtype=np.int32), call_entry=np.array(entry, dtype=np.int32),
+        call_return=np.array(ret, dtype=np.int32),
+        call_first=np.array(firsts, dtype=bool).reshape(len(entry), 256),
+        max_stack=depth - 1)
+
+
+def unrolled(item: str, depth: int, wrap=lambda x: rf"\[({x}(,{x})*)?\]") -> str:
+    """The regex of the same language: ``wrap`` nested ``depth`` times, innermost without calls."""
+    inner = None
+    for _ in range(depth):
+        x = item if inner is None else f"(?:{item}|{inner})"
+        inner = wrap(x)
+    return inner
+
+
+ITEM = r'(?:[0-9]+|"[a-z ]*")'
+ARRAY = r"\[((?:ITEM|\x01)(,(?:ITEM|\x01))*)?\]".replace("ITEM", ITEM)
+
+
+def ref_step(pb, q: int, stack: list, b: int) -> int:
+    """The contract's one-byte step, written out plainly."""
+    while True:
+        t = int(pb.table[q, pb.byte_classes[b]])
+        if t != 0:
+            return t
+        for e in range(int(pb.call_ptr[q]), int(pb.call_ptr[q + 1])):
+            if pb.call_first[e, b]:
+                stack.append(int(pb.call_return[e]))
+                q = int(pb.call_entry[e])
+                break
+        else:
+            if pb.accepting[q] and stack:
+                q = stack.pop()
+            else:
+                return 0
+
+
+def ref_walk(pb, q, stack, data: bytes):
+    stack = list(stack)
+    for b in data:
+        if q == 0:
+            break
+        q = ref_step(pb, q, stack, b)
+    return q, stack
+
+
+def ref_mask(pb, vocab: Vocabulary, q: int, stack) -> list[bool]:
+    out = []
+    for t in range(vocab.size):
+        tok = vocab[t]
+        if t in vocab.eos_token_ids:
+            out.append(bool(q and pb.accepting[q] and not stack))
+        elif tok is None or q == 0:
+            out.append(False)
+        else:
+            out.append(ref_walk(pb, q, stack, tok)[0] != 0)
+    return out
+
+
+TOKENS = [b"[", b"]", b",", b"[[", b"]]", b"],", b",[", b"[]", b"1", b"12", b"1,", b"1]", b'"',
+          b'"a', b'a"', b'"]', b'"],', b"a", b" ", b"[1", b"]]]", b"\x01", b"[\x01", b"x", b"[[[",
+          b",1]", b'","']
+VOCAB = Vocabulary(TOKENS + [None], eos_token_ids=[len(TOKENS)], size=len(TOKENS) + 3)
+EOS = len(TOKENS)
+
+
+@pytest.fixture(scope="module")
+def nested():
+    pb = self_recursive(ARRAY, 3)
+    return pb, PushdownIndex(pb, VOCAB)
+
+
+@pytest.fixture(scope="module")
+def flat_nested():
+    return TokenIndex.build(DFA.from_regex(unrolled(ITEM, 3)), VOCAB)
+
+
+def test_hand_made_automaton_is_the_unrolled_language():
+    # the helper above against the regex oracle, so that the tests below rest on solid ground
+    pb = self_recursive(ARRAY, 3)
+    dfa = DFA.from_regex(unrolled(ITEM, 3))
+    rng = random.Random(1)
+    texts = ['[]', '[1]', '[[1]]', '[[[1]]]', '[[[[1]]]]', '[[],["a b"],1]', '[1,]', '[[[[]]]]',
+             '[[[]]]', '[1,[2,[3]],"x"]', '[', '[[]', ']']
+    for _ in range(300):
+        texts.append("".join(rng.choice('[],1"a') for _ in range(rng.randint(1, 9))))
+    for s in texts:
+        q, stack = ref_walk(pb, pb.start, [], s.encode())
+        assert (q != 0 and bool(pb.accepting[q]) and not stack) == dfa.accepts(s), s
+
+
+def test_rows_equal_the_reference_on_every_reachable_configuration(nested):
+    pb, index = nested
+    # every configuration reachable in a few bytes
+    seen = {(pb.start, ())}
+    frontier = list(seen)
+    for _ in range(6):
+        nxt = []
+        for q, stack in frontier:
+            for b in b'[],1"a':
+                st = list(stack)
+                nq = ref_step(pb, q, st, b)
+                c = (nq, tuple(st))
+                if nq and c not in seen:
+                    seen.add(c)
+                    nxt.append(c)
+        frontier = nxt
+    assert max(len(s) for _, s in seen) == 2  # three frames deep
+    for c in sorted(seen):
+        got = unpack_bitmask(index.mask_row(c), VOCAB.size).tolist()
+        assert got == ref_mask(pb, VOCAB, *c), c
+        assert index.is_accepting(c) == bool(pb.accepting[c[0]] and not c[1])
+
+
+def reachable(pb, alphabet: bytes, rounds: int):
+    seen = {(pb.start, ())}
+    frontier = list(seen)
+    for _ in range(rounds):
+        nxt = []
+        for q, stack in frontier:
+            for b in alphabet:
+                st = list(stack)
+                nq = ref_step(pb, q, st, b)
+                c = (nq, tuple(st))
+                if nq and c not in seen:
+                    seen.add(c)
+                    nxt.append(c)
+        frontier = nxt
+    return seen
+
+
+def test_rows_are_shared_by_configurations_with_the_same_top_of_stack():
+    # two call sites with different return states: the same callee state is reached under
+    # several stacks; rows must stay exact, and be walked once per top of stack they read
+    pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None],
+                       eos_token_ids=[8])
+    index = PushdownIndex(pb, vocab)
+    seen = sorted(reachable(pb, b"(1+)", 12))
+    assert len({c[1] for c in seen}) > 8
+    for c in seen:
+        assert unpack_bitmask(index.mask_row(c), vocab.size).tolist() == ref_mask(pb, vocab, *c), c
+    assert index.stats["misses"] < len(seen) / 2
+    # asked again (deepest first, in a fresh index): the same rows
+    again = PushdownIndex(pb, vocab)
+    for c in sorted(seen, key=lambda c: -len(c[1])):
+        assert unpack_bitmask(again.mask_row(c), vocab.size).tolist() == ref_mask(pb, vocab, *c), c
+
+
+def test_reused_rows_are_right_for_every_configuration(nested):
+    # the same configurations asked in another order (deep ones first) must give the same rows
+    pb = self_recursive(ARRAY, 3)
+    fresh = PushdownIndex(pb, VOCAB)
+    cfgs = []
+    for text in [b"[[[1", b"[[1", b"[1", b'[[["a', b'["a', b"[[[", b"[[", b"[", b"[[1],", b"[1,"]:
+        q, st = ref_walk(pb, pb.start, [], text)
+        cfgs.append((q, tuple(st)))
+    for c in cfgs:
+        assert unpack_bitmask(fresh.mask_row(c), VOCAB.size).tolist() == ref_mask(pb, VOCAB, *c), c
+
+
+def random_walk_against_flat(index, flat, vocab, rng, steps=30):
+    """Drive a pushdown matcher and a flat matcher with the same random tokens; masks must agree."""
+    m, f = Matcher(index), Matcher(flat)
+    assert type(m) is PushdownMatcher
+    bm = allocate_token_bitmask(2, vocab.size)
+    for _ in range(steps):
+        m.fill_next_token_bitmask(bm, 0)
+        f.fill_next_token_bitmask(bm, 1)
+        assert bm[0].tolist() == bm[1].tolist(), (m.state, f.state)
+        assert m.is_accepting() == f.is_accepting()
+        allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
+        if not allowed:
+            break
+        t = rng.choice(allowed)
+        m.advance(t)
+        f.advance(t)
+        if m.is_finished():
+            break
+        if rng.random() < 0.1:
+            m.rollback(1)
+            f.rollback(1)
+    return m
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_walks_equal_the_flat_unrolled_index(nested, flat_nested, seed):
+    random_walk_against_flat(nested[1], flat_nested, VOCAB, random.Random(seed))
+
+
+small_vocab = st.lists(st.binary(min_size=1, max_size=4).map(
+    lambda b: bytes(b'[],1"a\x01'[x % 7] for x in b)), min_size=1, max_size=30)
+
+
+@given(small_vocab, st.integers(1, 4), st.integers(0, 2**32 - 1))
+@settings(max_examples=25)
+def test_random_vocabularies_and_depths(toks, depth, seed):
+    vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
+    pb = self_recursive(ARRAY, depth)
+    index = PushdownIndex(pb, vocab)
+    flat = TokenIndex.build(DFA.from_regex(unrolled(ITEM, depth)), vocab)
+    rng = random.Random(seed)
+    m = random_walk_against_flat(index, flat, vocab, rng, steps=12)
+    c = m.state
+    if not m.is_finished():
+        assert unpack_bitmask(index.mask_row(c), vocab.size).tolist() == ref_mask(pb, vocab, *c)
+
+
+def test_walk_and_step_follow_the_reference(nested):
+    pb, index = nested
+    rng = random.Random(5)
+    for _ in range(200):
+        data = bytes(rng.choice(b'[],1"a\x01') for _ in range(rng.randint(0, 10)))
+        q, st = ref_walk(pb, pb.start, [], data)
+        assert index.walk_bytes(index.start, data) == ((q, tuple(st)) if q else (0, ()))
+
+
+def test_matcher_api(nested):
+    pb, index = nested
+    tid = {t: i for i, t in enumerate(TOKENS)}
+    m = Matcher(index)
+    assert m.state == (pb.start, ()) and not m.is_accepting()
+    assert m.allowed_token_ids().tolist() == sorted(
+        tid[t] for t in [b"[", b"[[", b"[]", b"[1", b"[[["])
+    m.advance(tid[b"[["])
+    q, stack = m.state
+    assert len(stack) == 1
+    assert m.accept_string("1,[")
+    assert len(m.state[1]) == 2
+    before = m.state
+    # a token that is not allowed, EOS too early, a None id: TokenRejected, nothing changes
+    for bad in [tid[b'a"'], EOS, EOS + 1]:
+        with pytest.raises(TokenRejected):
+            m.advance(bad)
+        assert m.state == before and not m.is_finished()
+    for unknown in [-1, VOCAB.size, 1.5, "3"]:
+        with pytest.raises(UnknownTokenError):
+            m.advance(unknown)
+        assert m.state == before
+    assert not m.try_advance(tid[b"x"]) and m.state == before
+    # the hole byte never passes
+    assert not m.accept_string(b"\x01") and m.state == before
+    assert not m.accept_string("]]]]") and m.state == before
+    m.advance(tid[b"1]"])
+    assert not m.is_accepting() and EOS not in m.allowed_token_ids().tolist()
+    m.advance(tid[b"]]"])
+    assert m.state[1] == () and m.is_accepting()
+    assert EOS in m.allowed_token_ids().tolist()
+    m.advance(EOS)
+    assert m.is_finished() and m.is_accepting()
+    assert m.allowed_token_ids().tolist() == [EOS]
+    bm = allocate_token_bitmask(1, VOCAB.size)
+    m.fill_next_token_bitmask(bm)
+    assert np.flatnonzero(unpack_bitmask(bm[0], VOCAB.size)).tolist() == [EOS]
+    with pytest.raises(TokenRejected):
+        m.advance(tid[b"1"])
+    m.advance(EOS)  # EOS again is a harmless step
+    m.rollback(2)
+    assert not m.is_finished() and m.state == (m.state[0], ())
+    # rollback restores the stack too
+    m.rollback(2)
+    assert m.state == before
+    c = m.copy()
+    c.advance(tid[b"1"])
+    assert m.state == before and c.state != before
+    with pytest.raises(RollbackError):
+        m.rollback(100)
+    assert m.state == before
+    m.reset()
+    assert m.state == index.start and not m.is_finished()
+    with pytest.raises(RollbackError):
+        m.rollback(1)
+
+
+def test_bitmask_layout_and_cached_view(nested):
+    pb, index = nested
+    m = Matcher(index)
+    bm = allocate_token_bitmask(3, VOCAB.size)
+    m.fill_next_token_bitmask(bm, 2)
+    assert bm[0].tolist() == bm[1].tolist() == [-1] * bm.shape[1]  # other rows untouched
+    allowed = m.allowed_token_ids().tolist()
+    assert np.flatnonzero(unpack_bitmask(bm[2], VOCAB.size)).tolist() == allowed
+    for t in allowed:  # bit t % 32 of word t // 32
+        assert (int(bm[2, t // 32]) >> (t % 32)) & 1
+    m.accept_string("[[")
+    m.fill_next_token_bitmask(bm, 2)  # same array and row: the kept view
+    assert unpack_bitmask(bm[2], VOCAB.size).tolist() == ref_mask(pb, VOCAB, *m.state)
+    with pytest.raises(BitmaskError):
+        m.fill_next_token_bitmask(bm, 3)
+    with pytest.raises(BitmaskError):
+        m.fill_next_token_bitmask(bm.astype(np.int64), 0)
+
+
+def test_batch_fill_mixes_flat_and_pushdown(nested, flat_nested):
+    _, index = nested
+    a, b = Matcher(index), Matcher(flat_nested)
+    a.accept_string("[[1,")
+    b.accept_string("[1")
+    bm = allocate_token_bitmask(4, VOCAB.size)
+    fill_next_token_bitmasks([a, None, b], bm, rows=[3, 0, 1])
+    one = allocate_token_bitmask(2, VOCAB.size)
+    a.fill_next_token_bitmask(one, 0)
+    b.fill_next_token_bitmask(one, 1)
+    assert bm[3].tolist() == one[0].tolist() and bm[1].tolist() == one[1].tolist()
+    assert bm[0].tolist() == [-1] * bm.shape[1] and bm[2].tolist() == [-1] * bm.shape[1]
+
+
+def test_jump_forward(nested):
+    # a grammar with forced text inside the recursion: {"a":<value>} where a value is 1 or a call
+    pb = self_recursive(r'\{"a":(?:1|\x01)\}', 4)
+    index = PushdownIndex(pb, VOCAB)
+    m = Matcher(index)
+    assert m.find_jump_forward_string() == '{"a":'
+    m.accept_string('{"a":{"a":')
+    assert m.find_jump_forward_string() == ""  # 1 or {
+    m.accept_string("1")
+    assert m.find_jump_forward_string() == "}}"
+    m.accept_string("}}")
+    assert m.find_jump_forward_string() == "" and m.is_accepting()
+    # at the deepest level no call is left: the value is forced
+    m.reset()
+    m.accept_string('{"a":' * 4)
+    assert m.find_jump_forward_string() == "1}}}}"
+    assert m.state == index.walk_bytes(index.start, b'{"a":' * 4)
+
+
+def test_empty_grammar_and_bad_automata(nested):
+    pb, _ = nested
+    dead = SimpleNamespace(**{**vars(pb), "start": 0})
+    m = Matcher(PushdownIndex(dead, VOCAB))
+    assert m.allowed_token_ids().tolist() == [] and not m.accept_string("[")
+    from tokenfsm.automata.errors import AutomatonError
+    bad = [dict(table=pb.table[:, :1]), dict(call_entry=pb.call_entry + 1000),
+           dict(call_first=pb.call_first[:, :3]), dict(start=10**6), dict(max_stack=0),
+           dict(accepting=np.ones_like(pb.accepting))]
+    for change in bad:
+        with pytest.raises(AutomatonError):
+            PushdownIndex(SimpleNamespace(**{**vars(pb), **change}), VOCAB)
+    with pytest.raises(TypeError):
+        PushdownIndex(object(), VOCAB)
+    with pytest.raises(ValueError):
+        nested[1].mask_row((1, (10**6,)))
+
+
+def test_row_cache_is_bounded(nested):
+    pb, _ = nested
+    index = PushdownIndex(pb, VOCAB, cache_bytes=0)
+    for text in [b"[", b"[[", b"[[[", b"[1", b"[[1", b"[[[1", b'["', b'[["', b'[[["', b"[1,",
+                 b"[[1,", b"[[[1,", b"[[],", b"[[[]", b"[[[],", b"[[1],", b"[[1]", b"[[[1]"]:
+        c = index.walk_bytes(index.start, text)
+        assert unpack_bitmask(index.mask_row(c), VOCAB.size).tolist() == ref_mask(pb, VOCAB, *c)
+    assert index.num_cached_rows <= 16
+
+
+def test_compiler_gives_a_pushdown_index_for_recursive_schemas(monkeypatch):
+    # a compiled schema that carries a stack automaton is indexed with it (its flat dfa untouched)
+    pb = self_recursive(ARRAY, 3)
+
+    class Compiled:
+        recursive = SimpleNamespace(to_bytes=lambda: pb)
+
+        @property
+        def dfa(self):
+            raise AssertionError("the flat automaton must not be built")
+
+    import tokenfsm.schema as schema
+
+    monkeypatch.setattr(schema, "compile_json_schema", lambda s, **kw: Compiled())
+    comp = IndexCompiler(VOCAB)
+    ix = comp.json_schema({"type": "array"})
+    assert isinstance(ix, PushdownIndex)
+    assert comp.json_schema({"type": "array"}) is ix
+    assert type(Matcher(ix)) is PushdownMatcher
