@@ -1,0 +1,461 @@
+r"""Recursive automata (modules calling each other through hole code points) against oracles.
+
+The oracle of the language is the definition itself, built independently: every hole in a
+module's regex text is replaced by the (recursively unrolled) text of its callee while the callee
+has fewer than ``max_depth`` frames on the stack, and by the never-matching ``[^\s\S]`` past that;
+Python's ``re.fullmatch`` (and ``DFA.from_regex``) then decide membership. The stack walk of the
+byte form, the exact expansion (``to_dfa``) and ``accepts`` are compared with it string by string
+over every short string of an alphabet, and viability of every prefix the walk keeps alive is
+checked against the expansion.
+"""
+
+import itertools
+import pickle
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenfsm.automata import DFA, AutomatonError, Budget, BudgetExceeded
+from tokenfsm.automata.recursive import HOLES, NondeterministicCall, PushdownBytes, RecursiveDFA
+
+H1, H2, H3 = "\x01", "\x02", "\x03"
+
+
+# ------------------------------------------------------------------------------------ oracles
+def unroll(srcs, calls, k, frames, depth):
+    """Regex text of module ``k`` with its holes replaced as the depth rule says."""
+    out = []
+    for ch in srcs[k]:
+        j = calls.get(ord(ch))
+        if j is None:
+            out.append(ch)
+        elif frames[j] < depth:
+            f = list(frames)
+            f[j] += 1
+            out.append("(?:" + unroll(srcs, calls, j, tuple(f), depth) + ")")
+        else:
+            out.append(r"[^\s\S]")
+    return "".join(out)
+
+
+def oracle_regex(srcs, calls, start, depth):
+    return unroll(srcs, calls, start, (0,) * len(srcs), depth)
+
+
+def build(srcs, calls, start=0, depth=3):
+    return RecursiveDFA([DFA.from_regex(s) for s in srcs], calls, start, depth)
+
+
+def walk_all(pb, alphabet, max_len):
+    """Every string up to ``max_len`` over ``alphabet`` that the stack walk keeps alive (a dict
+    text -> (state, stack)), and the dead ones one character past a live prefix."""
+    alive = {"": (pb.start, [])}
+    dead = []
+    frontier = [""] if pb.start else []
+    if not pb.start:
+        dead.append("")
+    for _ in range(max_len):
+        nxt = []
+        for w in frontier:
+            q, stack = alive[w]
+            for ch in alphabet:
+                st_ = list(stack)
+                t = pb.step(q, st_, ord(ch))
+                if t:
+                    alive[w + ch] = (t, st_)
+                    nxt.append(w + ch)
+                else:
+                    dead.append(w + ch)
+        frontier = nxt
+    return alive, dead
+
+
+def check_against_oracle(srcs, calls, start, depth, alphabet, max_len):
+    r = build(srcs, calls, start, depth)
+    pat = re.compile(oracle_regex(srcs, calls, start, depth), re.DOTALL)
+    pb = r.to_bytes()
+    alive, dead = walk_all(pb, alphabet, max_len)
+    want = {"".join(p) for n in range(max_len + 1) for p in itertools.product(alphabet, repeat=n)
+            if pat.fullmatch("".join(p))}
+    got = {w for w, (q, stack) in alive.items() if pb.can_end(q, stack)}
+    assert got == want, (depth, sorted(got ^ want)[:5])
+    # the public entry points agree with the walk
+    for w in list(want)[:200] + dead[:200]:
+        assert r.accepts(w) == (w in want)
+        assert pb.accepts(w.encode()) == (w in want)
+    # every live prefix can be completed, every dead one cannot (the expansion decides)
+    d = r.to_dfa()
+    for w, (q, stack) in alive.items():
+        assert d.viable_prefix_length(w) == len(w), w
+        assert len(stack) <= pb.max_stack
+    for w in dead:
+        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
+    return r, pb, want
+
+
+# ---------------------------------------------------------------------------- hand-made grammars
+ARRAY = r"\[(?:(?:[0-9]|" + H1 + r")(?:,(?:[0-9]|" + H1 + r"))*)?\]"
+PARENS = r"\((?:" + H1 + r")*\)"
+MUTUAL = [r"\[(?:" + H2 + r"(?:," + H2 + r")*)?\]", r"1|\(" + H1 + r"\)"]
+SEVERAL = [H1 + "," + H1 + "(?:," + H1 + ")?", r"a|\(" + H2 + "(?:," + H2 + r")?\)",
+           r"a|\(" + H2 + "(?:," + H2 + r")?\)"]
+
+GRAMMARS = {
+    "nested-arrays": ([ARRAY], {1: 0}, 0, "[],1", 8),
+    "parentheses": ([PARENS], {1: 0}, 0, "()", 12),
+    "parentheses-sequence": (["(?:" + H1 + ")*", PARENS], {1: 1}, 0, "()", 10),
+    "mutual": (MUTUAL, {1: 0, 2: 1}, 0, "[],1()", 6),
+    "mutual-from-second": (MUTUAL, {1: 0, 2: 1}, 1, "[],1()", 6),
+    "top-calls-several-times": (SEVERAL[:2], {1: 1, 2: 1}, 0, "a,()", 8),
+    "two-copies": (SEVERAL, {1: 1, 2: 2}, 0, "a,()", 8),
+}
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_grammar_against_unrolled_regex(name, depth):
+    srcs, calls, start, alphabet, max_len = GRAMMARS[name]
+    r, pb, want = check_against_oracle(srcs, calls, start, depth, alphabet, max_len)
+    # the exact expansion is the unrolled regex's language
+    assert r.to_dfa() == DFA.from_regex(oracle_regex(srcs, calls, start, depth))
+    assert_byte_form_invariants(pb)
+
+
+def descent_array(s, i, frames, depth):
+    """Recursive-descent matcher of ARRAY with the depth rule: end index or -1."""
+    if i >= len(s) or s[i] != "[":
+        return -1
+    i += 1
+    if i < len(s) and s[i] == "]":
+        return i + 1
+    while True:
+        if i < len(s) and s[i].isdigit():
+            i += 1
+        elif i < len(s) and s[i] == "[" and frames < depth:
+            i = descent_array(s, i, frames + 1, depth)
+            if i < 0:
+                return -1
+        else:
+            return -1
+        if i < len(s) and s[i] == ",":
+            i += 1
+            continue
+        if i < len(s) and s[i] == "]":
+            return i + 1
+        return -1
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_nested_arrays_against_recursive_descent(depth):
+    r = build([ARRAY], {1: 0}, 0, depth)
+    pb = r.to_bytes()
+    assert pb.max_stack == depth
+    alive, _ = walk_all(pb, "[],7", 9)
+    for n in range(10):
+        for p in itertools.product("[],7", repeat=n):
+            w = "".join(p)
+            want = descent_array(w, 0, 0, depth) == len(w)
+            got = w in alive and pb.can_end(*alive[w])
+            assert got == want, w
+    deepest = "[" * (depth + 1) + "]" * (depth + 1)
+    assert r.accepts(deepest) and not r.accepts("[" + deepest + "]")
+    q, stack = pb.walk(("[" * (depth + 1)).encode())
+    assert q and len(stack) == depth
+
+
+def test_long_texts():
+    """Texts far longer than the enumerations: samples of the expansion, and near misses."""
+    import random
+    rng = random.Random(7)
+    for srcs, calls, start, _, _ in GRAMMARS.values():
+        r = build(srcs, calls, start, 3)
+        d = r.to_dfa()
+        pat = re.compile(oracle_regex(srcs, calls, start, 3))
+        for _ in range(30):
+            w = d.sample(rng, max_length=60)
+            assert r.accepts(w) and pat.fullmatch(w)
+            if w:
+                i = rng.randrange(len(w))
+                v = w[:i] + w[i + 1:]
+                assert r.accepts(v) == bool(pat.fullmatch(v)) == d.accepts(v)
+
+
+# ------------------------------------------------------------------------------- byte form
+def assert_byte_form_invariants(pb):
+    S = pb.table.shape[0]
+    assert pb.byte_classes.dtype == np.uint8 and pb.byte_classes.shape == (256,)
+    assert pb.table.dtype == np.int32 and pb.table.ndim == 2
+    assert pb.accepting.dtype == np.bool_ and pb.accepting.shape == (S,)
+    assert pb.call_ptr.dtype == np.int32 and pb.call_ptr.shape == (S + 1,)
+    E = int(pb.call_ptr[-1])
+    assert pb.call_entry.dtype == np.int32 and pb.call_entry.shape == (E,)
+    assert pb.call_return.dtype == np.int32 and pb.call_return.shape == (E,)
+    assert pb.call_first.dtype == np.bool_ and pb.call_first.shape == (E, 256)
+    assert isinstance(pb.start, int) and isinstance(pb.max_stack, int)
+    for arr in (pb.byte_classes, pb.table, pb.accepting, pb.call_ptr, pb.call_entry,
+                pb.call_return, pb.call_first):
+        assert not arr.flags.writeable
+        if arr.size:
+            with pytest.raises(ValueError):
+                arr.flat[0] = arr.flat[0]
+    with pytest.raises(AttributeError):
+        pb.start = 3
+    # state 0 dead, holes dead
+    assert not pb.table[0].any() and not pb.accepting[0] and pb.call_ptr[1] == 0
+    for h in HOLES:
+        assert not pb.table[:, pb.byte_classes[h]].any()
+        assert not pb.call_first[:, h].any()
+    # the rule of the walk: at most one of move / call / return applies, and no two calls
+    full = pb.table[:, pb.byte_classes] != 0
+    for q in range(1, S):
+        lo, hi = pb.call_ptr[q], pb.call_ptr[q + 1]
+        count = full[q].astype(int) + pb.call_first[lo:hi].sum(axis=0)
+        assert count.max(initial=0) <= 1
+    # call_first is exactly what the callee's entry can read (directly or through its calls)
+    for e in range(E):
+        ent = pb.call_entry[e]
+        direct = full[ent].copy()
+        for f in range(pb.call_ptr[ent], pb.call_ptr[ent + 1]):
+            direct |= pb.call_first[f]
+        assert (direct == pb.call_first[e]).all()
+        assert not pb.accepting[ent]       # callees never accept the empty text
+    assert pb.start == 0 or 0 < pb.start < S
+
+
+def test_walk_and_step_stack_handling():
+    r = build([ARRAY], {1: 0}, 0, 3)
+    pb = r.to_bytes()
+    mine = [99]
+    q, stack = pb.walk(b"[", stack=mine)
+    assert mine == [99] and stack == [99]
+    q, stack = pb.walk(b"[[1,[")
+    assert q and len(stack) == 2
+    st_ = list(stack)
+    q2 = pb.step(q, st_, ord("]"))         # the inner array ends; its frame goes on the next byte
+    assert q2 and len(st_) == 2 and pb.accepting[q2] and not pb.can_end(q2, st_)
+    q3 = pb.step(q2, st_, ord("]"))
+    assert q3 and len(st_) == 1
+    q4, st4 = pb.walk(b"]", q3, st_)
+    assert q4 and not st4 and pb.can_end(q4, st4)
+    assert pb.walk(b"]]", q3, st_)[0] == 0
+    assert pb.step(0, [], ord("[")) == 0
+    assert not pb.accepts(b"[\x01]") and not r.accepts("[\x01]")
+    assert not r.accepts("[\ud800]")
+    assert pickle.loads(pickle.dumps(pb)).accepts(b"[[1],2]")
+
+
+def test_empty_language_and_no_calls():
+    # every way out of the top goes through an exhausted callee: nothing is left
+    r = build([H1 + "a", "b" + H2, "c"], {1: 1, 2: 1}, 0, 1)
+    pb = r.to_bytes()
+    assert pb.start == 0 and pb.table.shape[0] == 1 and not r.accepts("bca")
+    assert r.to_dfa().is_empty() and r.expanded_states(10) == 0
+    assert_byte_form_invariants(pb)
+    # a module without holes is a plain byte automaton
+    r = build(["ab|c"], {}, 0, 0)
+    pb = r.to_bytes()
+    assert pb.call_entry.shape == (0,) and pb.call_first.shape == (0, 256) and pb.max_stack == 0
+    assert [r.accepts(w) for w in ("ab", "c", "a", "")] == [True, True, False, False]
+
+
+def test_callee_trimmed_where_it_cannot_complete():
+    # module 1 can finish only through a call to itself, never at the deepest level; with a
+    # way out, what remains at each level is exactly the unrolled language
+    srcs = ["x" + H2 + "|y", r"\(" + H2 + r"\)|z"]
+    for depth in range(4):
+        check_against_oracle(srcs, {2: 1}, 0, depth, "xy()z", 7)
+    r = build(["x" + H2 + "|y", r"\(" + H2 + r"\)"], {2: 1}, 0, 3)
+    pb = r.to_bytes()
+    assert r.accepts("y") and pb.walk(b"x")[0] == 0 and pb.max_stack == 0
+
+
+# ----------------------------------------------------------------------------- determinism
+def test_callee_starting_like_a_caller_move():
+    r = build(["a" + H1 + "|ab", "b"], {1: 1}, 0, 2)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.module == 0 and e.value.byte == ord("b") and e.value.state > 0
+    assert "module 0" in str(e.value) and "0x62" in str(e.value)
+    assert isinstance(e.value, AutomatonError)
+    with pytest.raises(NondeterministicCall):
+        r.accepts("ab")
+    # the language itself is still exact
+    assert r.to_dfa() == DFA.from_regex("ab|ab")
+
+
+def test_callee_that_may_end_where_the_caller_continues():
+    r = build([H1 + "a", "a+"], {1: 1}, 0, 1)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.module == 1 and e.value.byte == ord("a")
+    assert r.to_dfa() == DFA.from_regex("a+a")
+    # the same callee followed by something else is fine
+    assert build([H1 + "b", "a+"], {1: 1}, 0, 1).accepts("aaab")
+
+
+def test_two_calls_starting_alike():
+    r = build([H1 + "|" + H2, "a", "ab"], {1: 1, 2: 2}, 0, 1)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.byte == ord("a") and "two different calls" in str(e.value)
+    # ... also when the clash is one call further in (a callee's entry calls)
+    r = build([H1 + "|" + H2, H3 + "c", "ab", "a"], {1: 1, 2: 2, 3: 3}, 0, 1)
+    with pytest.raises(NondeterministicCall):
+        r.to_bytes()
+
+
+def test_ambiguity_through_a_return_chain():
+    # module 2 may end; its caller (module 1) may end right after it too; what follows module 1
+    # in the top is 'a', which module 2 can also read at its end
+    r = build([H1 + "a", "b" + H2, "c(?:a)?"], {1: 1, 2: 2}, 0, 1)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.module == 2 and e.value.byte == ord("a")
+    ok = build([H1 + "a", "b" + H2, "c(?:d)?"], {1: 1, 2: 2}, 0, 1)
+    assert ok.accepts("bcda") and ok.accepts("bca") and not ok.accepts("bcd")
+
+
+# ------------------------------------------------------------------------------ invalid input
+@pytest.mark.parametrize("calls", [{0x41: 0}, {0x09: 0}, {0x0A: 0}, {0x0D: 0}, {0: 0}, {0x20: 0},
+                                   {-1: 0}, {1.0: 0}])
+def test_hole_outside_holes(calls):
+    with pytest.raises(AutomatonError, match="not one of HOLES"):
+        RecursiveDFA([DFA.literal("a")], calls)
+
+
+def test_invalid_inputs():
+    a = DFA.literal("a")
+    with pytest.raises(AutomatonError, match="out of range"):
+        RecursiveDFA([a], {1: 1})
+    with pytest.raises(AutomatonError, match="out of range"):
+        RecursiveDFA([a], {1: -1})
+    with pytest.raises(AutomatonError, match="empty text"):
+        RecursiveDFA([DFA.from_regex("a" + H1), DFA.from_regex("b*")], {1: 1})
+    with pytest.raises(AutomatonError, match="max_depth"):
+        RecursiveDFA([a], {}, max_depth=-1)
+    with pytest.raises(AutomatonError, match="max_depth"):
+        RecursiveDFA([a], {}, max_depth=1.5)
+    with pytest.raises(AutomatonError, match="start"):
+        RecursiveDFA([a], {}, start=1)
+    with pytest.raises(AutomatonError, match="not a DFA"):
+        RecursiveDFA(["a"], {})
+    with pytest.raises(AutomatonError, match="at least one module"):
+        RecursiveDFA([], {})
+    with pytest.raises(AutomatonError, match="U\\+0005"):
+        RecursiveDFA([DFA.from_regex("a\x05")], {1: 0})
+    # holes are all one byte, never a JSON whitespace, and there are 28 of them
+    assert len(HOLES) == 28 and all(len(chr(h).encode()) == 1 for h in HOLES)
+    assert not {0, 9, 10, 13} & set(HOLES)
+
+
+def test_pushdown_bytes_validation():
+    pb = build([ARRAY], {1: 0}, 0, 1).to_bytes()
+    parts = dict(byte_classes=pb.byte_classes, table=pb.table, accepting=pb.accepting,
+                 start=pb.start, call_ptr=pb.call_ptr, call_entry=pb.call_entry,
+                 call_return=pb.call_return, call_first=pb.call_first, max_stack=pb.max_stack)
+    assert PushdownBytes(**parts).accepts(b"[[]]")
+    bad = {
+        "byte_classes": np.zeros(255, np.uint8),
+        "table": np.vstack([np.ones((1, pb.table.shape[1]), np.int32), pb.table[1:]]),
+        "accepting": np.ones(pb.table.shape[0], bool),
+        "start": pb.table.shape[0],
+        "call_ptr": pb.call_ptr[:-1],
+        "call_entry": np.zeros_like(pb.call_entry),
+        "call_first": np.ones_like(pb.call_first),
+    }
+    for name, value in bad.items():
+        with pytest.raises(AutomatonError):
+            PushdownBytes(**{**parts, name: value})
+
+
+# ----------------------------------------------------------------------- expansion and sizes
+def test_expanded_states_by_hand():
+    # PARENS has 3 states (start, inside, closed); each copy calls one copy from 'inside', and the
+    # deepest copy (no calls left) is "()", 3 states too
+    for depth in range(5):
+        assert build([PARENS], {1: 0}, 0, depth).expanded_states(10 ** 6) == 3 * (depth + 1)
+    # top "H H" (3 states) calls "a" (2 states) twice
+    r = build([H1 + H1, "a"], {1: 1}, 0, 1)
+    assert r.expanded_states(100) == 7
+    assert r.expanded_states(5) > 5 and r.expanded_states(6) > 6 and r.expanded_states(7) == 7
+    assert build([H1 + H1, "a"], {1: 1}, 0, 0).expanded_states(100) == 0     # nothing left
+    # a top with seven call sites of a module with one site: 1 + 7 + 7 copies at depth 2
+    r = build([H1 * 7, r"a|\(" + H1 + r"\)"], {1: 1}, 0, 2)
+    inner = DFA.from_regex(r"a|\((?:x)\)").num_states     # 4 states; deepest copy: "a" (2)
+    assert r.expanded_states(10 ** 6) == 8 + 7 * (inner + 2)
+
+
+def test_to_dfa_budget():
+    r = build([ARRAY], {1: 0}, 0, 3)
+    with pytest.raises(BudgetExceeded):
+        r.to_dfa(Budget(max_states=5))
+    d = r.to_dfa()
+    assert d.num_states == DFA.from_regex(oracle_regex([ARRAY], {1: 0}, 0, 3)).num_states
+    assert r.to_dfa() is d
+
+
+# ---------------------------------------------------------------------------------- hypothesis
+def regex_text(holes):
+    """Small regexes over 'a', 'b' and the given hole characters (holes as plain atoms)."""
+    atoms = st.sampled_from(["a", "b"] + list(holes) * 2)
+
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, inner).map(lambda p: p[0] + p[1]),
+            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
+            inner.map(lambda x: f"(?:{x})*"),
+            inner.map(lambda x: f"(?:{x})?"),
+        )
+    return st.recursive(atoms, extend, max_leaves=6)
+
+
+@st.composite
+def grammars(draw):
+    """A top module (module 0) and one to three callees; hole i calls module i."""
+    n = draw(st.integers(1, 3))
+    holes = [chr(h) for h in HOLES[1:n + 1]]
+    srcs = [draw(regex_text(holes))]
+    if not any(h in srcs[0] for h in holes):
+        srcs[0] += draw(st.sampled_from(holes))
+    for _ in range(n):
+        body = draw(regex_text(holes))
+        if draw(st.booleans()):
+            body = r"\(" + body + r"\)"       # a bracketed callee: calls are easy to tell apart
+        elif DFA.from_regex(body).accepts(""):
+            body = "(?:" + body + ")c"        # callees never accept the empty text
+        srcs.append(body)
+    depth = draw(st.sampled_from([0, 1, 2, 2]))
+    return srcs, {ord(h): i + 1 for i, h in enumerate(holes)}, depth
+
+
+@given(grammars())
+def test_random_grammars(g):
+    srcs, calls, depth = g
+    r = build(srcs, calls, 0, depth)
+    d = r.to_dfa()
+    assert d == DFA.from_regex(oracle_regex(srcs, calls, 0, depth))
+    try:
+        pb = r.to_bytes()
+    except NondeterministicCall:
+        return
+    assert_byte_form_invariants(pb)
+    alive, dead = walk_all(pb, "ab()c", 5)
+    for w, (q, stack) in alive.items():
+        assert d.viable_prefix_length(w) == len(w), w
+        assert pb.can_end(q, stack) == d.accepts(w), w
+        assert pb.can_end(q, stack) == (pb.accepting[q] and all(pb.accepting[r] for r in stack))
+        assert len(stack) <= pb.max_stack
+    for w in dead:
+        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
+    import random
+    rng = random.Random(len(alive))
+    if not d.is_empty():
+        for _ in range(10):
+            w = d.sample(rng, max_length=30)
+            assert pb.accepts(w.encode())
+            if w:
+                v = w[:-1]
+                assert r.accepts(v) == d.accepts(v)
