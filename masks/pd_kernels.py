@@ -20,6 +20,10 @@ The kernels:
   be reused for every configuration that agrees on that many top entries.
 * :func:`walk_bytes` moves one configuration by a byte string (in place).
 
+The end of the text ends every open module in turn (rule 3 without a byte): EOS is allowed iff
+``accepting[q]`` and every return state on the stack accepts; the caller decides that
+(``can_end``).
+
 Every kernel takes plain arrays and scalars, is compiled with ``cache=True`` and runs as ordinary
 Python under ``NUMBA_DISABLE_JIT=1``. Inputs are trusted (validated by :mod:`.pushdown`).
 """
@@ -84,7 +88,7 @@ def _slow_step(q, b, table, byte_classes, accepting, call_ptr, call_entry, call_
 
 @njit(cache=True)
 def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, accepting,
-             call_ptr, call_entry, call_return, call_first, q, stack, cap, eos_ids, out):
+             call_ptr, call_entry, call_return, call_first, q, stack, cap, can_end, eos_ids, out):
     """The allowed-token row of configuration ``(q, stack)`` (``stack`` bottom first).
 
     Parameters
@@ -99,10 +103,11 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
     cap : int
         Most entries pushed on top of ``stack`` within one token (the automaton's ``max_stack``
         is enough).
+    can_end : bool
+        Whether the text may end here (sets the EOS bits).
     eos_ids : int32[k]
     out : uint32[n_words]
-        Zeroed row; token ``t``'s bit is set iff its bytes leave the configuration live, EOS bits
-        iff ``accepting[q]`` and the stack is empty.
+        Zeroed row; token ``t``'s bit is set iff its bytes leave the configuration live.
 
     Returns
     -------
@@ -160,7 +165,7 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
             tok = tok_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
         i += 1
-    if accepting[q] and n == 0:
+    if can_end:
         for j in range(eos_ids.shape[0]):
             tok = eos_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)

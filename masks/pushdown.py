@@ -12,12 +12,13 @@ A row depends on the stack only through the entries some token pops: the walk re
 that is (``used``), and the row is stored under the state and the top ``used`` entries, so the
 string body of a property allows the same tokens whatever lies deeper on the stack, and is walked
 once per distinct top of stack, not once per document position. A walk that pops the whole stack
-and finds it empty (or a state where EOS may come) depends on the stack's length too and is stored
-under the whole stack.
+and finds it empty depends on the stack's length too and is stored under the whole stack. The key
+also says whether the text may end there (the EOS bits).
 
 :class:`~.matcher.Matcher` drives a :class:`PushdownIndex` with its usual API: ``Matcher(index)``
 returns a :class:`PushdownMatcher`, whose ``state`` is ``(q, stack)`` (``stack`` a tuple of return
-states, bottom first). EOS is allowed exactly where the state accepts and the stack is empty.
+states, bottom first). The end of the text ends every open module in turn, so EOS is allowed
+exactly where ``q`` and every return state on the stack accept (``PushdownBytes.can_end``).
 
 Example
 -------
@@ -306,9 +307,18 @@ class PushdownIndex:
         return (q, tuple(st)) if q else (0, ())
 
     def is_accepting(self, state) -> bool:
-        """Whether the text may end at ``state``: an accepting state with an empty stack."""
-        q, stack = self._check_state(state)
-        return bool(self.accepting[q]) and not stack
+        """Whether the text may end at ``state``: ``q`` and every return state on the stack
+        accept (the end of the text ends each open module in turn)."""
+        return self._can_end(*self._check_state(state))
+
+    def _can_end(self, q: int, stack) -> bool:
+        acc = self._acc
+        if not acc[q]:
+            return False
+        for r in stack:
+            if not acc[r]:
+                return False
+        return True
 
     # -- rows -----------------------------------------------------------------------------------
     def _row(self, q: int, stack: tuple):
@@ -316,14 +326,15 @@ class PushdownIndex:
         if q == 0:
             return self._empty_row, memoryview(self._empty_row).cast("B")
         rows = self._rows
+        end = self._can_end(q, stack)
         with self._lock:
-            hit = rows.get((q, stack, True))
-            key = (q, stack, True)
+            key = (q, stack, True, end)
+            hit = rows.get(key)
             if hit is None:
                 n = len(stack)
                 for u in self._used.get(q, ()):
                     if u <= n:
-                        key = (q, stack[n - u:], False)
+                        key = (q, stack[n - u:], False, end)
                         hit = rows.get(key)
                         if hit is not None:
                             break
@@ -338,17 +349,12 @@ class PushdownIndex:
             trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
             self.byte_classes, self.table, self.accepting, self.call_ptr, self.call_entry,
             self.call_return, self.call_first, q, np.asarray(stack, dtype=np.int32), self._cap,
-            self.eos_ids, out)
+            end, self.eos_ids, out)
         used, exact = int(used), bool(exact)
-        if self._acc[q]:  # the EOS bits depend on whether the stack is empty
-            if stack:
-                used = max(used, 1)
-            else:
-                exact = True
         row = out.view(np.int32)
         row.flags.writeable = False
         entry = (row, memoryview(row).cast("B"))
-        key = (q, stack, True) if exact else (q, stack[len(stack) - used:], False)
+        key = (q, stack, True, end) if exact else (q, stack[len(stack) - used:], False, end)
         with self._lock:
             self.stats["misses"] += 1
             self.stats["visited"] += int(visited)
@@ -396,7 +402,7 @@ class PushdownIndex:
         out = bytearray()
         limit = self.num_states * (self.max_stack + 1) + 1
         while q and len(out) < limit:
-            if self._acc[q] and not st:
+            if self._can_end(q, st):
                 break
             bits, k, r = self._own_bytes(q), len(st), q
             while self._acc[r] and k > 0:  # bytes that pop first, then move
@@ -436,7 +442,7 @@ class PushdownMatcher(Matcher):
         return (self._state, self._stack)
 
     def is_accepting(self) -> bool:
-        return self._finished or (self._index._acc[self._state] and not self._stack)
+        return self._finished or self._index._can_end(self._state, self._stack)
 
     def _row_id(self) -> int:
         raise TypeError("a pushdown matcher's rows are not numbered; use _mask_row()")
