@@ -4,6 +4,7 @@ the flat index of the same grammar unrolled."""
 from __future__ import annotations
 
 import random
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -136,12 +137,17 @@ def ref_walk(pb, q, stack, data: bytes):
     return q, stack
 
 
+def ref_can_end(pb, q, stack) -> bool:
+    """The end of the text ends each open module in turn: q and every return state accept."""
+    return bool(q and pb.accepting[q] and all(pb.accepting[r] for r in stack))
+
+
 def ref_mask(pb, vocab: Vocabulary, q: int, stack) -> list[bool]:
     out = []
     for t in range(vocab.size):
         tok = vocab[t]
         if t in vocab.eos_token_ids:
-            out.append(bool(q and pb.accepting[q] and not stack))
+            out.append(ref_can_end(pb, q, stack))
         elif tok is None or q == 0:
             out.append(False)
         else:
@@ -178,7 +184,7 @@ def test_hand_made_automaton_is_the_unrolled_language():
         texts.append("".join(rng.choice('[],1"a') for _ in range(rng.randint(1, 9))))
     for s in texts:
         q, stack = ref_walk(pb, pb.start, [], s.encode())
-        assert (q != 0 and bool(pb.accepting[q]) and not stack) == dfa.accepts(s), s
+        assert ref_can_end(pb, q, stack) == dfa.accepts(s), s
 
 
 def test_rows_equal_the_reference_on_every_reachable_configuration(nested):
@@ -201,7 +207,7 @@ def test_rows_equal_the_reference_on_every_reachable_configuration(nested):
     for c in sorted(seen):
         got = unpack_bitmask(index.mask_row(c), VOCAB.size).tolist()
         assert got == ref_mask(pb, VOCAB, *c), c
-        assert index.is_accepting(c) == bool(pb.accepting[c[0]] and not c[1])
+        assert index.is_accepting(c) == ref_can_end(pb, *c)
 
 
 def reachable(pb, alphabet: bytes, rounds: int):
@@ -264,7 +270,8 @@ def random_walk_against_flat(index, flat, vocab, rng, steps=30):
         allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
         if not allowed:
             break
-        t = rng.choice(allowed)
+        text = [t for t in allowed if t not in vocab.eos_token_ids]
+        t = rng.choice(text if text and rng.random() < 0.9 else allowed)  # EOS now and then
         m.advance(t)
         f.advance(t)
         if m.is_finished():
@@ -463,3 +470,102 @@ def test_compiler_gives_a_pushdown_index_for_recursive_schemas(monkeypatch):
     assert isinstance(ix, PushdownIndex)
     assert comp.json_schema({"type": "array"}) is ix
     assert type(Matcher(ix)) is PushdownMatcher
+
+
+# -- RecursiveDFA (automata.recursive) and recursive schemas: the flat index of the expansion ------
+
+JSON_TOKENS = [b"{", b"}", b'"', b'":', b'": ', b"name", b"v", b"kids", b"[", b"]", b",", b", ", b"1",
+               b"12", b'{"', b'"}', b"}]", b"}]}", b"]}", b'"v":', b'"kids":[', b'{"v":1}', b" ", b"a",
+               b"a b", b'"a"', b"-", b"0", b"}}", b"[]", b"[[", b"]]", b'":"', b"\x01", b"null", b"true"]
+
+
+def json_vocab() -> Vocabulary:
+    return Vocabulary(JSON_TOKENS + [None], eos_token_ids=[len(JSON_TOKENS)],
+                      size=len(JSON_TOKENS) + 5)
+
+
+def recursive_cases():
+    rec = pytest.importorskip("tokenfsm.automata.recursive")
+    arr = DFA.from_regex(ARRAY)
+    obj = DFA.from_regex(r'\{("[a-z]+":(?:1|\x02))?\}')
+    arr2 = DFA.from_regex(r"\[((?:1|\x03|\x02)(,(?:1|\x03|\x02))*)?\]")
+    return {
+        "arrays/2": rec.RecursiveDFA([arr], {0x01: 0}, max_depth=2),
+        "arrays/3": rec.RecursiveDFA([arr], {0x01: 0}, max_depth=3),
+        # objects and arrays calling each other
+        "mutual/2": rec.RecursiveDFA([arr2, obj], {0x03: 0, 0x02: 1}, max_depth=2),
+    }
+
+
+@pytest.mark.parametrize("name", ["arrays/2", "arrays/3", "mutual/2"])
+def test_recursive_dfa_masks_equal_the_flat_expansion(name):
+    r = recursive_cases()[name]
+    vocab = Vocabulary(TOKENS + [b'{"a":', b"{}", b'{"ab":[', b"}", b"}]", b"]}", b'{"a":{"b":1}}', None],
+                       eos_token_ids=[len(TOKENS) + 7], size=len(TOKENS) + 9)
+    index = PushdownIndex(r.to_bytes(), vocab)
+    flat = TokenIndex.build(r.to_dfa(), vocab)
+    for seed in range(6):
+        random_walk_against_flat(index, flat, vocab, random.Random(seed), steps=25)
+
+
+def recursive_schema():
+    pytest.importorskip("tokenfsm.automata.recursive")
+    from tokenfsm.schema import compile_json_schema
+
+    schema = {"$defs": {"n": {"type": "object", "properties": {
+        "name": {"type": "string"}, "v": {"type": "integer"},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}}, "$ref": "#/$defs/n"}
+    try:
+        with warnings.catch_warnings():  # the recursion is cut at a depth (a SchemaWarning)
+            warnings.simplefilter("ignore")
+            cs = compile_json_schema(schema, recursion="stack")
+    except TypeError:
+        pytest.skip("compile_json_schema has no recursion option")
+    if getattr(cs, "recursive", None) is None:
+        pytest.skip("schema compiled without a stack automaton")
+    return schema, cs
+
+
+def test_recursive_schema_masks_equal_the_flat_expansion():
+    _, cs = recursive_schema()
+    vocab = json_vocab()
+    index = PushdownIndex(cs.recursive.to_bytes(), vocab)
+    flat = TokenIndex.build(cs.recursive.to_dfa(), vocab)
+    ended = deepest = 0
+    for seed in range(12):
+        m = random_walk_against_flat(index, flat, vocab, random.Random(seed), steps=40)
+        ended += m.is_finished()
+        deepest = max([deepest] + [len(h[1]) for h in m._history])
+    assert ended and deepest >= 2  # the walks end, and reach into nested calls
+    # documents end with return states still on the stack (each open module ends with the text)
+    m = Matcher(index)
+    assert m.accept_string('{"v":1,"kids":[{"name":"a"}]}')
+    assert m.is_accepting() and m.state[1] != ()
+    assert vocab.eos_token_ids[0] in m.allowed_token_ids().tolist()
+
+
+def test_compiler_builds_pushdown_index_for_a_recursive_schema():
+    schema, _ = recursive_schema()
+    vocab = json_vocab()
+    comp = IndexCompiler(vocab)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ix = comp.json_schema(schema, recursion="stack")
+    assert isinstance(ix, PushdownIndex)
+    m = Matcher(ix)
+    assert m.accept_string('{"kids":[{"v":12},{}]}') and m.is_accepting()
+    assert not m.accept_string("}")
+
+
+@pytest.mark.parametrize("name", ["arrays/3", "mutual/2"])
+def test_step_equals_the_automaton_step(name):
+    pb = recursive_cases()[name].to_bytes()
+    index = PushdownIndex(pb, VOCAB)
+    rng = random.Random(3)
+    for _ in range(300):
+        data = bytes(rng.choice(b'[],1{}"a:\x01\x02') for _ in range(rng.randint(0, 12)))
+        q, st = pb.walk(data)
+        assert index.walk_bytes(index.start, data) == ((q, tuple(st)) if q else (0, ()))
+        if q:
+            assert index.is_accepting((q, tuple(st))) == pb.can_end(q, st)
+            assert q == ref_walk(pb, pb.start, [], data)[0]
