@@ -18,7 +18,9 @@ The kernels:
   owns ``cap`` arena slots, reused by its siblings), so the common move (rule 1) copies four
   integers. It also reports how deep into the given stack any token reached, so that the row can
   be reused for every configuration that agrees on that many top entries.
-* :func:`walk_bytes` moves one configuration by a byte string (in place).
+
+Moving one configuration by a token's few bytes is done in Python (:meth:`.PushdownIndex.step`):
+cheaper than a kernel call for a handful of table lookups.
 
 The end of the text ends every open module in turn (rule 3 without a byte): EOS is allowed iff
 ``accepting[q]`` and every return state on the stack accepts; the caller decides that
@@ -33,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["fill_row", "walk_bytes"]
+__all__ = ["fill_row"]
 
 
 @njit(cache=True)
@@ -170,46 +172,3 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
             tok = eos_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
     return n - min_base, exact, visited
-
-
-@njit(cache=True)
-def walk_bytes(byte_classes, table, accepting, call_ptr, call_entry, call_return, call_first, q,
-               stack, n, data):
-    """Move configuration ``(q, stack[:n])`` by ``data`` (uint8), in place in ``stack``.
-
-    ``stack`` must have room for the deepest stack the walk reaches (the automaton's
-    ``max_stack``); a walk that would go deeper dies. Returns ``(state, n)``; state 0 if it dies.
-    """
-    cap = stack.shape[0]
-    for i in range(data.shape[0]):
-        b = data[i]
-        t = table[q, byte_classes[b]]
-        if t != 0:
-            q = t
-            continue
-        ops = 0
-        while True:
-            ops += 1
-            if ops > 2 * cap + 4:
-                return 0, n
-            moved = False
-            for e in range(call_ptr[q], call_ptr[q + 1]):
-                if call_first[e, b]:
-                    if n >= cap:
-                        return 0, n
-                    stack[n] = call_return[e]
-                    n += 1
-                    q = call_entry[e]
-                    moved = True
-                    break
-            if not moved:
-                if accepting[q] and n > 0:
-                    n -= 1
-                    q = stack[n]
-                else:
-                    return 0, n
-            t = table[q, byte_classes[b]]
-            if t != 0:
-                q = t
-                break
-    return q, n
