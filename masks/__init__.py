@@ -3,6 +3,8 @@
 A byte DFA (from :mod:`tokenfsm.automata` or :mod:`tokenfsm.schema`) and a :class:`Vocabulary`
 make a :class:`TokenIndex`: for every automaton state, the tokens that keep the text viable and the
 state each leads to, with packed bitmask rows. A :class:`Matcher` walks one sequence through it.
+A recursive grammar kept as a stack automaton gets a :class:`PushdownIndex` instead (rows per
+stack configuration, computed on demand), driven by the same :class:`Matcher` API.
 
 Example
 -------
@@ -35,6 +37,7 @@ from .matcher import (
     fill_next_token_bitmasks,
     unpack_bitmask,
 )
+from .pushdown import PushdownIndex, PushdownMatcher
 from .trie import TokenTrie, token_trie
 from .vocab import Vocabulary
 
@@ -45,6 +48,8 @@ __all__ = [
     "TokenIndex",
     "FORMAT_VERSION",
     "Matcher",
+    "PushdownIndex",
+    "PushdownMatcher",
     "IndexCompiler",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
