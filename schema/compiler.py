@@ -67,16 +67,16 @@ import time
 import warnings
 from collections import OrderedDict
 from functools import lru_cache
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError
 
 from . import rewrite
 from .applicators import (ANNOTATIONS, ARRAY_KEYWORDS, KNOWN_UNSUPPORTED,
                           OBJECT_KEYWORDS, SUPPORTED_FORMATS, Alt, Applicators, _int, _is_count,
-                          _ptr, _unescape)
+                          _ptr, _refs_in, _unescape)
 from .containers import Containers
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, Member, TypedLanguage, array_dfa, key_text,
@@ -89,34 +89,61 @@ __all__ = ["compile_json_schema", "CompiledSchema"]
 
 
 
-@dataclass
 class CompiledSchema:
     """A schema lowered to an automaton.
 
     Attributes
     ----------
     dfa : DFA
-        Accepts exactly the JSON texts the model may emit.
+        Accepts exactly the JSON texts the model may emit. For a schema that took the stack route
+        (``recursive`` is set) it is built on first access by expanding the calls to
+        ``max_depth``, which may raise :class:`~tokenfsm.automata.errors.BudgetExceeded`.
     warnings : list of str
         What the automaton does not enforce exactly (each also issued as a :class:`SchemaWarning`).
     schema : dict or bool
         The schema as compiled (pydantic models and JSON text decoded).
+    recursive : RecursiveDFA or None
+        For a recursive schema whose unrolled automaton would be large: one automaton per
+        recursive definition, calling each other (:mod:`tokenfsm.automata.recursive`), walked
+        with a stack bounded by ``max_depth``. Same language as ``dfa``.
     """
 
-    dfa: DFA
-    warnings: list = field(default_factory=list)
-    schema: Any = None
+    __slots__ = ("_dfa", "warnings", "schema", "recursive", "_budget")
+
+    def __init__(self, dfa: DFA | None, warnings: list | None = None, schema: Any = None,
+                 recursive=None, budget: Budget | None = None):
+        if dfa is None and recursive is None:
+            raise ValueError("a compiled schema needs a DFA or a recursive automaton")
+        self._dfa = dfa
+        self.warnings = list(warnings or [])
+        self.schema = schema
+        self.recursive = recursive
+        self._budget = budget
+
+    @property
+    def dfa(self) -> DFA:
+        if self._dfa is None:
+            self._dfa = self.recursive.to_dfa(self._budget)
+        return self._dfa
 
     def accepts(self, text: str) -> bool:
         """Whether ``text`` is one of the JSON texts the automaton allows."""
-        return self.dfa.accepts(text)
+        if self._dfa is None:
+            return self.recursive.accepts(text)
+        return self._dfa.accepts(text)
+
+    def __repr__(self) -> str:
+        what = (f"recursive, {len(self.recursive.modules)} automata" if self._dfa is None
+                else f"{self._dfa.num_states} states")
+        return f"CompiledSchema({what}, {len(self.warnings)} warnings)"
 
 
 def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[str] = (),
                         strict: bool = True, allow_extra_keys: bool = False,
                         property_order: str = "schema", max_depth: int = 3,
                         budget: Budget | None = None,
-                        documents: Mapping[str, Any] | None = None) -> CompiledSchema:
+                        documents: Mapping[str, Any] | None = None,
+                        recursion: str = "auto") -> CompiledSchema:
     """Lower a JSON Schema to the automaton of the JSON texts that satisfy it.
 
     Parameters
@@ -143,6 +170,14 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         Other schema documents by the absolute URI they are retrieved from, for ``$ref`` that
         leave the schema (``{"https://example.com/a.json": {...}}``); every other non-local
         ``$ref`` is unsupported. Nothing is fetched.
+    recursion : {"auto", "unroll", "stack"}
+        How a recursive ``$ref`` becomes an automaton, both exact to ``max_depth``: "unroll" copies
+        each definition once per nesting level and context into one DFA (its size multiplies with
+        the depth); "stack" keeps one automaton per recursive definition, which call each other
+        (``CompiledSchema.recursive``, walked with a stack; ``UnsupportedSchema`` where a recursive
+        reference meets an intersection or complement, which only unrolling makes exact).
+        "auto" unrolls unless the unrolled automaton would pass :data:`UNROLL_STATES` states and
+        the stack route applies.
 
     Returns
     -------
@@ -170,8 +205,15 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         raise ValueError("excludes must be non-empty strings")
     if documents is not None and not isinstance(documents, Mapping):
         raise TypeError("documents must map absolute URIs to schemas")
-    c = _Compiler(schema, whitespace, excludes, strict, allow_extra_keys, property_order,
-                  max_depth, budget or DEFAULT_BUDGET, documents)
+    if recursion not in ("auto", "unroll", "stack"):
+        raise ValueError(f"recursion must be 'auto', 'unroll' or 'stack', got {recursion!r}")
+    args = (schema, whitespace, excludes, strict, allow_extra_keys, property_order, max_depth,
+            budget or DEFAULT_BUDGET, documents)
+    c = _Compiler(*args)
+    if recursion != "unroll" and max_depth >= 1 and (recursion == "stack" or c.has_recursion()):
+        out = _stack_route(args, recursion, c.deadline)
+        if out is not None:
+            return out
     if whitespace is None:
         c.warn("whitespace=None allows unbounded whitespace between tokens", "")
     lang = c.compile(c.root, "")
@@ -180,6 +222,72 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
         raise SchemaError(f"schema is unsatisfiable: {why}", where)
     return CompiledSchema(dfa, c.warnings, schema)
+
+
+#: ``recursion="auto"`` unrolls a recursive schema when the unrolled automaton (before
+#: minimisation: every copy of every definition the unrolling makes) has at most this many states.
+UNROLL_STATES = 40_000
+
+#: Characters that may share a class with a call placeholder in a JSON text automaton: a digit is
+#: the only one-character JSON value, so it can lead where a call does.
+_DIGITS = CharSet.range(0x30, 0x39)
+
+
+class _StackRouteConflict(Exception):
+    """The stack route does not apply (``what`` at ``ptr``): unroll instead."""
+
+    def __init__(self, what: str, ptr: str):
+        super().__init__(what, ptr)
+        self.what, self.ptr = what, ptr
+
+
+def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
+    """Compile with recursive definitions as automata that call each other; None when "auto"
+    should unroll instead (small result, or the route does not apply)."""
+    from tokenfsm.automata.recursive import HOLES, NondeterministicCall, RecursiveDFA
+
+    schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
+    s = _Compiler(*args, stack=True, deadline=deadline)
+    holes = CharSet.union_of_disjoint(CharSet.range(h, h) for h in HOLES)
+    try:
+        with opaque_symbols(holes, _DIGITS):
+            try:
+                lang = s.compile(s.root, "")
+                s.finish_modules()
+            except OpaqueSymbolError as e:
+                raise _StackRouteConflict(str(e), s.where or "/") from None
+            if "" in s.module_of:  # the root itself recurs: the top calls it
+                s.bodies[""] = lang
+                lang = s.call("")
+            top = lang.to_dfa(budget).minimize()
+            if not s.module_order:
+                if recursion == "auto":
+                    return None  # no recursion after all: the usual route says the same
+                modules = [top]
+            else:
+                modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
+        rd = RecursiveDFA(modules, {HOLES[i]: i + 1 for i in range(len(s.module_order))}, 0,
+                          max_depth)
+        if recursion == "auto" and rd.expanded_states(UNROLL_STATES) <= UNROLL_STATES:
+            return None
+        pushdown = rd.to_bytes()  # checks that the stack walk is deterministic
+    except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
+        if recursion == "auto":
+            return None  # unrolling decides (and reports what is really wrong)
+        if isinstance(e, _StackRouteConflict):
+            raise UnsupportedSchema(f"recursion='stack': {e.what}; only unrolling is exact here",
+                                    e.ptr, "$ref") from None
+        if isinstance(e, NondeterministicCall):
+            raise UnsupportedSchema(f"recursion='stack': {e}", "", "$ref") from None
+        raise
+    if pushdown.start == 0:
+        why, where = s.empty_why[0] if s.empty_why else ("no JSON value satisfies it", "")
+        raise SchemaError(f"schema is unsatisfiable: {why}", where)
+    if whitespace is None:
+        s.warn("whitespace=None allows unbounded whitespace between tokens", "")
+    for text in s.warnings:
+        warnings.warn(text, SchemaWarning, stacklevel=3)
+    return CompiledSchema(None, s.warnings, schema, recursive=rd, budget=budget)
 
 
 #: String texts kept across compilations (a ``format`` or ``pattern`` automaton costs milliseconds
@@ -272,7 +380,7 @@ def _load(schema):
 
 class _Compiler(Applicators, Containers):
     def __init__(self, root, whitespace, excludes, strict, allow_extra_keys, property_order,
-                 max_depth, budget, documents=None):
+                 max_depth, budget, documents=None, stack: bool = False, deadline=None):
         self.excludes = excludes
         self.strict = strict
         self.allow_extra_keys = allow_extra_keys
@@ -294,6 +402,16 @@ class _Compiler(Applicators, Containers):
         self._minimal: DFA | None = None
         # budget.max_seconds also bounds the whole compilation, checked per subschema
         self.deadline = None if budget.max_seconds is None else time.perf_counter() + budget.max_seconds
+        if deadline is not None:
+            self.deadline = deadline  # one time budget for every route a compilation tries
+        # the stack route (see _stack_route): recursive $ref targets become automata of their own
+        self.stack = stack
+        self.entered: dict[str, Any] = {"": self.root}  # $ref targets being compiled, in order
+        self.module_of: dict[str, int] = {}   # recursive target -> module number (1, 2, ...)
+        self.module_order: list[str] = []
+        self.module_node: dict[str, Any] = {}
+        self.bodies: dict[str, TypedLanguage] = {}
+        self.where = ""  # innermost subschema being compiled (names a route conflict)
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
     # ------------------------------------------------------------------ reporting
@@ -301,7 +419,8 @@ class _Compiler(Applicators, Containers):
         text = f"{msg} (at {ptr or '/'})"
         if text not in self.warnings:
             self.warnings.append(text)
-            warnings.warn(text, SchemaWarning, stacklevel=4)
+            if not self.stack:  # the stack route issues its warnings once it is taken
+                warnings.warn(text, SchemaWarning, stacklevel=4)
 
     def unsupported(self, msg: str, ptr: str, keyword: str | None = None) -> None:
         if self.strict:
@@ -336,6 +455,10 @@ class _Compiler(Applicators, Containers):
         cuts = self.cuts
         try:
             lang = self._compile(schema, ptr)
+        except OpaqueSymbolError:
+            if not self.where:
+                self.where = ptr or "/"
+            raise
         except BudgetExceeded as e:
             if e.pointer is None:
                 raise e.with_pointer(ptr or "/") from None
@@ -378,6 +501,8 @@ class _Compiler(Applicators, Containers):
         node, target = self.resolve(ref, _ptr(ptr, "$ref"), scope)
         if node is True and target is None:
             return self.any()
+        if self.stack:
+            return self.stack_ref(ref, node, target, ptr)
         n = self.ref_stack.get(target, 0)
         if n >= self.max_depth:
             self.cuts += 1
@@ -388,6 +513,79 @@ class _Compiler(Applicators, Containers):
             return self.compile(node, target)
         finally:
             self.ref_stack[target] = n
+
+    # ------------------------------------------------------------------ the stack route
+    def stack_ref(self, ref, node, target: str, ptr: str) -> TypedLanguage:
+        """A ``$ref`` on the stack route: a target being compiled already (or found recursive
+        before) is *called* (a placeholder the walk replaces by that target's automaton, at most
+        ``max_depth`` frames deep); any other target is compiled in place."""
+        if target in self.entered:
+            # recursion: the target and every target entered since are on a cycle
+            names = list(self.entered)
+            for t in names[names.index(target):]:
+                self.module(t, self.entered[t])
+        if target in self.module_of:
+            if target in self.entered:
+                self.warn(f"recursive $ref {shown(ref)!r} cut at depth {self.max_depth}", ptr)
+            return self.call(target)
+        self.entered[target] = node
+        self.ref_stack[target] = self.ref_stack.get(target, 0) + 1
+        try:
+            lang = self.compile(node, target)
+        finally:
+            del self.entered[target]
+            self.ref_stack[target] -= 1
+        if target in self.module_of:  # it recurred while being compiled: lang is its body
+            self.bodies.setdefault(target, lang)
+            return self.call(target)
+        return lang
+
+    def module(self, target: str, node) -> int:
+        """The module number of a recursive target (numbered on first sight)."""
+        k = self.module_of.get(target)
+        if k is None:
+            from tokenfsm.automata.recursive import HOLES
+            if len(self.module_order) >= len(HOLES):
+                raise OpaqueSymbolError(f"more than {len(HOLES)} recursive definitions")
+            self.module_order.append(target)
+            k = self.module_of[target] = len(self.module_order)
+            self.module_node[target] = node
+        return k
+
+    def call(self, target: str) -> TypedLanguage:
+        """The text of one call of a recursive target's automaton: its placeholder character,
+        standing for a value of any type."""
+        from tokenfsm.automata.recursive import HOLES
+        hole = DFA.literal(chr(HOLES[self.module_of[target] - 1]))
+        return TypedLanguage({t: hole for t in TYPES}, frozenset(), calls=True)
+
+    def finish_modules(self) -> None:
+        """Compile the body of every recursive target that has none yet (one reached only
+        through ``$ref`` merged in place with its siblings)."""
+        i = 0
+        while i < len(self.module_order):
+            t = self.module_order[i]
+            if t not in self.bodies:
+                node = self.module_node[t]
+                self.entered[t] = node
+                self.ref_stack[t] = self.ref_stack.get(t, 0) + 1
+                try:
+                    self.bodies[t] = self.compile(node, t)
+                finally:
+                    del self.entered[t]
+                    self.ref_stack[t] -= 1
+            i += 1
+
+    def has_recursion(self) -> bool:
+        """Whether some ``$ref`` of the schema names a location that reaches itself."""
+        for ref in set(_refs_in(self.root)):
+            try:
+                node, target = self.registry.resolve(ref, "")
+            except SchemaError:
+                continue
+            if target is not None and self.recursive(target, node):
+                return True
+        return False
 
     # ------------------------------------------------------------------ one merged alternative
     def compile_alt(self, alt: Alt) -> TypedLanguage:
@@ -411,6 +609,8 @@ class _Compiler(Applicators, Containers):
     def subtract(self, lang: TypedLanguage, other: TypedLanguage, ptr: str) -> TypedLanguage:
         """Texts of ``lang`` whose values ``other`` rejects: ``lang ∩ complement(other)``, computed
         without building the complement."""
+        if lang.calls or other.calls:
+            raise OpaqueSymbolError("a complement of a call of another automaton")
         parts = {}
         complete = set(lang.complete & other.complete)
         for t, d in lang.parts.items():
@@ -442,6 +642,8 @@ class _Compiler(Applicators, Containers):
 
     def complement(self, lang: TypedLanguage, ptr: str) -> TypedLanguage:
         """JSON values (up to the depth limit) whose texts ``lang`` does not accept."""
+        if lang.calls:
+            raise OpaqueSymbolError("a complement of a call of another automaton")
         canon = self.canonical()
         parts = {}
         complete = set(TYPES)

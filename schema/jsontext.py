@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Sequence
 
 from tokenfsm.automata.charset import CharSet
-from tokenfsm.automata.dfa import DFA, _embed
+from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, _embed
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
 from tokenfsm.automata.nfa import NFA, determinize
 
@@ -158,6 +158,9 @@ class TypedLanguage:
 
     parts: dict
     complete: frozenset
+    #: Some part *is* a call of another automaton (a placeholder for a recursive ``$ref``, see
+    #: :mod:`.compiler`), whose texts may be of any type: such a part cannot be split by type.
+    calls: bool = False
 
     @staticmethod
     def nothing() -> "TypedLanguage":
@@ -173,6 +176,8 @@ class TypedLanguage:
 
     def only(self, types: Iterable[str]) -> "TypedLanguage":
         types = set(types)
+        if self.calls and set(self.parts) - types:
+            raise OpaqueSymbolError("a type filter on a call of another automaton")
         return TypedLanguage({t: d for t, d in self.parts.items() if t in types},
                              self.complete | frozenset(t for t in TYPES if t not in types))
 
@@ -180,9 +185,11 @@ class TypedLanguage:
         parts = dict(self.parts)
         for t, d in other.parts.items():
             parts[t] = union_of([parts[t], d], budget) if t in parts else d
-        return TypedLanguage(parts, self.complete & other.complete)
+        return TypedLanguage(parts, self.complete & other.complete, self.calls or other.calls)
 
     def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
+        if self.calls or other.calls:
+            raise OpaqueSymbolError("an intersection with a call of another automaton")
         parts = {}
         for t, d in self.parts.items():
             if t in other.parts:
@@ -194,6 +201,8 @@ class TypedLanguage:
 
     def difference(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         """Texts of ``self`` not in ``other`` (exact on values where ``other`` is complete)."""
+        if self.calls or other.calls:
+            raise OpaqueSymbolError("a difference with a call of another automaton")
         parts = {}
         for t, d in self.parts.items():
             x = d.difference(other.parts[t], budget) if t in other.parts else d
