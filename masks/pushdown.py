@@ -196,9 +196,11 @@ class PushdownIndex:
         self._finished_view = memoryview(self.finished_mask).cast("B")
         self._empty_row = np.zeros(self._n_words, dtype=np.int32)
         self._empty_row.flags.writeable = False
+        self._empty_entry = (self._empty_row, memoryview(self._empty_row).cast("B"))
         self._max_rows = max(16, int(cache_bytes) // max(4 * self._n_words, 1))
         self._rows: OrderedDict = OrderedDict()
-        self._used: dict[int, list[int]] = {}
+        self._used: dict[int, list[int]] = {}  # per state: the top-of-stack lengths keyed
+        self._exact_q: set[int] = set()  # states with rows keyed by their whole stack
         self._lock = threading.Lock()
         self._own: dict[int, int] = {}
         self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0)
@@ -229,6 +231,7 @@ class PushdownIndex:
         with self._lock:
             self._rows.clear()
             self._used.clear()
+            self._exact_q.clear()
 
     def __repr__(self) -> str:
         return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
@@ -324,24 +327,36 @@ class PushdownIndex:
     def _row(self, q: int, stack: tuple):
         """``(row, byte view)`` of a configuration, from the cache or walked now."""
         if q == 0:
-            return self._empty_row, memoryview(self._empty_row).cast("B")
+            return self._empty_entry
+        acc = self._acc
+        end = acc[q]
+        if end:
+            for r in stack:
+                if not acc[r]:
+                    end = False
+                    break
+        # lookups take no lock: get and move_to_end are single operations on the dict (an entry
+        # dropped by another thread in between is simply not moved)
         rows = self._rows
-        end = self._can_end(q, stack)
-        with self._lock:
+        hit = None
+        if q in self._exact_q:
             key = (q, stack, True, end)
             hit = rows.get(key)
-            if hit is None:
-                n = len(stack)
-                for u in self._used.get(q, ()):
-                    if u <= n:
-                        key = (q, stack[n - u:], False, end)
-                        hit = rows.get(key)
-                        if hit is not None:
-                            break
-            if hit is not None:
+        if hit is None:
+            n = len(stack)
+            for u in self._used.get(q, ()):
+                if u <= n:
+                    key = (q, stack[n - u:], False, end)
+                    hit = rows.get(key)
+                    if hit is not None:
+                        break
+        if hit is not None:
+            try:
                 rows.move_to_end(key)
-                self.stats["hits"] += 1
-                return hit
+            except KeyError:
+                pass
+            self.stats["hits"] += 1
+            return hit
         t0 = time.perf_counter()
         trie = self._trie
         out = np.zeros(self._n_words, dtype=np.uint32)
@@ -360,7 +375,9 @@ class PushdownIndex:
             self.stats["visited"] += int(visited)
             self.stats["walk_s"] += time.perf_counter() - t0
             rows[key] = entry
-            if not exact:
+            if exact:
+                self._exact_q.add(q)
+            else:
                 us = self._used.setdefault(q, [])
                 if used not in us:
                     us.append(used)
