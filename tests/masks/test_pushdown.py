@@ -4,6 +4,7 @@ the flat index of the same grammar unrolled."""
 from __future__ import annotations
 
 import random
+import threading
 import warnings
 from types import SimpleNamespace
 
@@ -569,3 +570,44 @@ def test_step_equals_the_automaton_step(name):
         if q:
             assert index.is_accepting((q, tuple(st))) == pb.can_end(q, st)
             assert q == ref_walk(pb, pb.start, [], data)[0]
+
+
+def test_threads_share_one_index():
+    pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None], eos_token_ids=[8])
+    seen = sorted(reachable(pb, b"(1+)", 10))
+    expected = {c: ref_mask(pb, vocab, *c) for c in seen}
+    index = PushdownIndex(pb, vocab, cache_bytes=0)  # 16 rows: entries come and go meanwhile
+    errors = []
+
+    def work(seed):
+        order = list(seen)
+        random.Random(seed).shuffle(order)
+        for c in order * 3:
+            if unpack_bitmask(index.mask_row(c), vocab.size).tolist() != expected[c]:
+                errors.append(c)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@given(small_vocab, st.integers(1, 3), st.integers(0, 2**32 - 1))
+@settings(max_examples=15)
+def test_mutual_recursion_random_vocabularies(toks, depth, seed):
+    rec = pytest.importorskip("tokenfsm.automata.recursive")
+    arr = DFA.from_regex(r"\[((?:1|\x03|\x02)(,(?:1|\x03|\x02))*)?\]")
+    obj = DFA.from_regex(r'\{("a":(?:1|\x02|\x03))?\}')
+    r = rec.RecursiveDFA([arr, obj], {0x03: 0, 0x02: 1}, max_depth=depth)
+    toks = [t.replace(b"a", b'"a":').replace(b"\x01", b"{") for t in toks]
+    vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
+    pb = r.to_bytes()
+    index = PushdownIndex(pb, vocab)
+    m = random_walk_against_flat(index, TokenIndex.build(r.to_dfa(), vocab), vocab,
+                                 random.Random(seed), steps=15)
+    if not m.is_finished():
+        assert unpack_bitmask(index.mask_row(m.state), vocab.size).tolist() == ref_mask(pb, vocab,
+                                                                                      *m.state)
