@@ -36,7 +36,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .bytedfa import _byte_classes_np
 from .charset import CharSet, refine
 from .dfa import DFA
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded
@@ -234,6 +233,7 @@ class RecursiveDFA:
             return (k,) + tuple(frames[j] for j in below[k])
 
         memo: dict[tuple, _Variant | None] = {}
+        trimmed: dict[tuple, DFA] = {}
         meter = DEFAULT_BUDGET.meter("recursive variants")
 
         def needed(k, frames):
@@ -267,11 +267,17 @@ class RecursiveDFA:
                 w = memo[key(j, f)]
                 if w is not None:
                     live[h] = w
-            dead = [c for h, c in holes.items() if h not in live]
-            if dead:
-                delta = delta.copy()
-                delta[:, dead] = 0
-            d = DFA._minimal_of(classes, delta.tolist(), accepting, start)
+            dead = tuple(sorted(c for h, c in holes.items() if h not in live))
+            # variants with the same holes cut share one automaton (and its byte lowering)
+            d = trimmed.get((k, dead))
+            if d is None:
+                if dead:
+                    delta = delta.copy()
+                    delta[:, list(dead)] = 0
+                    d = DFA._minimal_of(classes, delta.tolist(), accepting, start)
+                else:
+                    d = self.modules[k].minimize()      # nothing cut: the module as it is
+                trimmed[(k, dead)] = d
             if d.start == 0:
                 memo[kk] = None
                 continue
@@ -409,10 +415,28 @@ def _expand(v: _Variant, done: dict, budget: Budget | None) -> DFA:
     return v.dfa.substitute(image, budget)
 
 
-def _masks(live: np.ndarray) -> list[int]:
-    """Each row of a bool[S, 256] array as an int whose bit ``b`` is column ``b``."""
-    packed = np.packbits(live, axis=1, bitorder="little")
-    return [int.from_bytes(r, "little") for r in map(bytes, packed)]
+def _joint_byte_classes(lowered: list) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Byte classes of the variants' tables side by side, hole bytes dead.
+
+    ``lowered``: distinct ByteDFAs. Returns the class of each byte (numbered by first byte) and,
+    per ByteDFA, the column of its table for each joint class (its zero column ``C`` for a class
+    that does not move there)."""
+    keys = []
+    for b in lowered:
+        C = b.table.shape[1]
+        dead_col = ~b.table.any(axis=0)
+        k = np.asarray(b.byte_classes, dtype=np.int64).copy()
+        k[dead_col[k]] = C
+        k[_HOLE_ARRAY] = C
+        keys.append(k)
+    stacked = np.stack(keys, axis=1)          # [256, number of tables]
+    _, first, inv = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size)
+    cls = rank[inv.reshape(-1)]
+    reps = first[order]
+    return cls, [k[reps] for k in keys]
 
 
 def _lower(r: RecursiveDFA) -> "PushdownBytes":
@@ -423,35 +447,42 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
                              0, np.zeros(2, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
                              np.zeros((0, 256), bool), 0)
     meter = DEFAULT_BUDGET.meter("recursive byte table")
-    parts = [np.zeros((1, 256), dtype=np.int32)]
+    lowered = []
+    slot: dict[int, int] = {}                 # id(ByteDFA) -> index in lowered
+    for v in variants:
+        b = v.dfa.to_bytes()                  # variants sharing an automaton share its lowering
+        if id(b) not in slot:
+            slot[id(b)] = len(lowered)
+            lowered.append(b)
+    byte_cls, colmaps = _joint_byte_classes(lowered)
+    J = colmaps[0].shape[0] if colmaps else 1
+    parts = [np.zeros((1, J), dtype=np.int32)]
     acc_parts = [np.zeros(1, dtype=bool)]
     owner_parts = [np.full(1, -1, dtype=np.int32)]
-    offset: list[int] = []
     starts: list[int] = []
     raw_edges: list[tuple[int, int, int]] = []     # (state, callee variant, return state)
     total = 1
     for v in variants:
         b = v.dfa.to_bytes()
-        meter.add(b.num_states - 1)
-        full = np.asarray(b.table)[:, b.byte_classes].astype(np.int64)
-        n = full.shape[0]
+        n = b.table.shape[0]
+        meter.add(n - 1)
         base = total - 1                      # local state s >= 1 is global base + s
-        glob = np.where(full != 0, full + base, 0)
+        tab = np.zeros((n, b.table.shape[1] + 1), dtype=np.int32)
+        tab[:, :-1] = b.table
+        tab[tab != 0] += base
         for h, w in v.callees.items():
-            col = glob[:, h]
+            col = tab[:, b.byte_classes[h]]
             for s in np.flatnonzero(col).tolist():
                 raw_edges.append((base + s, w.index, int(col[s])))
-        glob[:, _HOLE_ARRAY] = 0
-        parts.append(glob[1:].astype(np.int32))
+        parts.append(tab[1:, colmaps[slot[id(b)]]])
         acc_parts.append(np.asarray(b.accepting)[1:])
         owner_parts.append(np.full(n - 1, v.index, dtype=np.int32))
-        offset.append(base)
         starts.append(base + b.start)
         total += n - 1
-    full = np.vstack(parts)
+    table = np.ascontiguousarray(np.vstack(parts))
     accepting = np.concatenate(acc_parts)
     owner = np.concatenate(owner_parts)
-    S = full.shape[0]
+    S = table.shape[0]
 
     # call edges, deduplicated and sorted by state
     edges = sorted(set((q, starts[w], ret, w) for q, w, ret in raw_edges))
@@ -465,7 +496,20 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
     for i, (q, _, _, _) in enumerate(edges):
         edges_at.setdefault(q, []).append(i)
 
-    moves = _masks(full != 0)
+    # the bytes each state moves on, as an int with bit b for byte b (for the states asked about)
+    class_bits = [0] * J
+    for b_, c in enumerate(byte_cls.tolist()):
+        class_bits[c] |= 1 << b_
+
+    class _Moves(dict):
+        def __missing__(self, q):
+            m = 0
+            for c in np.flatnonzero(table[q]).tolist():
+                m |= class_bits[c]
+            self[q] = m
+            return m
+
+    moves = _Moves()
 
     # first bytes of each variant (callees before callers)
     first: list[int] = [0] * len(variants)
@@ -544,10 +588,8 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         bits = np.array([[m >> (8 * j) & 0xFF for j in range(32)] for m in call_first_mask],
                         dtype=np.uint8)
         call_first = np.unpackbits(bits, axis=1, bitorder="little").astype(bool)
-    cls, reps = _byte_classes_np(full)
-    table = np.ascontiguousarray(full[:, reps])
-    return PushdownBytes(cls.astype(np.uint8), table, accepting, starts[0], call_ptr, call_entry,
-                         call_return, call_first, depth[0])
+    return PushdownBytes(byte_cls.astype(np.uint8), table, accepting, starts[0], call_ptr,
+                         call_entry, call_return, call_first, depth[0])
 
 
 class PushdownBytes:
