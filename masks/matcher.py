@@ -115,9 +115,8 @@ class Matcher:
 
     def __new__(cls, index=None, max_rollback: int | None = None):
         # an index of another kind (a stack automaton's) names its own matcher class
-        sub = getattr(type(index), "matcher_class", None)
-        if cls is Matcher and sub is not None:
-            cls = sub
+        if cls is Matcher and type(index) is not TokenIndex:
+            cls = getattr(type(index), "matcher_class", cls)
         return object.__new__(cls)
 
     def __init__(self, index: TokenIndex, max_rollback: int | None = None):
