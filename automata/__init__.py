@@ -17,7 +17,9 @@ from .bytedfa import ByteDFA
 from .charset import CharSet, refine
 from .dfa import DFA
 from .errors import AutomatonError, Budget, BudgetExceeded, RegexError
+from .recursive import NondeterministicCall, PushdownBytes, RecursiveDFA
 from .regex_ast import Alt, Assert, Chars, Repeat, Seq
 
 __all__ = ["DFA", "ByteDFA", "CharSet", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
-           "refine", "Chars", "Seq", "Alt", "Repeat", "Assert"]
+           "refine", "Chars", "Seq", "Alt", "Repeat", "Assert", "RecursiveDFA", "PushdownBytes",
+           "NondeterministicCall"]
