@@ -259,7 +259,8 @@ def test_reused_rows_are_right_for_every_configuration(nested):
 
 
 def random_walk_against_flat(index, flat, vocab, rng, steps=30):
-    """Drive a pushdown matcher and a flat matcher with the same random tokens; masks must agree."""
+    """Drive a pushdown matcher and a flat matcher with the same random tokens; masks, acceptance
+    and forced text must agree."""
     m, f = Matcher(index), Matcher(flat)
     assert type(m) is PushdownMatcher
     bm = allocate_token_bitmask(2, vocab.size)
@@ -268,6 +269,7 @@ def random_walk_against_flat(index, flat, vocab, rng, steps=30):
         f.fill_next_token_bitmask(bm, 1)
         assert bm[0].tolist() == bm[1].tolist(), (m.state, f.state)
         assert m.is_accepting() == f.is_accepting()
+        assert m.find_jump_forward_string() == f.find_jump_forward_string()
         allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
         if not allowed:
             break
