@@ -91,7 +91,7 @@ class _Variant:
 
     __slots__ = ("module", "frames", "dfa", "callees", "calls_at", "index", "num_states")
 
-    def __init__(self, module: int, frames: tuple, dfa: DFA, callees: dict):
+    def __init__(self, module: int, frames: tuple, dfa: DFA, callees: dict, hole_moves: dict):
         self.module = module
         self.frames = frames            # frames of each module on the stack (full vector)
         self.dfa = dfa                  # minimal; hole code points are ordinary symbols
@@ -100,13 +100,10 @@ class _Variant:
         # per state: the distinct (callee, return state) pairs of its hole moves
         calls_at: dict[int, list] = {}
         for h, w in callees.items():
-            c = dfa.class_of(chr(h))
-            for s in range(1, len(dfa.delta)):
-                t = dfa.delta[s][c]
-                if t:
-                    got = calls_at.setdefault(s, [])
-                    if (w, t) not in got:
-                        got.append((w, t))
+            for s, t in hole_moves[h]:
+                got = calls_at.setdefault(s, [])
+                if (w, t) not in got:
+                    got.append((w, t))
         self.calls_at = calls_at
         self.index = -1
 
@@ -178,6 +175,11 @@ class RecursiveDFA:
         for k in range(len(modules)):
             self._module_split(k)        # rejects unbound holes now
 
+    def __reduce__(self):
+        # the modules without their cached byte lowerings (rebuilt on demand)
+        plain = tuple(DFA(m.classes, m.delta, m.accepting, m.start, m._minimal) for m in self.modules)
+        return (RecursiveDFA, (plain, self.calls, self.start, self.max_depth))
+
     def __repr__(self) -> str:
         return (f"<RecursiveDFA: {len(self.modules)} modules, {len(self.calls)} holes, "
                 f"start {self.start}, max_depth {self.max_depth}>")
@@ -230,32 +232,33 @@ class RecursiveDFA:
             below.append(tuple(sorted(seen)))
 
         def key(k, frames):
-            return (k,) + tuple(frames[j] for j in below[k])
+            return (k,) + tuple([frames[j] for j in below[k]])
 
         memo: dict[tuple, _Variant | None] = {}
-        trimmed: dict[tuple, DFA] = {}
+        trimmed: dict[tuple, tuple] = {}
         meter = DEFAULT_BUDGET.meter("recursive variants")
 
         def needed(k, frames):
+            """(hole, callee frames, callee key) of the holes of ``k`` still allowed."""
             out = []
             for h in self._module_split(k)[4]:
                 j = self.calls[h]
                 if frames[j] < D:
                     f = list(frames)
                     f[j] += 1
-                    out.append((h, j, tuple(f)))
+                    f = tuple(f)
+                    out.append((h, f, key(j, f)))
             return out
 
         top_frames = (0,) * n
-        stack = [(self.start, top_frames)]
+        stack = [(self.start, top_frames, key(self.start, top_frames))]
         while stack:
-            k, frames = stack[-1]
-            kk = key(k, frames)
+            k, frames, kk = stack[-1]
             if kk in memo:
                 stack.pop()
                 continue
             need = needed(k, frames)
-            missing = [(j, f) for _, j, f in need if key(j, f) not in memo]
+            missing = [(self.calls[h], f, fk) for h, f, fk in need if fk not in memo]
             if missing:
                 stack.extend(missing)
                 continue
@@ -263,26 +266,34 @@ class RecursiveDFA:
             classes, delta, accepting, start, holes = self._module_split(k)
             meter.add(max(1, delta.shape[0] - 1))
             live = {}
-            for h, j, f in need:
-                w = memo[key(j, f)]
+            for h, _, fk in need:
+                w = memo[fk]
                 if w is not None:
                     live[h] = w
             dead = tuple(sorted(c for h, c in holes.items() if h not in live))
             # variants with the same holes cut share one automaton (and its byte lowering)
-            d = trimmed.get((k, dead))
-            if d is None:
+            got = trimmed.get((k, dead))
+            if got is None:
                 if dead:
                     delta = delta.copy()
                     delta[:, list(dead)] = 0
                     d = DFA._minimal_of(classes, delta.tolist(), accepting, start)
                 else:
                     d = self.modules[k].minimize()      # nothing cut: the module as it is
-                trimmed[(k, dead)] = d
+                hole_moves = {}
+                for h in holes:
+                    if h in live:
+                        c = d.class_of(chr(h))
+                        moves = [(s, row[c]) for s, row in enumerate(d.delta) if row[c]]
+                        if moves:
+                            hole_moves[h] = moves
+                got = trimmed[(k, dead)] = (d, hole_moves)
+            d, hole_moves = got
             if d.start == 0:
                 memo[kk] = None
                 continue
-            callees = {h: w for h, w in live.items() if any(row[d.class_of(chr(h))] for row in d.delta)}
-            memo[kk] = _Variant(k, frames, d, callees)
+            callees = {h: live[h] for h in hole_moves}
+            memo[kk] = _Variant(k, frames, d, callees, hole_moves)
         top = memo[key(self.start, top_frames)]
         order: list[_Variant] = []
         if top is not None:

@@ -245,6 +245,9 @@ def test_walk_and_step_stack_handling():
     assert not pb.accepts(b"[\x01]") and not r.accepts("[\x01]")
     assert not r.accepts("[\ud800]")
     assert pickle.loads(pickle.dumps(pb)).accepts(b"[[1],2]")
+    again = pickle.loads(pickle.dumps(r))
+    assert (again.calls, again.start, again.max_depth) == (r.calls, r.start, r.max_depth)
+    assert again.accepts("[[1],2]") and not again.accepts("[[[[[]]]]]")
 
 
 def test_empty_language_and_no_calls():
