@@ -38,7 +38,7 @@ import numpy as np
 
 from .charset import CharSet, refine
 from .dfa import DFA
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget
 
 __all__ = ["HOLES", "HOLE_SET", "RecursiveDFA", "PushdownBytes", "NondeterministicCall"]
 
@@ -496,7 +496,7 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
     S = table.shape[0]
 
     # call edges, deduplicated and sorted by state
-    edges = sorted(set((q, starts[w], ret, w) for q, w, ret in raw_edges))
+    edges = sorted({(q, starts[w], ret, w) for q, w, ret in raw_edges})
     E = len(edges)
     call_state = np.array([e[0] for e in edges], dtype=np.int64)
     call_entry = np.array([e[1] for e in edges], dtype=np.int32)
