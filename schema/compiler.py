@@ -261,11 +261,12 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
                 lang = s.call("")
             top = lang.to_dfa(budget).minimize()
             if not s.module_order:
-                if recursion == "auto":
-                    return None  # no recursion after all: the usual route says the same
-                modules = [top]
-            else:
-                modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
+                # no $ref recurred (the unrolled route walks the same way and cuts nothing)
+                if top.is_empty():
+                    why, where = s.empty_why[0] if s.empty_why else ("no JSON value satisfies it", "")
+                    raise SchemaError(f"schema is unsatisfiable: {why}", where)
+                return _taken(s, top, whitespace, schema)
+            modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
         rd = RecursiveDFA(modules, {HOLES[i]: i + 1 for i in range(len(s.module_order))}, 0,
                           max_depth)
         if recursion == "auto" and rd.expanded_states(UNROLL_STATES) <= UNROLL_STATES:
@@ -283,11 +284,17 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
     if pushdown.start == 0:
         why, where = s.empty_why[0] if s.empty_why else ("no JSON value satisfies it", "")
         raise SchemaError(f"schema is unsatisfiable: {why}", where)
+    return _taken(s, None, whitespace, schema, rd, budget)
+
+
+def _taken(s, dfa, whitespace, schema, rd=None, budget=None) -> CompiledSchema:
+    """The result of the stack route, its warnings issued now that it is taken (in the order
+    the unrolled route gives them)."""
     if whitespace is None:
-        s.warn("whitespace=None allows unbounded whitespace between tokens", "")
-    for text in s.warnings:
-        warnings.warn(text, SchemaWarning, stacklevel=3)
-    return CompiledSchema(None, s.warnings, schema, recursive=rd, budget=budget)
+        s.warnings.insert(0, "whitespace=None allows unbounded whitespace between tokens (at /)")
+    for text in s.warnings:  # (stack: here, the route, compile_json_schema, its wrapper, caller)
+        warnings.warn(text, SchemaWarning, stacklevel=5)
+    return CompiledSchema(dfa, s.warnings, schema, recursive=rd, budget=budget)
 
 
 #: String texts kept across compilations (a ``format`` or ``pattern`` automaton costs milliseconds

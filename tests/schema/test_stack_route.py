@@ -207,3 +207,22 @@ def test_generated_recursive_schemas(min_items, slots, required, leaf):
     assert s.dfa == u.dfa
     for t in u.dfa.examples(10):
         assert s.accepts(t)
+
+
+def test_unbounded_whitespace_warns_alike():
+    u = _compile(TREE, "unroll", whitespace=None, max_depth=2)
+    with pytest.warns(SchemaWarning) as rec:
+        s = compile_json_schema(TREE, whitespace=None, max_depth=2, recursion="stack")
+    assert [str(w.message) for w in rec] == u.warnings
+    assert {w.filename for w in rec} == {__file__}  # issued where the caller called
+    assert s.warnings == u.warnings and s.dfa == u.dfa
+
+
+def test_recursion_never_reached_gives_the_flat_automaton():
+    # the recursive definition is only reachable through a property the schema forbids
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False,
+              "$defs": {"r": {"type": "array", "items": {"$ref": "#/$defs/r"}}}}
+    for recursion in ("auto", "stack"):
+        cs = _compile(schema, recursion)
+        assert cs.recursive is None
+        assert cs.dfa == _compile(schema, "unroll").dfa
