@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["fill_row"]
+__all__ = ["fill_row", "replay_row", "row_of_nodes"]
 
 
 @njit(cache=True)
@@ -89,6 +89,65 @@ def _slow_step(q, b, table, byte_classes, accepting, call_ptr, call_entry, call_
 
 
 @njit(cache=True)
+def _levels(max_depth, cap):
+    """Per trie level: state, ``base``, arena top and pushed count; and the push arena."""
+    levels = max_depth + 1
+    st = np.zeros(levels, dtype=np.int32)
+    bs = np.zeros(levels, dtype=np.int64)
+    tp = np.full(levels, -1, dtype=np.int64)
+    cn = np.zeros(levels, dtype=np.int64)
+    a_val = np.zeros(levels * cap + 1, dtype=np.int32)
+    a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
+    return st, bs, tp, cn, a_val, a_par
+
+
+@njit(cache=True)
+def _walk_sub(i, stop, sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
+              call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
+              a_par, out):
+    """Walk trie nodes ``i .. stop - 1`` (whole subtrees) from the configuration of level
+    ``depth[i] - 1``, setting the bits of the tokens that stay live in ``out``.
+
+    Returns ``(lowest base reached, exact, nodes visited)`` (see :func:`fill_row`)."""
+    n = stack.shape[0]
+    max_ops = 2 * (n + cap) + 4
+    min_base = n
+    exact = False
+    visited = 0
+    while i < stop:
+        visited += 1
+        d = depth[i]
+        p = d - 1
+        b = sym[i]
+        t = table[st[p], byte_classes[b]]
+        if t != 0:
+            st[d] = t
+            bs[d] = bs[p]
+            tp[d] = tp[p]
+            cn[d] = cn[p]
+        else:
+            t, nb, nt, nc, empty = _slow_step(
+                st[p], b, table, byte_classes, accepting, call_ptr, call_entry, call_return,
+                call_first, stack, bs[p], tp[p], cn[p], d * cap, cap, a_val, a_par, max_ops)
+            if empty:
+                exact = True
+            if nb < min_base:
+                min_base = nb
+            if t == 0:
+                i = end[i]
+                continue
+            st[d] = t
+            bs[d] = nb
+            tp[d] = nt
+            cn[d] = nc
+        for j in range(tok_ptr[i], tok_ptr[i + 1]):
+            tok = tok_ids[j]
+            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+        i += 1
+    return min_base, exact, visited
+
+
+@njit(cache=True)
 def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, accepting,
              call_ptr, call_entry, call_return, call_first, q, stack, cap, can_end, eos_ids, out):
     """The allowed-token row of configuration ``(q, stack)`` (``stack`` bottom first).
@@ -121,54 +180,70 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
     visited : int
         Trie nodes visited.
     """
-    n_nodes = sym.shape[0]
     n = stack.shape[0]
-    levels = max_depth + 1
-    st = np.zeros(levels, dtype=np.int32)
-    bs = np.zeros(levels, dtype=np.int64)
-    tp = np.full(levels, -1, dtype=np.int64)
-    cn = np.zeros(levels, dtype=np.int64)
-    a_val = np.zeros(levels * cap + 1, dtype=np.int32)
-    a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
-    max_ops = 2 * (n + cap) + 4
+    st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
     bs[0] = n
-    min_base = n
-    exact = False
-    visited = 0
-    i = 1
-    while i < n_nodes:
-        visited += 1
-        d = depth[i]
-        p = d - 1
-        b = sym[i]
-        t = table[st[p], byte_classes[b]]
-        if t != 0:
-            st[d] = t
-            bs[d] = bs[p]
-            tp[d] = tp[p]
-            cn[d] = cn[p]
-        else:
-            t, nb, nt, nc, empty = _slow_step(
-                st[p], b, table, byte_classes, accepting, call_ptr, call_entry, call_return,
-                call_first, stack, bs[p], tp[p], cn[p], d * cap, cap, a_val, a_par, max_ops)
-            if empty:
-                exact = True
-            if nb < min_base:
-                min_base = nb
-            if t == 0:
-                i = end[i]
-                continue
-            st[d] = t
-            bs[d] = nb
-            tp[d] = nt
-            cn[d] = nc
-        for j in range(tok_ptr[i], tok_ptr[i + 1]):
-            tok = tok_ids[j]
-            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-        i += 1
+    min_base, exact, visited = _walk_sub(
+        1, sym.shape[0], sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
+        call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
+        out)
     if can_end:
         for j in range(eos_ids.shape[0]):
             tok = eos_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
     return n - min_base, exact, visited
+
+
+@njit(cache=True)
+def replay_row(sk_node, sk_depth, sk_exit, sym, depth, end, tok_ptr, tok_ids, max_depth,
+               byte_classes, table, accepting, call_ptr, call_entry, call_return, call_first, q,
+               stack, cap, out):
+    """:func:`fill_row` for a state ``q`` of a stack-free region (no state of its strongly
+    connected component accepts or calls, so a zero move there is dead whatever the stack), from
+    the region's shared walk (:func:`.kernels.component_walk`): ``out`` holds the tokens that
+    stay in the region; this follows the walk's skeleton (``sk_*``: the paths to the nodes whose
+    byte leaves the region) from ``q`` and walks the subtrees below its exits with the stack.
+    EOS bits are not set (``q`` does not accept).
+
+    Returns ``(used, exact, visited)`` as :func:`fill_row`.
+    """
+    n = stack.shape[0]
+    st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
+    st[0] = q
+    min_base = n
+    exact = False
+    visited = 0
+    for x in range(sk_node.shape[0]):
+        v = sk_node[x]
+        d = sk_depth[x]
+        st[d] = table[st[d - 1], byte_classes[sym[v]]]
+        if sk_exit[x]:
+            visited += 1
+            bs[d] = n
+            tp[d] = -1
+            cn[d] = 0
+            for j in range(tok_ptr[v], tok_ptr[v + 1]):
+                tok = tok_ids[j]
+                out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+            mb, ex, vv = _walk_sub(
+                v + 1, end[v], sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
+                call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
+                a_par, out)
+            if mb < min_base:
+                min_base = mb
+            exact = exact or ex
+            visited += vv
+    return n - min_base, exact, visited
+
+
+@njit(cache=True)
+def row_of_nodes(nodes, tok_ptr, tok_ids, n_words):
+    """The packed row of the tokens ending at trie ``nodes``."""
+    out = np.zeros(n_words, dtype=np.uint32)
+    for x in range(nodes.shape[0]):
+        nd = nodes[x]
+        for j in range(tok_ptr[nd], tok_ptr[nd + 1]):
+            tok = tok_ids[j]
+            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+    return out

@@ -44,9 +44,9 @@ from collections import deque
 
 import numpy as np
 
-from . import pd_kernels
+from . import kernels, pd_kernels
 from .errors import BitmaskError, RollbackError, TokenRejected
-from .index import _automaton_error
+from .index import MAX_SIGNATURE_STATES, ByteTables, _automaton_error, _regions, _shared_walks
 from .matcher import _INT32, Matcher, _bitmask_array
 from .trie import token_trie
 from .vocab import Vocabulary
@@ -141,6 +141,11 @@ class PushdownIndex:
     vocab : Vocabulary
     cache_bytes : int
         Bytes of mask rows kept (least recently used dropped first; at least 16 rows).
+    share_walks : bool
+        Walk a stack-free region (a JSON string body: no state in it accepts or calls) once, and
+        per configuration only the subtrees past its exits; the region's walk is kept per
+        vocabulary with the flat indexes' (:class:`~.trie.WalkCache`), so a string body is
+        walked once per vocabulary and process. Same rows.
 
     Attributes
     ----------
@@ -158,7 +163,8 @@ class PushdownIndex:
     finished_mask : int32[n_words]
         The row allowing only EOS, used once a sequence has ended.
     stats : dict
-        ``hits``, ``misses`` (rows walked), ``visited`` (trie nodes walked), ``walk_s``.
+        ``hits``, ``misses`` (rows made), ``visited`` (trie nodes walked), ``walk_s``,
+        ``shared_walks`` (region walks taken, from the vocabulary's cache or walked).
 
     Notes
     -----
@@ -166,7 +172,8 @@ class PushdownIndex:
     lock; two threads may compute the same row once each).
     """
 
-    def __init__(self, automaton, vocab: Vocabulary, cache_bytes: int = ROW_CACHE_BYTES):
+    def __init__(self, automaton, vocab: Vocabulary, cache_bytes: int = ROW_CACHE_BYTES,
+                 share_walks: bool = True):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
         a = _validated(as_pushdown_bytes(automaton))
@@ -203,7 +210,11 @@ class PushdownIndex:
         self._exact_q: set[int] = set()  # states with rows keyed by their whole stack
         self._lock = threading.Lock()
         self._own: dict[int, int] = {}
-        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0)
+        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0)
+        self.share_walks = bool(share_walks)
+        self._comp = None
+        self._comp_ok = None
+        self._shared: dict = {}
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
         self._tab = memoryview(self.table.reshape(-1)).cast("B").cast("i")
         self._nc = int(self.table.shape[1])
@@ -359,12 +370,22 @@ class PushdownIndex:
             return hit
         t0 = time.perf_counter()
         trie = self._trie
-        out = np.zeros(self._n_words, dtype=np.uint32)
-        used, exact, visited = pd_kernels.fill_row(
-            trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
-            self.byte_classes, self.table, self.accepting, self.call_ptr, self.call_entry,
-            self.call_return, self.call_first, q, np.asarray(stack, dtype=np.int32), self._cap,
-            end, self.eos_ids, out)
+        shared = self._shared_walk(q) if self.share_walks else None
+        if shared is None:
+            out = np.zeros(self._n_words, dtype=np.uint32)
+            used, exact, visited = pd_kernels.fill_row(
+                trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
+                self.byte_classes, self.table, self.accepting, self.call_ptr, self.call_entry,
+                self.call_return, self.call_first, q, np.asarray(stack, dtype=np.int32),
+                self._cap, end, self.eos_ids, out)
+        else:
+            row, sk_node, sk_depth, sk_exit = shared
+            out = row.copy()
+            used, exact, visited = pd_kernels.replay_row(
+                sk_node, sk_depth, sk_exit, trie.sym, trie.depth, trie.end, trie.tok_ptr,
+                trie.tok_ids, trie.max_depth, self.byte_classes, self.table, self.accepting,
+                self.call_ptr, self.call_entry, self.call_return, self.call_first, q,
+                np.asarray(stack, dtype=np.int32), self._cap, out)
         used, exact = int(used), bool(exact)
         row = out.view(np.int32)
         row.flags.writeable = False
@@ -383,6 +404,48 @@ class PushdownIndex:
                     us.append(used)
             while len(rows) > self._max_rows:
                 rows.popitem(last=False)
+        return entry
+
+    def _shared_walk(self, q: int):
+        """``(row, sk_node, sk_depth, sk_exit)``: the walk of ``q``'s region shared with every
+        state and automaton whose region looks the same from there (a JSON string body), or
+        None when ``q``'s region is not shared (no cycle, too large, or a state in it accepts or
+        calls: a zero move there may then be a call or a return)."""
+        hit = self._shared.get(q, False)
+        if hit is not False:
+            return hit
+        if self._comp is None:
+            with self._lock:
+                if self._comp is None:
+                    comp = _regions(ByteTables(self.byte_classes, self.table, self.accepting,
+                                               int(self.start[0])))
+                    n_comp = int(comp.max()) + 1 if comp.size else 0
+                    calls = np.diff(self.call_ptr) > 0
+                    bad = np.zeros(n_comp, dtype=bool)
+                    bad[comp[self.accepting | calls]] = True
+                    self._comp_ok = ~bad
+                    self._comp = comp
+        comp = self._comp
+        entry = None
+        if q != 0 and self._comp_ok[comp[q]]:
+            trie = self._trie
+            order = np.array([q], dtype=np.int32)
+            g_ptr = np.array([0, 1], dtype=np.int32)
+            share, sig_ptr, sig = kernels.component_signatures(
+                self.table, self.byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+            if share[0] and sig_ptr[1] > sig_ptr[0]:
+                node_bit, n_tok_nodes, max_depth = trie.token_numbering()
+                _, entries, visited, _ = _shared_walks(
+                    trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                    self.byte_classes, self.table, comp, self.vocab_size)
+                e = entries[0]
+                row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
+                    e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
+                entry = (row, e[3], e[4], e[5])
+                with self._lock:
+                    self.stats["visited"] += int(visited)
+                    self.stats["shared_walks"] += 1
+        self._shared[q] = entry
         return entry
 
     def mask_row(self, state) -> np.ndarray:

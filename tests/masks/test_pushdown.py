@@ -228,6 +228,20 @@ def reachable(pb, alphabet: bytes, rounds: int):
     return seen
 
 
+@pytest.mark.parametrize("depth", [1, 3])
+def test_shared_region_walks_give_the_same_rows(depth):
+    # the string body of ARRAY is a stack-free region: walked once, replayed per configuration
+    pb = self_recursive(ARRAY, depth)
+    vocab = Vocabulary(TOKENS + [b'a b"', b'"]]', b'ab",', b'""', b'"a",[', None],
+                       eos_token_ids=[len(TOKENS) + 5])
+    shared, plain = PushdownIndex(pb, vocab), PushdownIndex(pb, vocab, share_walks=False)
+    for c in sorted(reachable(pb, b'[],1"a ', 7)):
+        expected = ref_mask(pb, vocab, *c)
+        assert unpack_bitmask(shared.mask_row(c), vocab.size).tolist() == expected, c
+        assert unpack_bitmask(plain.mask_row(c), vocab.size).tolist() == expected, c
+    assert shared.stats["shared_walks"] >= 1 and plain.stats["shared_walks"] == 0
+
+
 def test_rows_are_shared_by_configurations_with_the_same_top_of_stack():
     # two call sites with different return states: the same callee state is reached under
     # several stacks; rows must stay exact, and be walked once per top of stack they read
