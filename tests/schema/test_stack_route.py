@@ -120,13 +120,13 @@ def _wide(slots: int) -> dict:
 
 
 def test_auto_takes_the_stack_route_when_unrolling_is_large():
-    schema = _wide(20)
+    schema = _wide(40)
     cs = _compile(schema, "auto", max_depth=3, whitespace=0)
     assert cs.recursive is not None
     assert cs.recursive.expanded_states(UNROLL_STATES) > UNROLL_STATES
-    doc = {"k03": {"k19": {"name": "x", "n": -4}, "n": 2}, "name": "abc"}
+    doc = {"k03": {"k39": {"name": "x", "n": -4}, "n": 2}, "name": "abc"}
     assert cs.accepts(json.dumps(doc, separators=(",", ":")))
-    assert not cs.accepts(json.dumps({"k03": {"k19": {"k00": {"k01": {}}}}}, separators=(",", ":")))
+    assert not cs.accepts(json.dumps({"k03": {"k39": {"k00": {"k01": {}}}}}, separators=(",", ":")))
     assert not cs.accepts('{"name":"123456789"}')
     # the same language as unrolling (checked on texts: the unrolled DFA is the large thing)
     small = _compile(_wide(3), "unroll", max_depth=2, whitespace=0)
