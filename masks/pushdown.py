@@ -220,12 +220,13 @@ class PushdownIndex:
         self._nc = int(self.table.shape[1])
         self._cls = self.byte_classes.tolist()
         self._acc = self.accepting.tolist()
+        # the calls of each calling state: (first bytes as a 256-bit int, entry, return)
         ptr = self.call_ptr.tolist()
-        firsts = [int.from_bytes(np.packbits(r, bitorder="little").tobytes(), "little")
-                  for r in self.call_first]
+        packed = np.packbits(self.call_first, axis=1, bitorder="little")
+        firsts = [int.from_bytes(r.tobytes(), "little") for r in packed]
         entry, ret = self.call_entry.tolist(), self.call_return.tolist()
-        self._calls = [tuple((firsts[e], entry[e], ret[e]) for e in range(ptr[q], ptr[q + 1]))
-                       for q in range(self.num_states)]
+        self._calls = {q: tuple((firsts[e], entry[e], ret[e]) for e in range(ptr[q], ptr[q + 1]))
+                       for q in np.flatnonzero(np.diff(self.call_ptr)).tolist()}
 
     # -- attributes a matcher reads -------------------------------------------------------------
     @property
@@ -281,7 +282,7 @@ class PushdownIndex:
                 return 0
             ops = 0
             while True:
-                for first, entry, ret in calls[q]:
+                for first, entry, ret in calls.get(q, ()):
                     if first >> b & 1:
                         stack.append(ret)
                         q = entry
@@ -469,7 +470,7 @@ class PushdownIndex:
         if bits is None:
             live = (self.table[q] != 0)[self.byte_classes]
             bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little")
-            for first, _, _ in self._calls[q]:
+            for first, _, _ in self._calls.get(q, ()):
                 bits |= first
             self._own[q] = bits
         return bits
