@@ -561,14 +561,19 @@ def test_recursive_schema_masks_equal_the_flat_expansion():
     assert vocab.eos_token_ids[0] in m.allowed_token_ids().tolist()
 
 
-def test_compiler_builds_pushdown_index_for_a_recursive_schema():
+def test_compiler_builds_pushdown_index_for_a_recursive_schema(tmp_path):
     schema, _ = recursive_schema()
     vocab = json_vocab()
-    comp = IndexCompiler(vocab)
+    comp = IndexCompiler(vocab, cache_dir=tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ix = comp.json_schema(schema, recursion="stack")
-    assert isinstance(ix, PushdownIndex)
+        assert comp.json_schema(schema, recursion="stack") is ix
+        flat = comp.json_schema(schema, recursion="unroll")
+    assert isinstance(ix, PushdownIndex) and isinstance(flat, TokenIndex)
+    # kept in memory only: the one file on disk is the flat index's
+    assert comp.stats["builds"] == 2 and comp.stats["hits"] == 1
+    assert len(list(tmp_path.iterdir())) == 1
     m = Matcher(ix)
     assert m.accept_string('{"kids":[{"v":12},{}]}') and m.is_accepting()
     assert not m.accept_string("}")
