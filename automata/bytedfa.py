@@ -90,6 +90,9 @@ class ByteDFA:
     def __setattr__(self, name, value):
         raise AttributeError("ByteDFA is immutable")
 
+    def __reduce__(self):  # slots and a refusing __setattr__: rebuild through the constructor
+        return (ByteDFA, (self.byte_classes, self.table, self.accepting, self.start))
+
     @property
     def num_states(self) -> int:
         """States including the dead state 0."""

@@ -22,3 +22,14 @@ def test_dfa_tables_round_trip():
     classes, delta = pickle.loads(pickle.dumps((d.classes, d.delta)))
     again = DFA.from_parts(classes, delta, d.accepting, d.start)
     assert again.equivalent(d) and again.accepts("ada@x.org") and not again.accepts("ada@x.net")
+
+
+def test_lowered_dfa_and_byte_dfa_round_trip():
+    d = DFA.from_regex(r"[a-zé]+@[a-z]+\.(com|org)")
+    b = d.to_bytes()  # kept on the DFA: the pickle carries it
+    back, bb = pickle.loads(pickle.dumps((d, b)))
+    assert back == d and back.accepts("adé@x.org")
+    for name in ("byte_classes", "table", "accepting"):
+        assert (getattr(bb, name) == getattr(b, name)).all()
+    assert bb.start == b.start and bb.accepts("adé@x.org".encode()) and not bb.accepts(b"a@x.net")
+    assert not bb.table.flags.writeable
