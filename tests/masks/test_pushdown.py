@@ -632,3 +632,46 @@ def test_mutual_recursion_random_vocabularies(toks, depth, seed):
     if not m.is_finished():
         assert unpack_bitmask(index.mask_row(m.state), vocab.size).tolist() == ref_mask(pb, vocab,
                                                                                       *m.state)
+
+
+@pytest.mark.slow
+def test_qwen_recursive_schema_against_the_flat_expansion():
+    # Qwen's 151k vocabulary: region walks shared with the flat index's kept walks, both ways
+    from mask_helpers import qwen_vocab
+
+    _, cs = recursive_schema()
+    vocab = qwen_vocab()
+    index = PushdownIndex(cs.recursive.to_bytes(), vocab)
+    plain = PushdownIndex(cs.recursive.to_bytes(), vocab, share_walks=False)
+    flat = TokenIndex.build(cs.recursive.to_dfa(), vocab)
+    by_bytes = {}
+    for i, t in enumerate(vocab.tokens):
+        if t is not None:
+            by_bytes.setdefault(t, i)
+    docs = ['{"name": "a \\"quoted\\" name", "v": -12, "kids": [{"v": 1, "kids": [{"name": "ü"}]}, '
+            '{"kids": []}]}', '{"name":"end","kids":[{"kids":[{"name":"x y","v":0}]},{"v":7}]}']
+    for doc in docs:
+        data = doc.encode()
+        m, f, p = Matcher(index), Matcher(flat), Matcher(plain)
+        i = 0
+        while i < len(data):
+            rows = [unpack_bitmask(_row(x), vocab.size)
+                    for x in (m, f, p)]
+            assert (rows[0] == rows[1]).all() and (rows[2] == rows[1]).all(), data[:i]
+            for n in range(min(16, len(data) - i), 0, -1):  # greedy longest token
+                t = by_bytes.get(data[i:i + n])
+                if t is not None and rows[1][t]:
+                    break
+            else:
+                raise AssertionError(f"no token at {data[:i]!r}")
+            for x in (m, f, p):
+                x.advance(t)
+            i += n
+        assert m.is_accepting() and f.is_accepting()
+        m.advance(vocab.eos_token_ids[0])
+
+
+def _row(matcher):
+    bm = allocate_token_bitmask(1, matcher.index.vocab.size)
+    matcher.fill_next_token_bitmask(bm, 0)
+    return bm[0]
