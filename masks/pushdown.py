@@ -15,6 +15,18 @@ once per distinct top of stack, not once per document position. A walk that pops
 and finds it empty depends on the stack's length too and is stored under the whole stack. The key
 also says whether the text may end there (the EOS bits).
 
+Most of a row is the same from state to state: a JSON string body allows nearly the whole
+vocabulary, in every string property of every definition. A state whose region (its strongly
+connected component, cut at JSON's separators and brackets like the flat index's regions) neither
+accepts nor calls cannot meet the stack before leaving the region, so its walk inside the region
+is the flat index's shared region walk (:func:`.kernels.component_walk`), kept per vocabulary in
+the trie's :class:`~.trie.WalkCache` under the region's canonical form and shared with flat
+indexes; a row then costs a copy of that walk's row and a walk of the subtrees past its exits
+with the stack (:func:`.pd_kernels.replay_row`).
+
+Rows are kept in memory only (the index is cheap to make again from the automaton: no disk
+format).
+
 :class:`~.matcher.Matcher` drives a :class:`PushdownIndex` with its usual API: ``Matcher(index)``
 returns a :class:`PushdownMatcher`, whose ``state`` is ``(q, stack)`` (``stack`` a tuple of return
 states, bottom first). The end of the text ends every open module in turn, so EOS is allowed
@@ -39,8 +51,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
-from collections import deque
+from collections import OrderedDict, deque
 
 import numpy as np
 
