@@ -57,7 +57,13 @@ import numpy as np
 
 from . import kernels, pd_kernels
 from .errors import BitmaskError, RollbackError, TokenRejected
-from .index import MAX_SIGNATURE_STATES, ByteTables, _automaton_error, _regions, _shared_walks
+from .index import (
+    MAX_SIGNATURE_STATES,
+    ByteTables,
+    _automaton_error,
+    _regions,
+    _shared_walks,
+)
 from .matcher import _INT32, Matcher, _bitmask_array
 from .trie import token_trie
 from .vocab import Vocabulary

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tokenfsm.automata import DFA
 from tokenfsm.masks import (
     BitmaskError,
@@ -339,8 +338,7 @@ def test_matcher_api(nested):
     assert m.allowed_token_ids().tolist() == sorted(
         tid[t] for t in [b"[", b"[[", b"[]", b"[1", b"[[["])
     m.advance(tid[b"[["])
-    q, stack = m.state
-    assert len(stack) == 1
+    assert len(m.state[1]) == 1
     assert m.accept_string("1,[")
     assert len(m.state[1]) == 2
     before = m.state
@@ -479,7 +477,7 @@ def test_compiler_gives_a_pushdown_index_for_recursive_schemas(monkeypatch):
         def dfa(self):
             raise AssertionError("the flat automaton must not be built")
 
-    import tokenfsm.schema as schema
+    from tokenfsm import schema
 
     monkeypatch.setattr(schema, "compile_json_schema", lambda s, **kw: Compiled())
     comp = IndexCompiler(VOCAB)
@@ -648,8 +646,9 @@ def test_qwen_recursive_schema_against_the_flat_expansion():
     for i, t in enumerate(vocab.tokens):
         if t is not None:
             by_bytes.setdefault(t, i)
-    docs = ['{"name": "a \\"quoted\\" name", "v": -12, "kids": [{"v": 1, "kids": [{"name": "ü"}]}, '
-            '{"kids": []}]}', '{"name":"end","kids":[{"kids":[{"name":"x y","v":0}]},{"v":7}]}']
+    docs = [('{"name": "a \\"quoted\\" name", "v": -12, "kids": [{"v": 1, "kids": [{"name": "ü"}]}, '
+             '{"kids": []}]}'),
+            '{"name":"end","kids":[{"kids":[{"name":"x y","v":0}]},{"v":7}]}']
     for doc in docs:
         data = doc.encode()
         m, f, p = Matcher(index), Matcher(flat), Matcher(plain)
