@@ -194,11 +194,15 @@ class PushdownIndex:
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
         a = _validated(as_pushdown_bytes(automaton))
+        # the kernels get private writeable copies: read-only arrays are another Numba type, and
+        # the region kernels shared with the flat index would be compiled a second time for them
         for name in ("byte_classes", "table", "accepting", "call_ptr", "call_entry", "call_return",
                      "call_first"):
-            arr = a[name]
-            arr.flags.writeable = False
-            setattr(self, name, arr)
+            arr = np.array(a[name], copy=True)
+            setattr(self, "_k_" + name, arr)
+            view = arr.view()
+            view.flags.writeable = False
+            setattr(self, name, view)
         self.max_stack = a["max_stack"]
         self.num_states = int(self.table.shape[0])
         self.vocab = vocab
@@ -393,16 +397,18 @@ class PushdownIndex:
             out = np.zeros(self._n_words, dtype=np.uint32)
             used, exact, visited = pd_kernels.fill_row(
                 trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
-                self.byte_classes, self.table, self.accepting, self.call_ptr, self.call_entry,
-                self.call_return, self.call_first, q, np.asarray(stack, dtype=np.int32),
+                self._k_byte_classes, self._k_table, self._k_accepting, self._k_call_ptr,
+                self._k_call_entry, self._k_call_return, self._k_call_first, q,
+                np.asarray(stack, dtype=np.int32),
                 self._cap, end, self.eos_ids, out)
         else:
             row, sk_node, sk_depth, sk_exit = shared
             out = row.copy()
             used, exact, visited = pd_kernels.replay_row(
                 sk_node, sk_depth, sk_exit, trie.sym, trie.depth, trie.end, trie.tok_ptr,
-                trie.tok_ids, trie.max_depth, self.byte_classes, self.table, self.accepting,
-                self.call_ptr, self.call_entry, self.call_return, self.call_first, q,
+                trie.tok_ids, trie.max_depth, self._k_byte_classes, self._k_table,
+                self._k_accepting, self._k_call_ptr, self._k_call_entry, self._k_call_return,
+                self._k_call_first, q,
                 np.asarray(stack, dtype=np.int32), self._cap, out)
         used, exact = int(used), bool(exact)
         row = out.view(np.int32)
@@ -435,8 +441,8 @@ class PushdownIndex:
         if self._comp is None:
             with self._lock:
                 if self._comp is None:
-                    comp = _regions(ByteTables(self.byte_classes, self.table, self.accepting,
-                                               int(self.start[0])))
+                    comp = _regions(ByteTables(self._k_byte_classes, self._k_table,
+                                               self._k_accepting, int(self.start[0])))
                     n_comp = int(comp.max()) + 1 if comp.size else 0
                     calls = np.diff(self.call_ptr) > 0
                     bad = np.zeros(n_comp, dtype=bool)
@@ -450,12 +456,12 @@ class PushdownIndex:
             order = np.array([q], dtype=np.int32)
             g_ptr = np.array([0, 1], dtype=np.int32)
             share, sig_ptr, sig = kernels.component_signatures(
-                self.table, self.byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+                self._k_table, self._k_byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
             if share[0] and sig_ptr[1] > sig_ptr[0]:
                 node_bit, n_tok_nodes, max_depth = trie.token_numbering()
                 _, entries, visited, _ = _shared_walks(
                     trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                    self.byte_classes, self.table, comp, self.vocab_size)
+                    self._k_byte_classes, self._k_table, comp, self.vocab_size)
                 e = entries[0]
                 row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
                     e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
