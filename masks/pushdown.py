@@ -157,7 +157,9 @@ class PushdownIndex:
         See :func:`as_pushdown_bytes`; checked against the contract (``AutomatonError``).
     vocab : Vocabulary
     cache_bytes : int
-        Bytes of mask rows kept (least recently used dropped first; at least 16 rows).
+        Bytes of mask rows kept (least recently used dropped first; at least 16 rows). Rows of
+        the configurations met lately are also kept by configuration, which may hold as many
+        rows again.
     share_walks : bool
         Walk a stack-free region (a JSON string body: no state in it accepts or calls) once, and
         per configuration only the subtrees past its exits; the region's walk is kept per
@@ -229,6 +231,9 @@ class PushdownIndex:
         self._rows: OrderedDict = OrderedDict()
         self._used: dict[int, list[int]] = {}  # per state: the top-of-stack lengths keyed
         self._exact_q: set[int] = set()  # states with rows keyed by their whole stack
+        # in front of the keyed rows: configurations met lately, straight to their row (a plain
+        # dict emptied when full: at most as many rows again as the cache holds)
+        self._by_config: dict = {}
         self._lock = threading.Lock()
         self._own: dict[int, int] = {}
         self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0)
@@ -265,6 +270,7 @@ class PushdownIndex:
             self._rows.clear()
             self._used.clear()
             self._exact_q.clear()
+            self._by_config.clear()
 
     def __repr__(self) -> str:
         return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
@@ -359,6 +365,19 @@ class PushdownIndex:
     # -- rows -----------------------------------------------------------------------------------
     def _row(self, q: int, stack: tuple):
         """``(row, byte view)`` of a configuration, from the cache or walked now."""
+        hit = self._by_config.get((q, stack))
+        if hit is not None:
+            self.stats["hits"] += 1
+            return hit
+        entry = self._row_keyed(q, stack)
+        by_config = self._by_config
+        if len(by_config) >= self._max_rows:
+            by_config.clear()
+        by_config[(q, stack)] = entry
+        return entry
+
+    def _row_keyed(self, q: int, stack: tuple):
+        """:meth:`_row` under the keys of the module docstring (state, top of stack, end)."""
         if q == 0:
             return self._empty_entry
         acc = self._acc
