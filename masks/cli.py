@@ -218,6 +218,19 @@ class Grammar:
     pattern: str | None = None
     warnings: list = field(default_factory=list)
     seconds: float = 0.0
+    #: A recursive schema on the stack route (``dfa`` is then None): tokenfsm.automata.recursive
+    recursive: object = None
+
+    def index(self, vocab):
+        """The token index: a flat :class:`TokenIndex`, or a :class:`PushdownIndex` (rows made
+        on demand) for a schema on the stack route."""
+        if self.recursive is not None:
+            from .pushdown import PushdownIndex
+
+            return PushdownIndex(self.recursive.to_bytes(), vocab)
+        from .index import TokenIndex
+
+        return TokenIndex.build(self.dfa, vocab)
 
 
 def _budget(args):
@@ -267,13 +280,17 @@ def compile_grammar(args, schema=None, source: str | None = None) -> Grammar:
         warnings.simplefilter("always")
         compiled = compile_json_schema(
             schema, whitespace=args.whitespace, excludes=excludes, strict=not args.lenient,
-            property_order=args.property_order, budget=budget)
+            property_order=args.property_order, budget=budget,
+            recursion=getattr(args, "recursion", "auto"))
     seconds = time.perf_counter() - t0
     found = list(compiled.warnings)
     for w in caught:  # anything else the compiler or its helpers warned about
         text = str(w.message)
         if text not in found:
             found.append(text)
+    if compiled.recursive is not None:  # its one-DFA form is built only if asked for
+        return Grammar(None, "schema", source or "schema", schema=compiled.schema,
+                       warnings=found, seconds=seconds, recursive=compiled.recursive)
     return Grammar(compiled.dfa, "schema", source or "schema", schema=compiled.schema,
                    warnings=found, seconds=seconds)
 
@@ -322,6 +339,37 @@ def distance_to_accept(index) -> np.ndarray:
                     nxt.append(s)
         frontier = nxt
     return dist
+
+
+def pushdown_distance(pd) -> np.ndarray:
+    """Bytes still needed from each state of a stack automaton (``PushdownBytes``) to end the
+    module it is in, calls included: a configuration ``(q, stack)`` needs ``d[q] + sum(d[r] for r
+    in stack)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64[num_states]``; states that cannot end (the dead state) get a large value.
+    """
+    table = np.asarray(pd.table)
+    n = table.shape[0]
+    far = np.int64(1 << 40)
+    dist = np.full(n, far, dtype=np.int64)
+    dist[np.asarray(pd.accepting, dtype=bool)] = 0
+    dist[0] = far
+    ptr = np.asarray(pd.call_ptr, dtype=np.int64)
+    caller = np.repeat(np.arange(n), np.diff(ptr))
+    entry = np.asarray(pd.call_entry, dtype=np.int64)
+    ret = np.asarray(pd.call_return, dtype=np.int64)
+    while True:  # relaxation to the fixpoint: a move costs one byte, a call its callee's shortest text
+        nxt = np.minimum(dist, 1 + dist[table].min(axis=1))
+        if caller.size:
+            np.minimum.at(nxt, caller, dist[entry] + dist[ret])
+        nxt = np.minimum(nxt, far)
+        nxt[0] = far
+        if np.array_equal(nxt, dist):
+            return dist
+        dist = nxt
 
 
 @dataclass
@@ -377,7 +425,15 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
     rng = np.random.default_rng(seed)
     vocab = index.vocab
     size = vocab.size
-    dist = distance_to_accept(index)
+    stacked = not hasattr(index, "transitions")  # a PushdownIndex: configurations, no table
+    if stacked:
+        d = pushdown_distance(index)
+
+        def away(state) -> int:  # bytes still needed from a configuration (q, stack)
+            q, stack = state
+            return int(d[q] + sum(int(d[r]) for r in stack))
+    else:
+        dist = distance_to_accept(index)
     eos = np.asarray(vocab.eos_token_ids, dtype=np.int64)
     if eos.size == 0:
         raise CommandError("the vocabulary has no end-of-sequence token, so a sample cannot end")
@@ -392,7 +448,19 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
             state = m.state
             logits = rng.standard_normal(size, dtype=np.float32)
             weight = pull * step
-            if weight:
+            if weight and stacked:
+                # the pull on the candidates the noise favours (following every allowed token
+                # through the stack would cost a walk each)
+                allowed = m.allowed_token_ids()
+                allowed = allowed[~np.isin(allowed, eos)]
+                top = allowed[np.argsort(logits[allowed])[-64:]]
+                here = away(state)
+                gain = np.array([np.sign(here - away(index.next_state(state, int(t)))) for t in top],
+                                dtype=np.float32)
+                logits[top] += weight * gain
+                if m.is_accepting() and eos.size:
+                    logits[eos] += weight
+            elif weight:
                 allowed, nexts = index.transitions(state)   # this state's pairs only
                 gain = np.sign(dist[state] - dist[nexts]).astype(np.float32)
                 logits[allowed] += weight * gain
@@ -469,8 +537,29 @@ def _print_pairs(pairs, out=sys.stdout) -> None:
         print(f"  {k:<{width}}  {v}", file=out)
 
 
+def _stack_sizes(rd) -> list[tuple[str, str]]:
+    pd = rd.to_bytes()
+    return [
+        ("route", f"stack: {len(rd.modules) - 1} recursive definition(s) calling each other, "
+                  f"at most {rd.max_depth} deep"),
+        ("automata", ", ".join(f"{m.num_states:,}" for m in rd.modules) + " states (top first)"),
+        ("byte states", f"{pd.num_states - 1:,} (+ dead state; every depth variant)"),
+        ("byte classes", f"{pd.num_byte_classes:,}"),
+        ("call edges", f"{pd.num_calls:,} (stack at most {pd.max_stack} deep)"),
+    ]
+
+
 def cmd_inspect(args) -> int:
     g = compile_grammar(args)
+    if g.recursive is not None:
+        if args.rules or args.dot:
+            raise CommandError("this recursive schema took the stack route: no single automaton to "
+                               "print (--recursion unroll builds one)")
+        print(f"automata of {g.source} (compiled in {_fmt_seconds(g.seconds)})")
+        _print_pairs(_stack_sizes(g.recursive))
+        for w in g.warnings:
+            _err(w, "warning")
+        return 0
     if args.rules:
         print(g.dfa.to_rules())
         return 0
@@ -500,8 +589,10 @@ def cmd_compile(args) -> int:
     trie = token_trie(vocab)
     t_trie = time.perf_counter() - t0
     t0 = time.perf_counter()
-    index = TokenIndex.build(g.dfa, vocab)
+    index = g.index(vocab)
     t_index = time.perf_counter() - t0
+    if g.recursive is not None:
+        return _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index)
     print(f"{g.source}")
     print("automaton")
     _print_pairs([("compile time", _fmt_seconds(g.seconds))] + _automaton_sizes(g.dfa))
@@ -525,12 +616,35 @@ def cmd_compile(args) -> int:
     return 0
 
 
-def cmd_sample(args) -> int:
-    from .index import TokenIndex
+def _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index) -> int:
+    if args.save:
+        raise CommandError("a stack-route index makes its mask rows on demand and has no file "
+                           "format (--recursion unroll gives a flat index that can be saved)")
+    from .matcher import Matcher, allocate_token_bitmask
 
+    m, bitmask = Matcher(index), allocate_token_bitmask(1, vocab.size)
+    t0 = time.perf_counter()
+    m.fill_next_token_bitmask(bitmask, 0)
+    t_first = time.perf_counter() - t0
+    print(f"{g.source}")
+    print("automata")
+    _print_pairs([("compile time", _fmt_seconds(g.seconds))] + _stack_sizes(g.recursive))
+    print(f"token index ({args.vocab}: {vocab.size:,} tokens, loaded in {_fmt_seconds(t_vocab)})")
+    _print_pairs([
+        ("token trie", f"{trie.num_nodes:,} nodes, built in {_fmt_seconds(t_trie)}"),
+        ("build time", f"{_fmt_seconds(t_index)}; mask rows are made per stack configuration "
+                       f"when first needed (first row {_fmt_seconds(t_first)})"),
+    ])
+    print(f"warnings: {len(g.warnings)}")
+    for w in g.warnings:
+        print(f"  - {w}")
+    return 0
+
+
+def cmd_sample(args) -> int:
     g = compile_grammar(args)
     vocab = load_vocab(args.vocab)
-    index = TokenIndex.build(g.dfa, vocab)
+    index = g.index(vocab)
     for w in g.warnings:
         if not args.quiet:
             _err(w, "warning")
@@ -685,6 +799,9 @@ def _add_grammar_args(p, whitespace_default: int | None) -> None:
                    help="warn about unsupported keywords instead of failing")
     p.add_argument("--max-states", type=_positive, metavar="N",
                    help="budget: most states any automaton construction may create (default 200000)")
+    p.add_argument("--recursion", choices=("auto", "unroll", "stack"), default="auto",
+                   help="recursive $ref: unrolled into one automaton, or automata calling each "
+                        "other walked with a stack (default auto: unrolled unless that is large)")
 
 
 def _add_vocab_arg(p) -> None:

@@ -193,6 +193,40 @@ def test_sample_regex(files):
     assert all(re.fullmatch(pattern, line) for line in lines)
 
 
+# ----------------------------------------------------------------------- recursive: stack route
+TREE = {"$defs": {"node": {"type": "object", "properties": {
+    "name": {"type": "string", "maxLength": 6},
+    "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+    "required": ["name"], "additionalProperties": False}}, "$ref": "#/$defs/node"}
+
+
+@pytest.fixture(scope="module")
+def tree(files):
+    (files / "tree.json").write_text(json.dumps(TREE))
+    return files / "tree.json"
+
+
+def test_stack_route_compile_inspect_and_sample(files, tree):
+    tok = files / "tokenizer.json"
+    out = run("compile", tree, "--vocab", tok, "--recursion", "stack", check_rc=0).stdout
+    for word in ("route", "stack: 1 recursive definition", "call edges", "first row", "warnings: 1"):
+        assert word in out, word
+    sizes = run("inspect", tree, "--recursion", "stack", check_rc=0).stdout
+    assert "byte states" in sizes and "call edges" in sizes
+    assert_one_line_error(run("inspect", tree, "--recursion", "stack", "--rules"), "--recursion unroll")
+    proc = run("sample", tree, "-n", "4", "--seed", "3", "--vocab", tok, "--recursion", "stack",
+               "--max-tokens", "400", check_rc=0)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 4 and "valid by jsonschema: 4/4" in proc.stderr
+    for line in lines:
+        jsonschema.validate(json.loads(line), TREE)
+
+
+def test_stack_route_index_cannot_be_saved(files, tree, tmp_path):
+    assert_one_line_error(run("compile", tree, "--vocab", files / "tokenizer.json", "--recursion",
+                              "stack", "--save", tmp_path / "x.npz"), "no file format")
+
+
 # ---------------------------------------------------------------------------------------- errors
 def test_error_bad_schema(files):
     assert_one_line_error(run("inspect", files / "typo.json"), "/type")
