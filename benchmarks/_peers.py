@@ -115,6 +115,12 @@ class TokenFSM(Engine):
             return compile_json_schema(schema, **self.options)
 
     def index(self, compiled):
+        """A flat ``TokenIndex``; for a schema on the stack route (``compiled.recursive`` set), a
+        ``PushdownIndex`` over its byte form (rows made per stack configuration on first need)."""
+        if getattr(compiled, "recursive", None) is not None:
+            from tokenfsm.masks import PushdownIndex
+
+            return PushdownIndex(compiled.recursive.to_bytes(), self.vocab)
         from tokenfsm.masks import TokenIndex
 
         return TokenIndex.build(compiled, self.vocab)
@@ -123,13 +129,34 @@ class TokenFSM(Engine):
         return self.index(self.compile(schema))
 
     def memory(self, handle):
-        return handle.nbytes
+        """Bytes of the index. A ``PushdownIndex`` has no precomputed rows: its automaton's arrays
+        (byte tables and call edges) count here, rows made later are reported with the replays
+        (:func:`pushdown_rows`)."""
+        if hasattr(handle, "nbytes"):
+            return handle.nbytes
+        return int(sum(getattr(handle, f).nbytes for f in (
+            "byte_classes", "table", "accepting", "call_ptr", "call_entry", "call_return",
+            "call_first")))
 
     def matcher(self, handle):
         from tokenfsm.masks import Matcher
 
         m = Matcher(handle)
         return _Ours(m)
+
+
+def is_pushdown(handle) -> bool:
+    """Whether an index of ours is a stack-route ``PushdownIndex`` (rows made lazily)."""
+    return not hasattr(handle, "mask_rows") and hasattr(handle, "num_cached_rows")
+
+
+def pushdown_rows(handle) -> dict:
+    """What a ``PushdownIndex`` holds after use: rows cached, their bytes, rows made and the
+    time spent walking the trie for them."""
+    st = dict(handle.stats)
+    return dict(rows=int(handle.num_cached_rows), row_bytes=int(handle.num_cached_rows) * 4 * handle.n_words,
+                made=int(st.get("misses", 0)), hits=int(st.get("hits", 0)),
+                walk_s=float(st.get("walk_s", 0.0)))
 
 
 class _Ours:
