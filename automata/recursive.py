@@ -123,6 +123,9 @@ class RecursiveDFA:
     max_depth : int
         A call to module ``k`` is allowed only while fewer than ``max_depth`` frames of ``k`` are
         on the stack, the new frame included (0: no calls at all).
+    budget : Budget, optional
+        Bounds the depth variants and the byte table :meth:`to_bytes` builds (default
+        ``DEFAULT_BUDGET``); :meth:`to_dfa` takes its own.
 
     Raises
     ------
@@ -131,11 +134,11 @@ class RecursiveDFA:
         accepts the empty text, a module moving on an unbound hole, ``max_depth < 0``.
     """
 
-    __slots__ = ("modules", "calls", "start", "max_depth", "_split", "_top", "_variants",
+    __slots__ = ("modules", "calls", "start", "max_depth", "budget", "_split", "_top", "_variants",
                  "_bytes", "_dfa")
 
     def __init__(self, modules: Sequence[DFA], calls: Mapping[int, int], start: int = 0,
-                 max_depth: int = 3):
+                 max_depth: int = 3, budget: Budget | None = None):
         modules = tuple(modules)
         if not modules:
             raise AutomatonError("a recursive automaton needs at least one module")
@@ -167,6 +170,7 @@ class RecursiveDFA:
         self.calls = table
         self.start = int(start)
         self.max_depth = int(max_depth)
+        self.budget = budget or DEFAULT_BUDGET
         self._split = [None] * len(modules)
         self._top = None
         self._variants = None
@@ -178,7 +182,7 @@ class RecursiveDFA:
     def __reduce__(self):
         # the modules without their cached byte lowerings (rebuilt on demand)
         plain = tuple(DFA(m.classes, m.delta, m.accepting, m.start, m._minimal) for m in self.modules)
-        return (RecursiveDFA, (plain, self.calls, self.start, self.max_depth))
+        return (RecursiveDFA, (plain, self.calls, self.start, self.max_depth, self.budget))
 
     def __repr__(self) -> str:
         return (f"<RecursiveDFA: {len(self.modules)} modules, {len(self.calls)} holes, "
@@ -236,7 +240,7 @@ class RecursiveDFA:
 
         memo: dict[tuple, _Variant | None] = {}
         trimmed: dict[tuple, tuple] = {}
-        meter = DEFAULT_BUDGET.meter("recursive variants")
+        meter = self.budget.meter("recursive variants")
 
         def needed(k, frames):
             """(hole, callee frames, callee key) of the holes of ``k`` still allowed."""
@@ -457,7 +461,7 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         return PushdownBytes(np.zeros(256, np.uint8), np.zeros((1, 1), np.int32), np.zeros(1, bool),
                              0, np.zeros(2, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
                              np.zeros((0, 256), bool), 0)
-    meter = DEFAULT_BUDGET.meter("recursive byte table")
+    meter = r.budget.meter("recursive byte table")
     lowered = []
     slot: dict[int, int] = {}                 # id(ByteDFA) -> index in lowered
     for v in variants:

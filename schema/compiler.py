@@ -270,10 +270,13 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
                 return _taken(s, top, whitespace, schema)
             modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
         rd = RecursiveDFA(modules, {HOLES[i]: i + 1 for i in range(len(s.module_order))}, 0,
-                          max_depth)
+                          max_depth, budget)
         if recursion == "auto" and rd.expanded_states(UNROLL_STATES) <= UNROLL_STATES:
             return None
-        pushdown = rd.to_bytes()  # checks that the stack walk is deterministic
+        try:
+            pushdown = rd.to_bytes()  # checks that the stack walk is deterministic
+        except BudgetExceeded as e:  # the depth variants of the definitions
+            raise (e if e.pointer else e.with_pointer("/")) from None
     except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
         if recursion == "auto":
             return None  # unrolling decides (and reports what is really wrong)
