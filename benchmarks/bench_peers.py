@@ -568,6 +568,14 @@ def report(vocab: str, schemas: list[dict], results: dict, engines: list[str],
             line += f" {'':>7} {'':>7} {'':>6}"
     print(line)
     if recursive:
+        errors = {}
+        for e in avail:
+            for i in sorted(results[e]["builds"]):
+                d = results[e]["builds"][i]
+                if "error" in d:
+                    errors.setdefault((e, d["error"][:160]), []).append(schemas[i]["name"])
+        for (e, msg), names in errors.items():
+            print(f"  ERR {e} on {', '.join(names)}: {msg}")
         _recursive_masks(schemas, results, avail, summary, cell)
     else:
         # --- mask table
@@ -673,6 +681,21 @@ def _recursive_masks(schemas, results, avail, summary, cell) -> None:
             summary[e]["steps"].extend(d["steps_ns"])
             line += f" {mark(d, _fmt_us(_med(d['steps_ns'])) + '/' + _fmt_us(_p90(d['steps_ns']))):>15}"
         print(line)
+    line = f"{'1st replay / rest':18} {'':5}"
+    for e in avail:  # every engine's first replay apart from its later ones, medians
+        if e == "tokenfsm":
+            line += f" {'':>15} {'':>8} {'':>15} {'':>9}"
+            continue
+        firsts, rest = [], []
+        for i in range(len(schemas)):
+            d = results[e]["replays"].get(i)
+            if d is None or "error" in d or i in results[e]["timeouts"]:
+                continue
+            k = (d.get("runs") or [len(d["steps_ns"])])[0]
+            firsts += d["steps_ns"][:k]
+            rest += d["steps_ns"][k:]
+        line += f" {_fmt_us(_med(firsts)) + '/' + _fmt_us(_med(rest)):>15}"
+    all_line = line
     line = f"{'all steps':18} {'':5}"
     for e in avail:
         if e == "tokenfsm":
@@ -683,6 +706,7 @@ def _recursive_masks(schemas, results, avail, summary, cell) -> None:
             s = summary[e]["steps"]
             line += f" {_fmt_us(_med(s)) + '/' + _fmt_us(_p90(s)):>15}"
     print(line)
+    print(all_line + "   (peers: median of the first replay / of the later ones)")
     print("\nindex memory (median over schemas). ours: a PushdownIndex has no precomputed rows "
           "(no index.nbytes): its automaton's arrays\n  (byte table + call edges) at build, and "
           "the mask rows it has cached after the replays; xgrammar memory_size_bytes; others do "
