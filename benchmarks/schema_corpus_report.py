@@ -26,6 +26,11 @@ Usage::
 ``--failures`` lists, per file (suite) or subset, every group that does not fully pass and why:
 unsupported (the keyword and message), over budget, error, invalid accepted (with the test's
 description when the suite has one), valid rejected (with the text tried, in schema key order).
+
+``--explain-depth`` compiles each schema again for each valid instance it rejects, with
+``max_depth`` raised to the instance's nesting depth (recursive ``$ref`` and unconstrained values
+both nest that deep then), and counts the instances accepted so: rejected only because they nest
+deeper than ``max_depth`` lets them, which the compiler warns about.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from tokenfsm.schema.errors import SchemaError, UnsupportedSchema
 from tokenfsm.schema.serialize import dumps_in_schema_order, has_undeclared_keys
 
 WHITESPACE = 1
+EXPLAIN_DEPTH = False  # set by --explain-depth (read in the worker processes)
+MAX_EXPLAIN_DEPTH = 12
 # the suite's remote documents, served at http://localhost:1234/ by the suite's own harness
 REMOTES = Path(__file__).resolve().parent.parent / "tests/data/json-schema-test-suite/remotes"
 _remotes: dict | None = None
@@ -143,7 +150,43 @@ def check(job) -> dict:
             out["verdicts"].append((valid, ok))
             if valid and not ok:
                 out.setdefault("texts", {})[len(out["verdicts"]) - 1] = texts[0]
+                if EXPLAIN_DEPTH:
+                    out.setdefault("deeper", {})[len(out["verdicts"]) - 1] = _accepted_deeper(
+                        schema, data, texts, extra, seconds, documents)
     return out
+
+
+def _nesting(v) -> int:
+    if isinstance(v, dict):
+        return 1 + max(map(_nesting, v.values()), default=0)
+    if isinstance(v, list):
+        return 1 + max(map(_nesting, v), default=0)
+    return 0
+
+
+def _accepted_deeper(schema, data, texts, extra, seconds, documents) -> str:
+    """"yes" if the schema compiled with ``max_depth`` at the instance's nesting depth accepts
+    it, "no" if not, "over budget" if that compilation does not finish in time."""
+    depth = _nesting(data)
+    if depth > MAX_EXPLAIN_DEPTH:
+        return "over budget"
+    global _armed
+    _armed = True
+    signal.setitimer(signal.ITIMER_REAL, 4 * seconds + 1, 0.5)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cs = compile_json_schema(schema, whitespace=WHITESPACE, allow_extra_keys=extra,
+                                     max_depth=max(3, depth), documents=documents,
+                                     budget=Budget(max_states=400_000, max_seconds=4 * seconds))
+        return "yes" if any(cs.accepts(t) for t in texts) else "no"
+    except (BudgetExceeded, _Alarm):
+        return "over budget"
+    except (UnsupportedSchema, SchemaError):
+        return "no"
+    finally:
+        _armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _shape(msg: str) -> str:
@@ -212,7 +255,11 @@ def main(argv=None):
                     help="comma-separated subsets to run (suite, Handwritten, ...); default all")
     ap.add_argument("--failures", action="store_true",
                     help="list every group that does not fully pass, and why")
+    ap.add_argument("--explain-depth", action="store_true",
+                    help="recompile with max_depth at each rejected valid instance's nesting depth")
     args = ap.parse_args(argv)
+    global EXPLAIN_DEPTH
+    EXPLAIN_DEPTH = args.explain_depth
     root = Path(args.corpora)
     wanted = None if args.subsets is None else set(args.subsets.split(","))
     jobs = []
@@ -243,6 +290,18 @@ def main(argv=None):
     print(f"\nJSON Schema Test Suite: {suite['passing']} of {suite['tests']} tests pass "
           f"(compiled in strict mode, verdict right); invalid accepted: "
           f"{suite['invalid'] - suite['invalid_rejected']} (llguidance: 934 passing, 0 invalid accepted)")
+    if args.explain_depth:
+        print("\nvalid instances rejected, compiled again with max_depth at the instance's nesting "
+              "depth: accepted then / still rejected / over budget")
+        for name in order:
+            got = collections.Counter(v for r in rows if r["subset"] == name
+                                      for v in r.get("deeper", {}).values())
+            if got:
+                print(f"  {name:22} {got['yes']:5} / {got['no']:5} / {got['over budget']:5}")
+        for r in rows:
+            for i, v in r.get("deeper", {}).items():
+                if v == "no" and args.failures:
+                    print(f"    still rejected: {r['subset']}/{r['name']} #{i}: {r['texts'][i][:150]}")
     wrong = [(r["subset"], r["name"]) for r in rows if any(not v and ok for v, ok in r["verdicts"])]
     if wrong:
         print("schemas accepting an invalid instance:", ", ".join(f"{a}/{b}" for a, b in wrong))
