@@ -949,6 +949,29 @@ def _validate(text: bytes, schema) -> tuple[bool, str]:
     return (err is None), ("" if err is None else err.message[:100])
 
 
+def _deeper(ctx: dict):
+    """The schema compiled on the stack route with recursion cut deeper than ours was (two, else
+    one level more), made once per schema; ``None`` if over budget."""
+    if "deeper" not in ctx:
+        from tokenfsm.automata import Budget
+        from tokenfsm.schema import compile_json_schema
+
+        ctx["deeper"] = None
+        rec = ctx["compiled"].recursive
+        base = rec.max_depth if rec is not None else 3
+        for extra in (2, 1):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ctx["deeper"] = compile_json_schema(
+                        ctx["schema"], whitespace=0, max_depth=base + extra, recursion="stack",
+                        budget=Budget(max_seconds=60.0))
+                break
+            except Exception:  # noqa: BLE001 - over budget: try one level less
+                continue
+    return ctx["deeper"]
+
+
 def classify(direction: str, prefix: bytes, tok: int, ctx: dict) -> tuple[str, str]:
     """Classify one token on which ours and a peer disagree.
 
@@ -972,6 +995,8 @@ def classify(direction: str, prefix: bytes, tok: int, ctx: dict) -> tuple[str, s
         ok, why = _validate(text, schema)
         if not ok:
             return "ours: bug", f"completion {text[-60:]!r} invalid: {why}"
+        if ctx.get("recursive") and (b"\\" in tb or b"\x7f" in tb):
+            return "policy: string spelling (escapes, raw DEL)", f"valid completion {text[-70:]!r}"
         peer_allowed = ctx["peer_allowed"]
         for u in np.flatnonzero(peer_allowed).tolist():
             ub = vocab.tokens[u]
@@ -994,7 +1019,9 @@ def classify(direction: str, prefix: bytes, tok: int, ctx: dict) -> tuple[str, s
     # valid JSON under the schema that ours does not produce: policy or our incompleteness
     value = json.loads(text.decode("utf-8"))
     canon = _peers.dumps_compact(value, schema)
-    if _has_undeclared(schema, value):
+    undeclared = (_has_undeclared_ref(schema, value, schema) if ctx.get("recursive")
+                  else _has_undeclared(schema, value))
+    if undeclared:
         return "policy: undeclared keys (additionalProperties absent)", f"{text[-70:]!r}"
     if ctx["accepts"](canon):
         if any(c in tb for c in b" \n\t\r"):
@@ -1006,11 +1033,15 @@ def classify(direction: str, prefix: bytes, tok: int, ctx: dict) -> tuple[str, s
         return "policy: spelling/key order (canonical form accepted by ours)", f"{text[-70:]!r}"
     if isinstance(value, (int, float)) or b"." in tb or b"e" in tb.lower():
         pass
+    deeper = _deeper(ctx) if ctx.get("recursive") else None
+    if deeper is not None and deeper.accepts(canon):
+        return (f"policy: recursion depth cut (accepted at max_depth={deeper.recursive.max_depth})",
+                f"{text[-90:]!r}")
     return "ours: rejects valid (check: depth cut, number/format policy, or our bug)", f"{text[-90:]!r}"
 
 
 def cross_check(vocab_name: str, schemas: list[dict], peers: list[str], per_step: int, log,
-                skip: set = frozenset()) -> None:
+                skip: set = frozenset(), recursive: bool = False) -> None:
     from tokenfsm.masks import unpack_bitmask
 
     print(f"\n=== cross-check on {vocab_name}: masks compared at every step of each document ===")
@@ -1045,6 +1076,8 @@ def cross_check(vocab_name: str, schemas: list[dict], peers: list[str], per_step
             pbm = _peers.new_bitmask(pm, V)
             ctx = dict(vocab=vocab, schema=schema, index=index, size=V, eos=ours.eos,
                        peer_matcher=pm, accepts=cs.accepts)
+            if recursive:
+                ctx.update(recursive=True, compiled=cs)
             prefix = b""
             diff_steps, n_only_ours, n_only_peer = 0, 0, 0
             verdicts: dict = {}
@@ -1183,7 +1216,10 @@ def main(argv=None) -> int:
         if args.cross_check:
             peers = [p.strip() for p in args.cross_check.split(",") if p.strip() and p.strip() != "tokenfsm"]
             skip = {tuple(x.split(":", 1)) for x in args.cross_skip.split(",") if ":" in x}
-            cross_check(vocab, items, peers, args.per_step, log, skip)
+            if args.recursive:
+                cross_check(vocab, items, peers, args.per_step, log, skip, recursive=True)
+            else:
+                cross_check(vocab, items, peers, args.per_step, log, skip)
     if not args.no_compile_cost and not args.no_bench:
         compile_cost()
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")
