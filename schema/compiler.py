@@ -43,7 +43,9 @@ Where it is not exact (always on the sound side, so an emitted text is valid):
   :class:`UnsupportedSchema` and lenient mode takes the text complement with a
   :class:`SchemaWarning`;
 * ``minLength``/``maxLength`` are dropped (with a warning) on strings under ``excludes``, as are
-  length bounds on nothing else; recursion is cut at ``max_depth`` with a warning;
+  length bounds on nothing else; recursion is cut at ``max_depth`` with a warning (unrolled, or
+  kept as automata that call each other and walked with a stack: ``recursion``, see
+  :func:`_stack_route`);
 * duplicate undeclared keys are not prevented: ``minProperties`` counts keys as written.
 
 Example
@@ -219,8 +221,7 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     lang = c.compile(c.root, "")
     dfa = lang.to_dfa(c.budget).minimize()  # nested objects and arrays are minimised once, here
     if dfa.is_empty():
-        why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
-        raise SchemaError(f"schema is unsatisfiable: {why}", where)
+        _unsatisfiable(c)
     return CompiledSchema(dfa, c.warnings, schema)
 
 
@@ -265,8 +266,7 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
             if not s.module_order:
                 # no $ref recurred (the unrolled route walks the same way and cuts nothing)
                 if top.is_empty():
-                    why, where = s.empty_why[0] if s.empty_why else ("no JSON value satisfies it", "")
-                    raise SchemaError(f"schema is unsatisfiable: {why}", where)
+                    _unsatisfiable(s)
                 return _taken(s, top, whitespace, schema)
             modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
         rd = RecursiveDFA(modules, {HOLES[i]: i + 1 for i in range(len(s.module_order))}, 0,
@@ -283,13 +283,18 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
         if isinstance(e, _StackRouteConflict):
             raise UnsupportedSchema(f"recursion='stack': {e.what}; only unrolling is exact here",
                                     e.ptr, "$ref") from None
-        if isinstance(e, NondeterministicCall):
-            raise UnsupportedSchema(f"recursion='stack': {e}", "", "$ref") from None
+        if isinstance(e, NondeterministicCall):  # module k > 0 is the k-th recursive target
+            where = s.module_order[e.module - 1] if e.module else ""
+            raise UnsupportedSchema(f"recursion='stack': {e}", where or "/", "$ref") from None
         raise
     if pushdown.start == 0:
-        why, where = s.empty_why[0] if s.empty_why else ("no JSON value satisfies it", "")
-        raise SchemaError(f"schema is unsatisfiable: {why}", where)
+        _unsatisfiable(s)
     return _taken(s, None, whitespace, schema, rd, budget)
+
+
+def _unsatisfiable(c: "_Compiler"):
+    why, where = c.empty_why[0] if c.empty_why else ("no JSON value satisfies it", "")
+    raise SchemaError(f"schema is unsatisfiable: {why}", where)
 
 
 def _taken(s, dfa, whitespace, schema, rd=None, budget=None) -> CompiledSchema:
@@ -604,8 +609,15 @@ class _Compiler(Applicators, Containers):
         kw = alt.keywords
         if "x-eval" in kw or "x-evali" in kw:  # bookkeeping for unevaluated* only
             kw = {k: v for k, v in kw.items() if k not in ("x-eval", "x-evali")}
-        lang = self.compile_keywords(kw, alt.ptr)
-        for kind, sub, ptr in alt.residual:
+        if alt.residual and alt.residual[0][0] == "schema" and not set(kw) - ANNOTATIONS:
+            # nothing but that subschema (anyOf: [{$ref}, ...]): its language as it is, not
+            # intersected with every JSON value (which nests only max_depth deep, and on the
+            # stack route cannot meet a call)
+            (_, sub, ptr), rest = alt.residual[0], alt.residual[1:]
+            lang = self.compile(sub, ptr)
+        else:
+            lang, rest = self.compile_keywords(kw, alt.ptr), alt.residual
+        for kind, sub, ptr in rest:
             if lang.is_empty():
                 break
             if isinstance(sub, dict) and "$ref" not in sub and {"object", "array"} - set(lang.parts):

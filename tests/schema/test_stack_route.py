@@ -38,6 +38,10 @@ RECURSIVE = {
     "two_slots": {"$defs": {"s": {"type": "object", "properties": {
         "not": {"$ref": "#/$defs/s"}, "items": {"type": "array", "items": {"$ref": "#/$defs/s"}},
         "type": {"enum": ["string", "object"]}}}}, "$ref": "#/$defs/s"},
+    # pydantic's Optional[Node]
+    "optional": {"$defs": {"n": {"type": "object", "properties": {
+        "next": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]}, "v": {"type": "integer"}}}},
+        "$ref": "#/$defs/n"},
     "prefix": {"$defs": {"t": {"type": "array", "prefixItems": [{"type": "string"}, {"$ref": "#/$defs/t"}],
                                "items": False}}, "$ref": "#/$defs/t"},
 }
@@ -226,3 +230,30 @@ def test_recursion_never_reached_gives_the_flat_automaton():
         cs = _compile(schema, recursion)
         assert cs.recursive is None
         assert cs.dfa == _compile(schema, "unroll").dfa
+
+
+def test_ambiguous_call_falls_back_or_raises():
+    # the value of "a" is either a call of t or another object: both start with "{"
+    schema = {"$defs": {"t": {"type": "object", "properties": {"a": {"anyOf": [
+        {"$ref": "#/$defs/t"}, {"type": "object", "properties": {"z": {"type": "null"}}}]}}}},
+        "$ref": "#/$defs/t"}
+    auto = _compile(schema, "auto", max_depth=2, whitespace=0)
+    unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
+    assert auto.recursive is None and auto.dfa == unrolled.dfa
+    assert auto.accepts('{"a":{"a":{}}}') and auto.accepts('{"a":{"z":null}}')
+    with pytest.raises(UnsupportedSchema, match="recursion='stack'") as e:
+        _compile(schema, "stack", max_depth=2, whitespace=0)
+    assert e.value.pointer == "/$defs/t"
+
+
+def test_a_reference_in_anyof_nests_as_deep_as_its_schema():
+    # not cut to max_depth by the every-JSON-value universe: a chain of definitions, not recursion
+    schema = {"$defs": {"a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
+                        "b": {"type": "object", "properties": {"c": {"$ref": "#/$defs/c"}}},
+                        "c": {"type": "object", "properties": {"d": {"type": "integer"}}}},
+              "type": "object", "properties": {"x": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}}
+    cs = _compile(schema, "auto", max_depth=1, whitespace=0)
+    doc = {"x": {"b": {"c": {"d": 1}}}}
+    jsonschema.validate(doc, schema)
+    assert cs.accepts(json.dumps(doc, separators=(",", ":"))) and cs.accepts('{"x":null}')
+    assert not cs.accepts('{"x":{"b":{"c":{"d":"1"}}}}')
