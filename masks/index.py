@@ -129,6 +129,11 @@ def as_byte_dfa(obj) -> ByteTables:
     """
     if isinstance(obj, ByteTables):
         return obj
+    if getattr(obj, "recursive", None) is not None and getattr(obj, "_dfa", True) is None:
+        raise TypeError("this schema took the stack route (its unrolled automaton is large): index "
+                        "it with PushdownIndex(compiled.recursive.to_bytes(), vocab) or "
+                        "IndexCompiler(vocab).json_schema(schema); TokenIndex.build(compiled.dfa, "
+                        "vocab) expands it into one DFA first (under the budget)")
     if not hasattr(obj, "table") and hasattr(obj, "dfa"):
         obj = obj.dfa
     if not hasattr(obj, "table") and hasattr(obj, "to_bytes"):

@@ -674,3 +674,24 @@ def _row(matcher):
     bm = allocate_token_bitmask(1, matcher.index.vocab.size)
     matcher.fill_next_token_bitmask(bm, 0)
     return bm[0]
+
+
+def test_flat_index_of_a_stack_route_schema_asks_for_the_expansion():
+    from tokenfsm.masks import TokenIndex
+    from tokenfsm.schema import SchemaWarning, compile_json_schema
+
+    tree = {"$defs": {"n": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                            "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+            "$ref": "#/$defs/n"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemaWarning)
+        cs = compile_json_schema(tree, whitespace=0, max_depth=2, recursion="stack")
+    vocab = json_vocab()
+    with pytest.raises(TypeError, match="stack route.*PushdownIndex"):
+        TokenIndex.build(cs, vocab)
+    flat = TokenIndex.build(cs.dfa, vocab)  # expanded on request: the same masks
+    index = PushdownIndex(cs.recursive.to_bytes(), vocab)
+    rng = random.Random(5)
+    for _ in range(5):
+        random_walk_against_flat(index, flat, vocab, rng)
+    assert TokenIndex.build(cs, vocab).num_states == flat.num_states  # expanded now: used as is
