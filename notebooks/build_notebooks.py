@@ -573,11 +573,375 @@ exactly those free-text states, which is where the build time goes; the masks th
     ]
 
 
+# --------------------------------------------------------------------------------------------
+# 05: recursion, unrolled against the stack
+# --------------------------------------------------------------------------------------------
+def notebook_05() -> list:
+    return [
+        md(r"""
+# Recursion: unrolled against the stack
+
+**Question.** A recursive schema (Kubernetes' `JSONSchemaProps`, a tree, an expression grammar) has
+no finite automaton: it is cut at `max_depth`. Unrolled, every nesting level and every place a
+definition is referenced from becomes a copy of it, so the flat DFA multiplies with the number of
+recursive slots and with the depth. The stack route (`recursion="stack"`) keeps one automaton per
+recursive definition and lets them call each other, walked with a stack bounded by the same
+`max_depth`. How do the two grow, where does unrolling stop fitting a budget, and what does the
+stack cost at decoding time, when token masks are computed per stack configuration instead of
+being read from a table?
+
+**Method.** A family shaped like `JSONSchemaProps`: an object definition with three scalar
+properties (an enum `type`, a free-text `description`, a boolean `nullable`) and *k* properties
+that hold the definition again, alternately directly (`r0`, `r2`, ...) and as array items (`r1`,
+`r3`, ...), all optional, for *k* = 1..6 and `max_depth` 1..4. For each point we compile both
+routes with `compile_json_schema`: the stack route's compile time, module states, byte states,
+call edges and `expanded_states` (the unrolled tree before minimisation); the unrolled route's
+compile time and minimal DFA states under a `Budget`, recording the points that go over it. Then
+one mid-sized case that both routes can do is indexed for the Qwen2.5 vocabulary
+(`IndexCompiler.json_schema`, which gives a flat `TokenIndex` or a `PushdownIndex`), and a
+greedily tokenised valid document is replayed through both with `Matcher`, timing every mask fill
+and checking that both give the same mask at every step.
+"""),
+        code(SETUP + """
+import json, warnings
+import jsonschema
+from tokenfsm.automata import Budget, BudgetExceeded
+from tokenfsm.schema import compile_json_schema
+from tokenfsm.schema.compiler import UNROLL_STATES
+
+KS, DEPTHS = range(1, 7), range(1, 5)
+BUDGET = Budget(max_states=20_000, max_seconds=2)
+t_notebook = time.perf_counter()
+
+def props_schema(k):
+    # k recursive slots: r0, r2, ... hold the definition itself, r1, r3, ... an array of it
+    props = {"type": {"enum": ["object", "array", "string", "integer", "boolean"]},
+             "description": {"type": "string"}, "nullable": {"type": "boolean"}}
+    for i in range(k):
+        props[f"r{i}"] = ({"$ref": "#/$defs/node"} if i % 2 == 0 else
+                          {"type": "array", "items": {"$ref": "#/$defs/node"}})
+    return {"$defs": {"node": {"type": "object", "properties": props, "additionalProperties": False}},
+            "$ref": "#/$defs/node"}
+
+def compile_quiet(schema, **options):
+    # the cut at max_depth is announced with a SchemaWarning on every compilation: expected here
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile_json_schema(schema, **options)
+
+print(json.dumps(props_schema(2), indent=1))"""),
+        md("## Compiling both routes"),
+        code("""
+for route in ("stack", "unroll"):  # warm-up: imports and caches
+    compile_quiet(props_schema(1), max_depth=1, recursion=route)
+
+rows = []
+t_sweep = time.perf_counter()
+for k in KS:
+    for d in DEPTHS:
+        times = []
+        for _ in range(3):  # cheap: the median of three runs
+            t0 = time.perf_counter()
+            c = compile_quiet(props_schema(k), max_depth=d, recursion="stack", budget=BUDGET)
+            times.append(time.perf_counter() - t0)
+        stack_s = float(np.median(times))
+        rd = c.recursive
+        pb = rd.to_bytes()  # built (and checked) during compilation; cached on the RecursiveDFA
+        row = dict(k=k, d=d, stack_s=stack_s, modules=len(rd.modules),
+                   module_states=sum(m.num_states for m in rd.modules), byte_states=pb.num_states,
+                   calls=pb.num_calls, max_stack=pb.max_stack, expanded=rd.expanded_states(10**12))
+        times = []
+        while len(times) < 3 and sum(times) < 0.3:  # repeated (median) only where it is cheap
+            t0 = time.perf_counter()
+            try:
+                u = compile_quiet(props_schema(k), max_depth=d, recursion="unroll", budget=BUDGET)
+                row.update(unroll_states=u.dfa.num_states, over=None)
+            except BudgetExceeded as e:
+                reached = f"{e.reached:.2f} s" if e.kind == "seconds" else f"{e.reached:,} states"
+                row.update(unroll_states=None, over=f"{e.operation} stopped at {reached}")
+            times.append(time.perf_counter() - t0)
+        row["unroll_s"] = float(np.median(times))
+        # the route the default recursion="auto" takes
+        row["auto"] = "stack" if compile_quiet(props_schema(k), max_depth=d).recursive is not None else "unroll"
+        rows.append(row)
+sweep_s = time.perf_counter() - t_sweep
+
+print(f"{'k':>2} {'depth':>5} | {'stack s':>7} {'mod st':>6} {'bytes':>6} {'calls':>5} {'stack':>5} | "
+      f"{'expanded':>10} {'auto':>6} | {'unroll s':>8} {'min DFA':>8}")
+for r in rows:
+    un = f"{r['unroll_states']:>8,}" if r["over"] is None else f"over budget ({r['over']})"
+    print(f"{r['k']:>2} {r['d']:>5} | {r['stack_s']:>7.3f} {r['module_states']:>6} {r['byte_states']:>6} "
+          f"{r['calls']:>5} {r['max_stack']:>5} | {r['expanded']:>10,} {r['auto']:>6} | {r['unroll_s']:>8.3f} {un}")
+print(f"sweep: {sweep_s:.1f} s")"""),
+        code("""
+fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+for i, k in enumerate(KS):
+    pts = [r for r in rows if r["k"] == k]
+    fit = [r for r in pts if r["over"] is None]
+    col = f"C{i}"
+    axes[0].plot([r["d"] for r in fit], [r["unroll_states"] for r in fit], "o-", color=col, label=f"k = {k}")
+    axes[0].plot([r["d"] for r in pts], [r["byte_states"] for r in pts], "s--", color=col, ms=4)
+    over = [r for r in pts if r["over"] is not None]
+    axes[0].plot([r["d"] for r in over], [BUDGET.max_states] * len(over), "x", color=col, ms=10)
+    axes[1].plot([r["d"] for r in pts], [r["expanded"] for r in pts], "o-", color=col, label=f"k = {k}")
+    axes[2].plot([r["d"] for r in fit], [r["unroll_s"] for r in fit], "o-", color=col, label=f"k = {k}")
+    axes[2].plot([r["d"] for r in over], [r["unroll_s"] for r in over], "x", color=col, ms=10)
+    axes[2].plot([r["d"] for r in pts], [r["stack_s"] for r in pts], "s--", color=col, ms=4)
+for ax in axes[:2]:
+    ax.axhline(BUDGET.max_states, color="k", lw=0.8, ls=":")
+axes[1].axhline(UNROLL_STATES, color="grey", lw=0.8, ls="-.")
+axes[1].text(1, UNROLL_STATES * 1.3, f'"auto" unrolls up to {UNROLL_STATES:,}', fontsize=7)
+axes[0].set(title="states\\nunrolled minimal DFA (solid), stack bytes (dashed)", xlabel="max_depth", yscale="log")
+axes[1].set(title="expanded_states\\n(the unrolled tree before minimising)", xlabel="max_depth", yscale="log")
+axes[2].set(title="compile time [s]\\nunrolled (solid), stack (dashed)", xlabel="max_depth", yscale="log")
+for ax in axes:
+    ax.set_xticks(list(DEPTHS))
+    ax.title.set_fontsize(9)
+axes[0].legend(fontsize=7)
+fig.suptitle(f"k recursive slots; x: unrolling went over Budget(max_states={BUDGET.max_states:,}, "
+             f"max_seconds={BUDGET.max_seconds})", fontsize=9)
+fig.tight_layout()"""),
+        md(r"""
+## Token masks: flat index against pushdown index
+
+One mid-sized case both routes can do: the largest *k* whose unrolled automaton at depth 3 fits
+the budget. Before timing, a non-recursive schema with the same scalar properties and a small
+recursive one are indexed, so that the token trie, the kernels and the string-body walk (shared by
+every index of a vocabulary) are ready for both routes alike. The pushdown index is built and
+replayed first, so it finds no region walks left behind by the flat index.
+
+The document is a valid instance nested exactly `max_depth` deep (one level more is still valid
+for `jsonschema` but rejected by both automata: the cut is the grammar's, by design), tokenised
+greedily (longest vocabulary token first). Each step fills the bitmask, times it, keeps a copy and advances.
+"""),
+        code("""
+from tokenfsm.masks import Matcher, PushdownIndex, TokenIndex, allocate_token_bitmask
+from tokenfsm.masks.builtin_vocab import load_vocabulary
+
+D = 3
+K = max(r["k"] for r in rows if r["d"] == D and r["over"] is None)
+SCHEMA = props_schema(K)
+
+def instance(k, depth):
+    node = {"type": "object", "description": f"level {depth}, one node of the tree", "nullable": depth % 2 == 0}
+    if depth > 1:
+        for i in range(k):
+            node[f"r{i}"] = instance(k, depth - 1) if i % 2 == 0 else [instance(k, depth - 1), {"type": "string"}]
+    return node
+
+DOC = json.dumps(instance(K, D))
+too_deep = json.dumps(instance(K, D + 1))
+jsonschema.validate(json.loads(DOC), SCHEMA)
+jsonschema.validate(json.loads(too_deep), SCHEMA)
+compiled, compile_s = {}, {}
+for route in ("stack", "unroll"):
+    t0 = time.perf_counter()
+    compiled[route] = compile_quiet(SCHEMA, max_depth=D, recursion=route)
+    compile_s[route] = time.perf_counter() - t0
+    assert compiled[route].accepts(DOC) and not compiled[route].accepts(too_deep), route
+assert compiled["stack"].recursive is not None
+
+# peak allocation of each route's compilation (tracemalloc; traced code runs slower, so timed above)
+peak_mib = {}
+for route in ("stack", "unroll"):
+    tracemalloc.start()
+    compile_quiet(SCHEMA, max_depth=D, recursion=route)
+    peak_mib[route] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+
+vocab = load_vocabulary("qwen")
+t0 = time.perf_counter()
+scalars = {k: v for k, v in SCHEMA["$defs"]["node"]["properties"].items() if not k.startswith("r")}
+TokenIndex.build(compile_quiet({"type": "object", "properties": scalars, "additionalProperties": False}).dfa, vocab)
+tree = {"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"}
+warm = Matcher(PushdownIndex(compile_quiet(tree, max_depth=2, recursion="stack").recursive, vocab))
+warm.fill_next_token_bitmask(allocate_token_bitmask(1, vocab.size), 0)
+warm_s = time.perf_counter() - t0
+
+# IndexCompiler(vocab).json_schema(SCHEMA, ...) makes the same indexes in one call (compile + index);
+# here the two parts are timed apart
+t0 = time.perf_counter()
+pdx = PushdownIndex(compiled["stack"].recursive, vocab)
+pd_build_s = time.perf_counter() - t0
+
+ids_of = {t: i for i, t in enumerate(vocab.tokens) if t}
+longest = max(map(len, ids_of))
+text, tokens, at = DOC.encode(), [], 0
+while at < len(text):
+    n = next(n for n in range(min(longest, len(text) - at), 0, -1) if text[at:at + n] in ids_of)
+    tokens.append(ids_of[text[at:at + n]])
+    at += n
+tokens.append(vocab.eos_token_ids[0])
+
+def replay(index, made=None):
+    m, bm = Matcher(index), allocate_token_bitmask(1, vocab.size)
+    fill, step, masks = [], [], []
+    for t in tokens:
+        before = index.stats["misses"] if made is not None else 0
+        t0 = time.perf_counter()
+        m.fill_next_token_bitmask(bm, 0)
+        t1 = time.perf_counter()
+        if made is not None:
+            made.append(index.stats["misses"] - before)  # rows computed by this fill
+        m.advance(t)
+        step.append(time.perf_counter() - t1)
+        fill.append(t1 - t0)
+        masks.append(bm[0].copy())
+    assert m.is_finished()
+    return np.array(fill), np.array(step), masks
+
+passes, rows_per_step = {}, []
+passes["pushdown, first pass"] = replay(pdx, rows_per_step)
+rows_made = sum(rows_per_step)
+again = []
+passes["pushdown, rows cached"] = replay(pdx, again)
+assert sum(again) == 0  # the second pass computed no row
+
+t0 = time.perf_counter()
+flat = TokenIndex.build(compiled["unroll"].dfa, vocab)
+flat_build_s = time.perf_counter() - t0
+passes["flat"] = replay(flat)
+
+reference = passes["flat"][2]
+for name, (_, _, masks) in passes.items():
+    assert len(masks) == len(reference)
+    assert all(np.array_equal(a, b) for a, b in zip(masks, reference)), name
+allowed = [int(np.unpackbits(m.view(np.uint8)).sum()) for m in reference]
+
+print(f"k = {K}, max_depth = {D}: document of {len(DOC)} characters, {len(tokens)} tokens (EOS included)")
+print(f"warm-up {warm_s:.2f} s; masks identical at all {len(reference)} steps "
+      f"(allowed tokens per step: {min(allowed)} to {max(allowed):,})")
+print(f"flat TokenIndex: {flat.num_states:,} byte states, compiled in {compile_s['unroll']:.2f} s, indexed in "
+      f"{flat_build_s:.2f} s, {flat.nbytes / 2**20:.1f} MiB")
+print(f"PushdownIndex: {pdx.num_states:,} byte states, {pdx.call_entry.shape[0]} call edges, compiled in "
+      f"{compile_s['stack'] * 1e3:.0f} ms, indexed in {pd_build_s * 1e3:.1f} ms, {rows_made} rows computed on the first pass, "
+      f"{pdx.num_cached_rows} kept ({pdx.num_cached_rows * pdx.n_words * 4 / 2**20:.1f} MiB)")
+print(f"compile peak allocation: stack {peak_mib['stack']:.1f} MiB, unrolled {peak_mib['unroll']:.1f} MiB")
+print(f"\\n{'':24} {'fill median':>12} {'fill p90':>9} {'fill max':>9} {'fills total':>12} {'advance median':>15}")
+stats = {}
+for name, (fill, step, _) in passes.items():
+    stats[name] = dict(median=np.median(fill), p90=np.percentile(fill, 90), max=fill.max(), total=fill.sum(),
+                       advance=np.median(step))
+    s = stats[name]
+    print(f"{name:24} {s['median'] * 1e6:>9.1f} µs {s['p90'] * 1e6:>6.1f} µs {s['max'] * 1e3:>6.2f} ms "
+          f"{s['total'] * 1e3:>9.1f} ms {s['advance'] * 1e6:>12.1f} µs")"""),
+        code("""
+fig, axes = plt.subplots(1, 2, gridspec_kw=dict(width_ratios=[2, 1]))
+for i, (name, (fill, _, _)) in enumerate(passes.items()):
+    axes[0].plot(fill * 1e6, lw=0.8, color=f"C{i}", label=name)
+axes[0].set(title=f"mask fill per step, k = {K}, max_depth = {D}", xlabel="decoding step", ylabel="µs",
+            yscale="log")
+axes[0].legend(fontsize=8)
+parts = {"stack,\\n1st document": [compile_s["stack"], pd_build_s, stats["pushdown, first pass"]["total"]],
+         "stack,\\n2nd document": [0, 0, stats["pushdown, rows cached"]["total"]],
+         "unrolled": [compile_s["unroll"], flat_build_s, stats["flat"]["total"]]}
+left = np.zeros(len(parts))
+for j, (what, color) in enumerate([("compile", "0.6"), ("index", "C4"), ("mask fills", "C3")]):
+    widths = np.array([p[j] for p in parts.values()])
+    axes[1].barh(range(len(parts)), widths, left=left, color=color, label=what)
+    left += widths
+for y, total in enumerate(left):
+    axes[1].text(total, y, f" {total * 1e3:.0f} ms", va="center", fontsize=8)
+axes[1].set(title="time for one document [s]", yticks=range(len(parts)), yticklabels=list(parts),
+            xlim=(0, left.max() * 1.35))
+axes[1].invert_yaxis()
+axes[1].legend(fontsize=7, loc="upper right")
+fig.tight_layout()"""),
+        md("## What the numbers say"),
+        code("""
+def at(k, d):
+    return next(r for r in rows if r["k"] == k and r["d"] == d)
+
+kmax, dmax = max(KS), max(DEPTHS)
+over = [r for r in rows if r["over"] is not None]
+fits = [r for r in rows if r["over"] is None]
+big = max(fits, key=lambda r: r["unroll_states"])
+
+def growth(k):  # the deepest step at which both unrolled automata fitted the budget
+    ok = [r for r in fits if r["k"] == k]
+    return ok[-2]["d"], ok[-1]["d"], ok[-1]["unroll_states"] / ok[-2]["unroll_states"]
+
+per_level = {k: (at(k, dmax)["byte_states"] - at(k, 1)["byte_states"]) / (dmax - 1) for k in KS}
+module_states = {k: at(k, 1)["module_states"] for k in KS}
+flat_module = all(at(k, d)["module_states"] == module_states[k] for k in KS for d in DEPTHS)
+ratio = {r["k"]: r["unroll_states"] / r["byte_states"] for r in fits if r["d"] == D}
+auto_stack = [r for r in rows if r["auto"] == "stack"]
+worst = at(kmax, dmax)
+lines = [
+    "* **Unrolled**, the factor by which one more level multiplies the minimal DFA grows with the number of "
+    "recursive slots k: " + ", ".join("{:.1f}× at k = {}".format(growth(k)[2], k) for k in KS)
+    + " (the deepest step that fitted the budget each time). `expanded_states`, the unrolled tree before "
+    f"minimising, reaches {worst['expanded']:,} at k = {kmax}, depth {dmax}. The largest unrolled automaton "
+    f"that fitted `Budget(max_states={BUDGET.max_states:,}, max_seconds={BUDGET.max_seconds})` has "
+    f"{big['unroll_states']:,} states (k = {big['k']}, depth {big['d']}, {big['unroll_s']:.2f} s); "
+    f"{len(over)} of {len(rows)} points went over it"
+    + (" (" + ", ".join(f"k = {r['k']} at depth {r['d']}" for r in over) + ")" if over else "") + ".",
+    f"* **Stack**: one module per recursive definition ({worst['modules'] - 1} here) plus the top, "
+    f"{min(module_states.values())} to {max(module_states.values())} module states for k = {min(KS)}..{kmax}, "
+    + ("the same at every depth" if flat_module else "varying with the depth")
+    + f". The byte table holds one variant of the definition per depth level: about "
+    f"{min(per_level.values()):.0f} to {max(per_level.values()):.0f} byte states more per level, added, not "
+    f"multiplied. At k = {kmax}, depth {dmax}: {worst['byte_states']:,} byte states, {worst['calls']} call edges, "
+    f"a stack of at most {worst['max_stack']}, where unrolling "
+    + ("went over the budget." if worst["over"] else f"needs {worst['unroll_states']:,} states.")
+    + f" At depth {D} the unrolled DFA has {min(ratio.values()):.1f}× (k = {min(ratio, key=ratio.get)}) to "
+    f"{max(ratio.values()):.1f}× (k = {max(ratio, key=ratio.get)}) the stack's byte states.",
+    f"* Compile time: the stack route took {np.median([r['stack_s'] for r in rows]) * 1e3:.0f} ms in the median, "
+    f"{max(r['stack_s'] for r in rows) * 1e3:.0f} ms at most, whatever k and the depth; unrolling up to "
+    f"{max(r['unroll_s'] for r in fits):.2f} s for the points that fitted. The default " + '`recursion="auto"`'
+    + f" took the stack route at {len(auto_stack)} of {len(rows)} points (`expanded_states` above "
+    f"{UNROLL_STATES:,})" + (": " + ", ".join(f"k = {r['k']} at depth {r['d']}" for r in auto_stack)
+                              if auto_stack else "") + ".",
+]
+s1, s2, sf = stats["pushdown, first pass"], stats["pushdown, rows cached"], stats["flat"]
+made_at = np.flatnonzero(rows_per_step)
+computing = passes["pushdown, first pass"][0][made_at]
+lines += [
+    f"* **Token masks**, k = {K}, depth {D}, Qwen2.5 ({vocab.size:,} ids), a document of {len(tokens)} tokens: "
+    f"the flat `TokenIndex` ({flat.num_states:,} byte states) took **{flat_build_s:.2f} s** to build (after "
+    f"{compile_s['unroll']:.2f} s of unrolled compilation) and holds {flat.nbytes / 2**20:.1f} MiB; the "
+    f"`PushdownIndex` ({pdx.num_states:,} byte states) took {pd_build_s * 1e3:.1f} ms (after "
+    f"{compile_s['stack'] * 1e3:.0f} ms of compilation), and the whole first pass then computed {rows_made} rows "
+    f"in **{s1['total'] * 1e3:.0f} ms** of fills ({pdx.num_cached_rows * pdx.n_words * 4 / 2**20:.1f} MiB of rows "
+    f"kept). From schema to the first document's last mask: "
+    f"{(compile_s['stack'] + pd_build_s + s1['total']) * 1e3:.0f} ms on the stack route against "
+    f"{(compile_s['unroll'] + flat_build_s + sf['total']) * 1e3:.0f} ms unrolled.",
+    f"* Rows were computed at {made_at.size} of {len(tokens)} steps, spread over the document (steps "
+    f"{made_at.min()} to {made_at.max()}): a new stack configuration can turn up wherever the document opens "
+    f"a nested node. Those steps took {np.median(computing) * 1e6:.0f} µs in the median, "
+    f"{computing.max() * 1e3:.1f} ms at most.",
+    f"* Mask fill per step, median / p90: flat {sf['median'] * 1e6:.1f} / {sf['p90'] * 1e6:.1f} µs; pushdown "
+    f"first pass {s1['median'] * 1e6:.1f} / {s1['p90'] * 1e6:.1f} µs; pushdown with its rows cached "
+    f"{s2['median'] * 1e6:.1f} / {s2['p90'] * 1e6:.1f} µs ({s2['median'] / sf['median']:.1f}× the flat median). "
+    f"Advancing by a token: median {sf['advance'] * 1e6:.1f} µs flat, {s2['advance'] * 1e6:.1f} µs with the stack.",
+    f"* Both indexes gave the same mask at all {len(reference)} steps (asserted), "
+    f"{min(allowed)} to {max(allowed):,} allowed tokens per step.",
+    f"* Peak allocation while compiling this case (tracemalloc): {peak_mib['stack']:.1f} MiB on the stack route, "
+    f"{peak_mib['unroll']:.1f} MiB unrolled. The notebook ran in {time.perf_counter() - t_notebook:.0f} s "
+    f"up to this cell (the sweep {sweep_s:.0f} s).",
+]
+display(Markdown("\\n".join(lines)))"""),
+        md(r"""
+**Reading.** Unrolling pays for recursion in states: every level holds a copy of the definition
+for each recursive slot, and minimisation cannot merge copies that sit at different depths (each
+knows how much nesting is still allowed), so the automaton multiplies with *k* from level to level
+and its flat index has a state, and a row walk at build time, for every copy. The stack route keeps
+one copy of the definition per depth level and moves the rest of the cost to decoding: the mask of
+a stack configuration is computed the first time it is met and cached, keyed by the stack entries
+it depends on, so it costs on the first documents what the flat index spends up front on every
+state, reachable by the document or not. Where the unrolled automaton is small, the flat index is
+the simplest thing to serve, which is why `"auto"` unrolls up to `UNROLL_STATES`; past it, the
+stack route is what keeps a deeply recursive schema buildable.
+"""),
+    ]
+
+
 NOTEBOOKS = {
     "01": ("01_exclusions_vs_length_bounds.ipynb", notebook_01),
     "02": ("02_key_order.ipynb", notebook_02),
     "03": ("03_runaway_whitespace.ipynb", notebook_03),
     "04": ("04_token_index.ipynb", notebook_04),
+    "05": ("05_recursion.ipynb", notebook_05),
 }
 
 
