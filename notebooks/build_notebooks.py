@@ -1,8 +1,8 @@
 """Write (and optionally execute) the research notebooks in this folder.
 
 The notebooks measure how constrained-decoding grammars grow: string exclusions against length
-bounds, free key order, unbounded whitespace under a model that likes spaces, and the cost of the
-token index. Each one is kept here as a list of cells so that it can be reviewed as code and
+bounds, free key order, unbounded whitespace under a model that likes spaces, the cost of the
+token index, and recursion unrolled against a stack automaton. Each one is kept here as a list of cells so that it can be reviewed as code and
 regenerated; the ``.ipynb`` files are committed with their outputs.
 
 Example
@@ -16,7 +16,7 @@ or only some of them::
     python notebooks/build_notebooks.py --execute 01 03
 
 The cells use the public API only (``tokenfsm.automata``, ``tokenfsm.schema``, ``tokenfsm.masks``)
-and size their sweeps so that all four notebooks run in a few minutes on two cores.
+and size their sweeps so that all the notebooks run in a few minutes on two cores.
 """
 
 from __future__ import annotations
