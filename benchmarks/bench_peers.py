@@ -1183,7 +1183,8 @@ def main(argv=None) -> int:
             print(f"  ours build = {eng.build_note}")
             if args.recursive:
                 print("  ours build (--recursive) = compile_json_schema(whitespace=0), stack route "
-                      "+ recursive.to_bytes() + PushdownIndex (rows made later, on first need)")
+                      "(its byte form, recursive.to_bytes(), is made and checked inside the compile) "
+                      "+ PushdownIndex (rows made later, on first need)")
     vocabs = ["qwen", "llama3"] if args.vocab == "both" else [args.vocab]
     for vocab in vocabs:
         encode = _peers.tokenizer(vocab)
