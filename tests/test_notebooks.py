@@ -1,7 +1,7 @@
 """The research notebooks run from top to bottom, and the committed copies match their generator.
 
 Each notebook is executed with nbclient on the ``python3`` kernel (a copy, so the committed outputs
-stay as they are); any cell error fails the test. The sweeps are sized so that all four together
+stay as they are); any cell error fails the test. The sweeps are sized so that all of them together
 take a few minutes on two cores.
 """
 
