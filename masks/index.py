@@ -141,6 +141,18 @@ def as_byte_dfa(obj) -> ByteTables:
     for attr in ("byte_classes", "table", "accepting", "start"):
         if not hasattr(obj, attr):
             raise TypeError(f"{type(obj).__name__} is not a byte DFA (no {attr!r})")
+    classes, table, accepting, start = _checked_byte_tables(obj)
+    live = _coreachable(table, accepting)
+    table = np.where(live[table], table, 0).astype(np.int32)
+    accepting = accepting & live
+    if not live[start]:
+        start = 0
+    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table), accepting, start)
+
+
+def _checked_byte_tables(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``obj``'s byte classes, table, accepting flags and start, checked: 256 classes within the
+    table, targets within the states, state 0 dead, ``accepting`` one bool per state."""
     classes = np.asarray(obj.byte_classes)
     table = np.asarray(obj.table)
     accepting = np.asarray(obj.accepting)
@@ -163,12 +175,7 @@ def as_byte_dfa(obj) -> ByteTables:
     start = int(obj.start)
     if not 0 <= start < n:
         raise _automaton_error(f"start state {start} is outside 0..{n - 1}")
-    live = _coreachable(table, accepting)
-    table = np.where(live[table], table, 0).astype(np.int32)
-    accepting = accepting & live
-    if not live[start]:
-        start = 0
-    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table), accepting, start)
+    return classes, table, accepting, start
 
 
 def _coreachable(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:

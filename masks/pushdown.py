@@ -61,6 +61,7 @@ from .index import (
     MAX_SIGNATURE_STATES,
     ByteTables,
     _automaton_error,
+    _checked_byte_tables,
     _regions,
     _shared_walks,
 )
@@ -94,32 +95,12 @@ def as_pushdown_bytes(obj):
 def _validated(pb) -> dict:
     """The automaton's arrays, checked against the ``PushdownBytes`` contract."""
     err = _automaton_error
-    classes = np.asarray(pb.byte_classes)
-    table = np.asarray(pb.table)
-    accepting = np.asarray(pb.accepting)
+    classes, table, accepting, start = _checked_byte_tables(pb)
+    n = table.shape[0]
     call_ptr = np.asarray(pb.call_ptr)
     call_entry = np.asarray(pb.call_entry)
     call_return = np.asarray(pb.call_return)
     call_first = np.asarray(pb.call_first)
-    if classes.shape != (256,) or not np.issubdtype(classes.dtype, np.integer):
-        raise err(f"byte_classes must be an integer array of shape (256,), not {classes.shape}")
-    if table.ndim != 2 or table.shape[0] < 1 or not np.issubdtype(table.dtype, np.integer):
-        raise err(f"table must be a 2-D integer array with the dead state 0, not {table.shape}")
-    n, c = table.shape
-    if classes.min() < 0 or classes.max() >= c or c > 256:
-        raise err(f"byte_classes refer to classes outside 0..{c - 1}")
-    if table.size and (table.min() < 0 or table.max() >= n):
-        raise err(f"table refers to states outside 0..{n - 1}")
-    if np.any(table[0] != 0):
-        raise err("state 0 must be dead (its row all zeros)")
-    if accepting.shape != (n,):
-        raise err(f"accepting must have shape ({n},), not {accepting.shape}")
-    accepting = accepting.astype(bool)
-    if accepting[0]:
-        raise err("the dead state 0 cannot be accepting")
-    start = int(pb.start)
-    if not 0 <= start < n:
-        raise err(f"start state {start} is outside 0..{n - 1}")
     if call_ptr.shape != (n + 1,) or not np.issubdtype(call_ptr.dtype, np.integer):
         raise err(f"call_ptr must be an integer array of shape ({n + 1},), not {call_ptr.shape}")
     e = int(call_ptr[-1])

@@ -189,20 +189,7 @@ def test_hand_made_automaton_is_the_unrolled_language():
 
 def test_rows_equal_the_reference_on_every_reachable_configuration(nested):
     pb, index = nested
-    # every configuration reachable in a few bytes
-    seen = {(pb.start, ())}
-    frontier = list(seen)
-    for _ in range(6):
-        nxt = []
-        for q, stack in frontier:
-            for b in b'[],1"a':
-                st = list(stack)
-                nq = ref_step(pb, q, st, b)
-                c = (nq, tuple(st))
-                if nq and c not in seen:
-                    seen.add(c)
-                    nxt.append(c)
-        frontier = nxt
+    seen = reachable(pb, b'[],1"a', 6)  # every configuration reachable in a few bytes
     assert max(len(s) for _, s in seen) == 2  # three frames deep
     for c in sorted(seen):
         got = unpack_bitmask(index.mask_row(c), VOCAB.size).tolist()
