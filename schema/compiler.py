@@ -545,17 +545,21 @@ class _Compiler(Applicators, Containers):
             if target in self.entered:
                 self.warn(f"recursive $ref {shown(ref)!r} cut at depth {self.max_depth}", ptr)
             return self.call(target)
-        self.entered[target] = node
-        self.ref_stack[target] = self.ref_stack.get(target, 0) + 1
-        try:
-            lang = self.compile(node, target)
-        finally:
-            del self.entered[target]
-            self.ref_stack[target] -= 1
+        lang = self.compile_entered(node, target)
         if target in self.module_of:  # it recurred while being compiled: lang is its body
             self.bodies.setdefault(target, lang)
             return self.call(target)
         return lang
+
+    def compile_entered(self, node, target: str) -> TypedLanguage:
+        """Compile a ``$ref`` target with it marked as entered (a ``$ref`` back to it recurs)."""
+        self.entered[target] = node
+        self.ref_stack[target] = self.ref_stack.get(target, 0) + 1
+        try:
+            return self.compile(node, target)
+        finally:
+            del self.entered[target]
+            self.ref_stack[target] -= 1
 
     def module(self, target: str, node) -> int:
         """The module number of a recursive target (numbered on first sight)."""
@@ -583,14 +587,7 @@ class _Compiler(Applicators, Containers):
         while i < len(self.module_order):
             t = self.module_order[i]
             if t not in self.bodies:
-                node = self.module_node[t]
-                self.entered[t] = node
-                self.ref_stack[t] = self.ref_stack.get(t, 0) + 1
-                try:
-                    self.bodies[t] = self.compile(node, t)
-                finally:
-                    del self.entered[t]
-                    self.ref_stack[t] -= 1
+                self.bodies[t] = self.compile_entered(self.module_node[t], t)
             i += 1
 
     def has_recursion(self) -> bool:
