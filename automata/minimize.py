@@ -10,7 +10,9 @@ accepting states. This module works on that representation only:
   rest and to finish long chains), and numbers the result canonically (breadth-first from the
   start, symbols in order), so equal languages over the same alphabet give identical tables.
   Tables of moderate size are handled per distinct successor of a state rather than per symbol
-  (their rows mostly repeat the dead state); large ones with array operations.
+  (their rows mostly repeat the dead state); large ones with array operations, or, when most
+  of their states have a finite future (long chains of fixed keys), by Revuz's construction for
+  those states and Hopcroft's for the rest.
 - :func:`prune_table` only does the first two steps (no merging).
 
 Example
@@ -133,6 +135,9 @@ def minimize_table(delta, accepting, start, groups=None):
     """
     nsym = len(delta[0]) if len(delta) else 0
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
+        got = _minimize_finite(delta, accepting, start)
+        if got is not None:
+            return got
         return _minimize_arrays(delta, accepting, start)
     if len(delta) * nsym < MOORE_MIN_CELLS:
         if groups is None and hasattr(delta, "tolist"):
@@ -324,7 +329,8 @@ def minimize_groups(delta, accepting, start, groups=None):
                       rows)
 
 
-#: Tables with at least this many cells are pruned, numbered and quotiented with array operations.
+#: Tables with at least this many cells are pruned, numbered and quotiented with array operations
+#: (or, when most states have a finite future, minimised by :func:`_minimize_finite`).
 ARRAY_MIN_CELLS = 32_000
 
 
@@ -433,6 +439,178 @@ def _minimize_arrays(delta, accepting, start):
     return new_delta, new_accepting, 1
 
 
+def _minimize_finite(delta, accepting, start):
+    """:func:`minimize_table` for large tables made mostly of states with a *finite* future;
+    None when the table does not qualify (the array path then runs).
+
+    A state whose live successors can never come back to it, nor reach a state that can, has a
+    finite language, and only such states can be equivalent to it. Those states are classed
+    exactly by Revuz's construction: in reverse topological order, each by its acceptance and
+    the classes of its successors (decided before it), one dictionary lookup per state. The
+    states on or above a cycle start from acceptance and are refined by Hopcroft, with the finite
+    classes as further splitters. A long chain (an object with many required keys in a fixed
+    order) would cost Moore one round per link; here it costs one pass over its transitions.
+    Everything runs over the non-dead transitions only. Qualifies: state 0 dead (all-zero row,
+    not accepting), and a share of at least :data:`FINITE_MIN_SHARE` of the live states with a
+    finite future. The result and its
+    breadth-first numbering are those of :func:`_minimize_arrays`."""
+    import numpy as np
+    D = np.asarray(delta, dtype=np.int64)
+    n_all, nsym = D.shape
+    if n_all < 2 or D[0].any() or 0 in accepting:
+        return None
+    rows, cols = np.nonzero(D)                 # row-major: by state, then by symbol
+    tl = D[rows, cols].tolist()
+    cl = cols.tolist()
+    ptr = np.searchsorted(rows, np.arange(n_all + 1)).tolist()
+    acc = accepting if isinstance(accepting, (set, frozenset)) else set(accepting)
+    # reachable from the start, then co-reachable among those
+    seen = bytearray(n_all)
+    seen[start] = 1
+    order = [start]
+    for s in order:
+        for i in range(ptr[s], ptr[s + 1]):
+            u = tl[i]
+            if not seen[u]:
+                seen[u] = 1
+                order.append(u)
+    succ = {}
+    preds: dict = {s: [] for s in order}
+    for s in order:
+        ts = set(tl[ptr[s]:ptr[s + 1]])
+        succ[s] = ts
+        for u in ts:
+            preds[u].append(s)
+    live = bytearray(n_all)
+    todo = [s for s in order if s in acc]
+    for s in todo:
+        live[s] = 1
+    for t in todo:
+        for s in preds[t]:
+            if not live[s]:
+                live[s] = 1
+                todo.append(s)
+    if not live[start]:
+        return [[0] * nsym], set(), 0
+    states = [s for s in order if live[s]]
+    # finite futures: peel states all of whose live successors are peeled (reverse Kahn; a
+    # state on a cycle, a self-loop included, is never peeled)
+    pending = {}
+    peel = []
+    for s in states:
+        k = sum(1 for u in succ[s] if live[u])
+        pending[s] = k
+        if not k:
+            peel.append(s)
+    for t in peel:
+        for s in preds[t]:
+            if live[s]:
+                pending[s] -= 1
+                if not pending[s]:
+                    peel.append(s)
+    if len(peel) < FINITE_MIN_SHARE * len(states):
+        return None
+    blk: dict = {}
+    number: dict = {}
+    pairs_of: list = []                        # per class, its (symbol, class) pairs
+    acc_of: list = []
+    for s in peel:
+        items = tuple((cl[i], blk[tl[i]]) for i in range(ptr[s], ptr[s + 1]) if live[tl[i]])
+        a = s in acc
+        key = (a, items)
+        b = number.get(key)
+        if b is None:
+            b = number[key] = len(pairs_of)
+            pairs_of.append(items)
+            acc_of.append(a)
+        blk[s] = b
+    if len(peel) < len(states):
+        _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc)
+    # canonical numbering: breadth-first from the start's class, symbols in order
+    num = [0] * len(pairs_of)
+    first = blk[start]
+    num[first] = 1
+    queue = [first]
+    for b in queue:
+        for _, c in pairs_of[b]:
+            if not num[c]:
+                num[c] = len(queue) + 1
+                queue.append(c)
+    out = np.zeros((len(queue) + 1, nsym), dtype=np.int64)
+    r_idx, c_idx, v_idx = [], [], []
+    for j, b in enumerate(queue, 1):
+        for a, c in pairs_of[b]:
+            r_idx.append(j)
+            c_idx.append(a)
+            v_idx.append(num[c])
+    out[r_idx, c_idx] = v_idx
+    new_accepting = {num[b] for b in queue if acc_of[b]}
+    return out.tolist(), new_accepting, 1
+
+
+def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> None:
+    """Classes for the live states :func:`_minimize_finite` did not peel (those with an infinite
+    future), by Hopcroft from acceptance with the finite classes as fixed splitters; appends them
+    to ``blk``, ``pairs_of`` and ``acc_of``."""
+    finite = len(pairs_of)
+    rest = [s for s in states if s not in blk]
+    local = {s: j for j, s in enumerate(rest)}
+    # blocks: the finite classes (one block per class, only as splitters) then the rest
+    blocks: list = [set() for _ in range(finite)]
+    for s, b in blk.items():
+        blocks[b].add(s)
+    block_of = dict(blk)
+    groups = [[s for s in rest if s in acc], [s for s in rest if s not in acc]]
+    for members in groups:
+        if members:
+            b = len(blocks)
+            blocks.append(set(members))
+            for s in members:
+                block_of[s] = b
+    # inverse transitions into every live state, from the unpeeled states only (the finite
+    # classes never split: their predecessors that matter are the unpeeled ones)
+    inv: dict = {}
+    for s in rest:
+        by_t: dict = {}
+        for i in range(ptr[s], ptr[s + 1]):
+            t = tl[i]
+            if live[t]:
+                by_t[t] = by_t.get(t, 0) | (1 << cl[i])
+        for t, m in by_t.items():
+            inv.setdefault(t, []).append((s, m))
+    inv_list = _InvView(inv)
+    _refine(blocks, block_of, inv_list, deque(range(len(blocks))))
+    # renumber the unpeeled blocks after the finite ones, each with its representative's pairs
+    renum: dict = {}
+    for s in rest:
+        b = block_of[s]
+        if b not in renum:
+            renum[b] = len(pairs_of)
+            pairs_of.append(None)
+            acc_of.append(s in acc)
+        blk[s] = renum[b]
+    done = set()
+    for s in rest:
+        b = blk[s]
+        if b in done:
+            continue
+        done.add(b)
+        pairs_of[b] = tuple((cl[i], blk[tl[i]]) for i in range(ptr[s], ptr[s + 1])
+                            if live[tl[i]])
+
+
+class _InvView:
+    """``inv[t]`` over a dict (an empty list for a state nothing unpeeled moves into)."""
+
+    __slots__ = ("d",)
+
+    def __init__(self, d):
+        self.d = d
+
+    def __getitem__(self, t):
+        return self.d.get(t, ())
+
+
 def _quotient(tab, acc_local, block_of, n):
     """Merge each block into its first state; the dead state's block becomes state 0."""
     dead_block = block_of[n]
@@ -446,6 +624,9 @@ def _quotient(tab, acc_local, block_of, n):
     return _renumber(tab, set(acc_local), 0, [s for s in range(n) if s in rep], rep)
 
 
+#: Large tables where at least this share of the live states have a finite future are
+#: minimised by :func:`_minimize_finite` (above 1: never).
+FINITE_MIN_SHARE = 0.5
 #: Tables with at least this many cells (states x symbols) are refined with array operations.
 MOORE_MIN_CELLS = 1_000_000
 #: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).

@@ -153,3 +153,87 @@ def test_partial_refinement_equals_complete(k, seed):
             if complete[s] == complete[t]:
                 assert (s in acc) == (t in acc)
                 assert [complete[x] for x in tab[s]] == [complete[x] for x in tab[t]]
+
+
+# ---------------------------------------------------------------- finite futures (Revuz)
+
+def _finite(delta, accepting, start, share=0.0):
+    old = mz.FINITE_MIN_SHARE
+    mz.FINITE_MIN_SHARE = share
+    try:
+        return mz._minimize_finite(delta, accepting, start)
+    finally:
+        mz.FINITE_MIN_SHARE = old
+
+
+@st.composite
+def forward_tables(draw):
+    """Random tables whose transitions mostly go forward (finite futures, with copies of the
+    same suffix so that states merge), with a few back edges and self-loops (cycles), states
+    numbered at random so that the topological order is not the numbering."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    n = rng.randint(2, 60)
+    k = rng.randint(1, 6)
+    back = rng.choice([0.0, 0.0, 0.02, 0.1, 0.3])
+    dens = rng.random()
+    delta = [[0] * k for _ in range(n)]
+    for s in range(1, n):
+        for a in range(k):
+            if rng.random() < dens:
+                if rng.random() < back or s == n - 1:
+                    delta[s][a] = rng.randrange(1, n)
+                else:
+                    # forward, often to one of a few targets (so suffixes repeat)
+                    delta[s][a] = rng.choice([rng.randrange(s + 1, n), min(n - 1, s + 1)])
+    accepting = {s for s in range(1, n) if rng.random() < 0.3}
+    perm = [0] + rng.sample(range(1, n), n - 1)
+    shuffled = [None] * n
+    for s in range(n):
+        shuffled[perm[s]] = [perm[t] for t in delta[s]]
+    return shuffled, {perm[a] for a in accepting}, perm[rng.randrange(1, n)]
+
+
+@given(forward_tables())
+def test_finite_path_equals_hopcroft(table):
+    delta, accepting, start = table
+    want = _run(delta, accepting, start, cells=10**12)
+    got = _finite(delta, accepting, start)
+    assert got is not None          # share 0: every table with a dead state 0 qualifies
+    assert got == want
+
+
+@given(big_random_tables())
+def test_finite_path_equals_hopcroft_on_copies(table):
+    delta, accepting, start = table
+    assert _finite(delta, accepting, start) == _run(delta, accepting, start, cells=10**12)
+
+
+@given(raw_tables(max_states=8, max_classes=3))
+def test_finite_path_is_the_myhill_nerode_quotient(table):
+    classes, delta, accepting, start = table
+    got = _finite(delta, accepting, start)
+    if got is None:                 # state 0 is not a dead state here: the path does not apply
+        assert any(delta[0]) or 0 in accepting
+        return
+    want_delta, _, want_start = brzozowski(classes, delta, accepting, start)
+    assert len(got[0]) == len(want_delta)
+    assert (got[2] == 0) == (want_start == 0)
+
+
+def test_finite_path_on_a_long_object_like_chain():
+    # many fixed keys in a fixed order, the first few with a looping value: a chain of
+    # thousands of links whose tail has a finite future; the default dispatch takes the finite
+    # path (the states before the last loop are refined by Hopcroft)
+    n_keys = 400
+    d = DFA.concat_all([DFA.from_regex(f'"k{i}":(null|"[a-z]*"),') if i < 40 and i % 7 == 0
+                        else DFA.literal(f'"k{i}":null,') for i in range(n_keys)])
+    delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
+    # a second copy behind the start state, as in the long chain test: the copies must merge
+    n = len(delta)
+    doubled = delta + [[t + n - 1 if t else 0 for t in row] for row in delta[1:]]
+    doubled[start] = [n - 1 + t if t else 0 for t in delta[start]]
+    acc2 = accepting | {a + n - 1 for a in accepting}
+    assert mz._minimize_finite(doubled, acc2, start) is not None
+    want = _run(doubled, acc2, start, cells=10**12)
+    assert mz.minimize_table(doubled, acc2, start) == want
+    assert len(want[0]) == n
