@@ -308,14 +308,16 @@ class Containers:
     def extra_members(self, declared, forbidden, pattern_dfas, additional, names_value, ptr,
                       has_declared) -> list[tuple[DFA, DFA]]:
         """Undeclared members as (decoded key names, value texts) regions."""
+        if additional is None:
+            generate_rest = self.allow_extra_keys or (not has_declared and not pattern_dfas)
+            additional = True if generate_rest else False
+        if additional is False and not pattern_dfas:
+            return []       # declared keys only: the names left free are not needed
         taken = DFA.union_all([DFA.literal(n) for n in list(declared) + list(forbidden)]) \
             if declared or forbidden else DFA.empty()
         free = DFA.universal().difference(taken, self.budget)
         if names_value is not None:
             free = free.intersect(names_value, self.budget)
-        if additional is None:
-            generate_rest = self.allow_extra_keys or (not has_declared and not pattern_dfas)
-            additional = True if generate_rest else False
         regions = []  # (decoded key DFA, value DFA)
         n = len(pattern_dfas)
         if n > 4:
