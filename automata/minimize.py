@@ -631,6 +631,11 @@ FINITE_MIN_SHARE = 0.5
 MOORE_MIN_CELLS = 1_000_000
 #: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).
 MOORE_MAX_ROUNDS = 400
+#: After this many rounds, a round that adds fewer than one block per ``MOORE_STALL_STATES``
+#: states hands over to Hopcroft: a long chain splits a few blocks per round, each round costs a
+#: sort of the whole table, while Hopcroft pays per split.
+MOORE_STALL_ROUNDS = 12
+MOORE_STALL_STATES = 500
 
 
 def moore_blocks(tab, acc_local, max_rounds: int | None = None):
@@ -661,14 +666,18 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None):
     mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
     limit = MOORE_MAX_ROUNDS if max_rounds is None else max_rounds
     stable = False
-    for _ in range(limit):
+    stall = max(1, total // MOORE_STALL_STATES)
+    for r in range(limit):
         h = block * mult[0] + block[T] @ mult[1:]      # wraps modulo 2**64, which is fine
         _, new = np.unique(h, return_inverse=True)
         new = new.reshape(-1)
         if len(_) == count:
             stable = True
             break
+        grew = len(_) - count
         block, count = new.astype(np.int64), len(_)
+        if r >= MOORE_STALL_ROUNDS and grew < stall and max_rounds is None:
+            break                                      # a chain: Hopcroft finishes
     # refine by acceptance (a collision may have merged across it), then check stability
     _, block = np.unique(block * 2 + acc, return_inverse=True)
     block = block.reshape(-1).astype(np.int64)

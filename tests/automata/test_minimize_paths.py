@@ -237,3 +237,23 @@ def test_finite_path_on_a_long_object_like_chain():
     want = _run(doubled, acc2, start, cells=10**12)
     assert mz.minimize_table(doubled, acc2, start) == want
     assert len(want[0]) == n
+
+
+def test_moore_hands_a_stalled_chain_to_hopcroft(monkeypatch):
+    # a chain with loops hanging off it (not a finite future): Moore splits a block or two per
+    # round; after MOORE_STALL_ROUNDS such rounds it stops and Hopcroft finishes, same result
+    d = DFA.concat_all([DFA.from_regex(f'"k{i}":(null|"[a-z]*"),') for i in range(150)])
+    delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
+    rounds = []
+    real = mz.moore_blocks
+
+    def spy(tab, acc_local, max_rounds=None):
+        got = real(tab, acc_local, max_rounds)
+        rounds.append(got[1])
+        return got
+
+    monkeypatch.setattr(mz, "moore_blocks", spy)
+    want = _run(delta, accepting, start, cells=10**12)
+    assert _run(delta, accepting, start, cells=0, arrays=0) == want
+    assert rounds == [False]        # stopped before stability: Hopcroft did the rest
+    assert len(want[0]) == len(delta)
