@@ -6,6 +6,11 @@ small. A *module* is an ordinary code-point :class:`~.dfa.DFA`; a transition on 
 point ``h`` means "here comes one text of module ``calls[h]``, then go on". Holes are the ASCII
 control characters that JSON text never holds raw (:data:`HOLES`), so in UTF-8 a hole is one byte.
 
+There are 28 holes. For more callees, ``calls`` may bind **pairs** of holes instead (2-character
+strings over :data:`HOLES`, :data:`HOLE_PAIRS`; 784 of them): a module's text is then read left to
+right, hole characters come only as complete bound pairs, and each pair stands for one text of its
+callee. All keys of one ``calls`` are single holes or all are pairs.
+
 :class:`RecursiveDFA` defines the language: exactly the unrolled, depth-cut one. A call to module
 ``k`` is allowed only while fewer than ``max_depth`` frames of ``k`` are on the stack (the new
 frame counts, the top module's own frame does not); a hole nested deeper is the empty language,
@@ -37,16 +42,24 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .charset import CharSet, refine
-from .dfa import DFA
+from .dfa import DFA, _edge_lists, _embed
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .nfa import NFA
 
-__all__ = ["HOLES", "HOLE_SET", "RecursiveDFA", "PushdownBytes", "NondeterministicCall"]
+__all__ = ["HOLES", "HOLE_SET", "HOLE_PAIRS", "RecursiveDFA", "PushdownBytes",
+           "NondeterministicCall"]
 
 #: Code points that stand for a call: the ASCII controls JSON text never holds raw (never NUL,
 #: tab, newline or carriage return).
 HOLES: tuple[int, ...] = tuple(list(range(0x01, 0x09)) + [0x0B, 0x0C] + list(range(0x0E, 0x20)))
 HOLE_SET = CharSet([(h, h) for h in HOLES])
 _HOLE_ARRAY = np.array(HOLES, dtype=np.int64)
+_HOLE_CHARS = tuple(chr(h) for h in HOLES)
+_NONHOLE_BYTES = np.array([b for b in range(256) if b not in HOLES], dtype=np.int64)
+#: The 784 pairs of holes, ``HOLE_PAIRS[i] == chr(HOLES[i // 28]) + chr(HOLES[i % 28])``: keys of
+#: ``calls`` when 28 single holes are not enough.
+HOLE_PAIRS: tuple[str, ...] = tuple(a + b for a in _HOLE_CHARS for b in _HOLE_CHARS)
+_HOLES_TEXT = "U+0001-U+0008, U+000B, U+000C, U+000E-U+001F"
 
 
 class NondeterministicCall(AutomatonError):
@@ -86,17 +99,183 @@ def _lowest_bit(x: int) -> int:
     return (x & -x).bit_length() - 1
 
 
+def _show_key(key) -> str:
+    """A key of ``calls`` for messages: a hole code point or a pair of holes."""
+    if isinstance(key, str):
+        return "pair " + " ".join(f"U+{ord(c):04X}" for c in key)
+    return f"hole U+{key:04X}"
+
+
+def _call_key(h):
+    """A key of ``calls`` checked: a hole code point (int) or a pair of holes (2-character str)."""
+    if isinstance(h, str) and len(h) == 1:
+        h = ord(h)
+    if isinstance(h, str) and len(h) == 2:
+        for c in h:
+            if ord(c) not in HOLES:
+                raise AutomatonError(f"pair {h!r}: U+{ord(c):04X} is not one of HOLES "
+                                     f"({_HOLES_TEXT})")
+        return h
+    if isinstance(h, str):
+        raise AutomatonError(f"hole {h!r} is not one of HOLES ({_HOLES_TEXT}), nor a pair of "
+                             "them (a 2-character str)")
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or int(h) not in HOLES:
+        raise AutomatonError(f"hole {h!r} is not one of HOLES ({_HOLES_TEXT})")
+    return int(h)
+
+
+def _below(succ: list) -> list[int]:
+    """Per node of the graph ``succ``, the bit set of the nodes it reaches by one or more edges
+    (strongly connected components, callees first)."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on = [False] * n
+    comp = [-1] * n
+    reach: list[int] = []                 # per component
+    st: list[int] = []
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        st.append(root)
+        on[root] = True
+        work = [[root, 0]]
+        while work:
+            top = work[-1]
+            v, i = top
+            if i < len(succ[v]):
+                top[1] = i + 1
+                w = succ[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    st.append(w)
+                    on[w] = True
+                    work.append([w, 0])
+                elif on[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            work.pop()
+            if work and low[v] < low[work[-1][0]]:
+                low[work[-1][0]] = low[v]
+            if low[v] != index[v]:
+                continue
+            c = len(reach)
+            members = []
+            while True:
+                w = st.pop()
+                on[w] = False
+                comp[w] = c
+                members.append(w)
+                if w == v:
+                    break
+            r = 0
+            for u in members:
+                for w in succ[u]:
+                    r |= 1 << w
+                    if comp[w] != c:
+                        r |= reach[comp[w]]
+            reach.append(r)
+    return [reach[comp[v]] for v in range(n)]
+
+
+class _PairError(Exception):
+    """What :func:`_pair_sites` found wrong (formatted by the caller, who knows the module)."""
+
+    def __init__(self, kind: str, state: int, first: int, second: int = -1):
+        super().__init__(kind)
+        self.kind, self.state, self.first, self.second = kind, state, first, second
+
+
+def _pair_sites(table: np.ndarray, accepting: np.ndarray, start: int, cols: np.ndarray,
+                nonhole: np.ndarray, bound) -> tuple:
+    """The call sites of an automaton whose holes come in pairs, found on paths from the start.
+
+    ``table``: int ``[S, C]`` (state 0 dead, every other state reachable and live);
+    ``accepting``: bool ``[S]``; ``cols``: the column of each hole (in :data:`HOLES` order);
+    ``nonhole``: bool ``[C]``, the columns some other symbol reads; ``bound``: the pairs
+    ``calls`` binds (None: not checked).
+
+    A state is at a *boundary* (after complete pairs) or *inside* a pair: the start, accepting
+    states, states that move on a non-hole symbol and targets of such moves are boundaries; a hole
+    move flips the phase. Returns ``(inside, sites)``: bool ``[S]`` (None when nothing moves on a
+    hole) and the sites ``(q, i1, m, i2, r)``: boundary ``q`` reads hole ``HOLES[i1]`` to the
+    inside state ``m``, which reads ``HOLES[i2]`` to ``r``. Raises :class:`_PairError`.
+    """
+    hole_cols = np.unique(cols)
+    sub = table[:, hole_cols]
+    src, ci = np.nonzero(sub)
+    if not src.size:
+        return None, []
+    dst = sub[src, ci]
+    S = table.shape[0]
+    # the hole moves (state, hole index, target); a column may stand for several holes
+    holes_of = [np.flatnonzero(cols == c).tolist() for c in hole_cols.tolist()]
+    out: dict[int, list] = {}
+    for s, c, t in zip(src.tolist(), ci.tolist(), dst.tolist()):
+        got = out.get(s)
+        if got is None:
+            got = out[s] = []
+        for i in holes_of[c]:
+            got.append((i, t))
+    ends = np.unique(np.concatenate([src, dst]))
+    # boundaries for sure: the start, accepting states, states that move on another symbol,
+    # states that another symbol reaches
+    nh = np.flatnonzero(nonhole)
+    plain = table[np.ix_(ends, nh)].any(axis=1)
+    pure = sub[:, ~nonhole[hole_cols]]
+    reached = np.bincount(table.ravel(), minlength=S) - np.bincount(pure.ravel(), minlength=S)
+    anchor = plain | np.asarray(accepting, dtype=bool)[ends] | (reached[ends] > 0)
+    plain = dict(zip(ends.tolist(), plain.tolist()))
+    phase = {x: 0 for x in ends[anchor].tolist()}
+    phase[start] = 0
+    todo = [s for s in out if s in phase]     # first in, first out: errors nearest the start
+    for s in todo:
+        want = 1 - phase[s]
+        for i, t in out[s]:
+            got = phase.get(t)
+            if got is None:
+                phase[t] = want
+                if t in out:
+                    todo.append(t)
+            elif got != want:
+                if want and (plain[t] or accepting[t]):
+                    raise _PairError("dangling", t, i)
+                raise _PairError("conflict", t, i)
+    sites = []
+    for q, moves in out.items():
+        if phase.get(q) != 0:
+            continue
+        for i1, m in moves:
+            for i2, r in out[m]:
+                if bound is not None and _HOLE_CHARS[i1] + _HOLE_CHARS[i2] not in bound:
+                    raise _PairError("unbound", q, i1, i2)
+                sites.append((q, i1, m, i2, r))
+    inside = np.zeros(S, dtype=bool)
+    inside[[x for x, p in phase.items() if p]] = True
+    return inside, sites
+
+
 class _Variant:
     """One (module, frame counts) configuration: its trimmed code-point DFA and live calls."""
 
-    __slots__ = ("module", "frames", "dfa", "callees", "calls_at", "index", "num_states")
+    __slots__ = ("module", "frames", "dfa", "callees", "calls_at", "index", "num_states",
+                 "inside", "moves")
 
-    def __init__(self, module: int, frames: tuple, dfa: DFA, callees: dict, hole_moves: dict):
+    def __init__(self, module: int, frames: tuple, dfa: DFA, callees: dict, hole_moves: dict,
+                 inside: np.ndarray | None = None):
         self.module = module
         self.frames = frames            # frames of each module on the stack (full vector)
         self.dfa = dfa                  # minimal; hole code points are ordinary symbols
-        self.callees = callees          # hole code point -> callee _Variant (live holes only)
-        self.num_states = len(dfa.delta) - 1
+        self.callees = callees          # hole code point (or pair) -> callee _Variant (live only)
+        # pairs: the states of dfa.to_bytes() inside a pair (never walked), and per pair its
+        # (boundary state, return state) moves in that byte automaton; None for single holes
+        self.inside = inside
+        self.moves = hole_moves if inside is not None else None
+        self.num_states = len(dfa.delta) - 1 - (0 if inside is None else int(inside.sum()))
         # per state: the distinct (callee, return state) pairs of its hole moves
         calls_at: dict[int, list] = {}
         for h, w in callees.items():
@@ -116,8 +295,13 @@ class RecursiveDFA:
     modules : sequence of DFA
         The modules. A transition on a hole code point ``h`` of :data:`HOLES` reads one text of
         module ``calls[h]``; a module may not move on a hole that ``calls`` does not bind.
-    calls : mapping int -> int
-        Hole code point -> index into ``modules``. Callee modules must not accept the empty text.
+    calls : mapping int -> int, or mapping str -> int
+        Hole code point (an int, or a 1-character str) -> index into ``modules``; or, for more
+        than 28 callees, pair of holes (a 2-character str over :data:`HOLES`, see
+        :data:`HOLE_PAIRS`) -> index into ``modules``. All keys are single holes or all are
+        pairs. With pairs, hole characters may occur in a module's texts only as complete bound
+        pairs (read left to right); each pair reads one text of its callee. Callee modules must
+        not accept the empty text.
     start : int
         The top module (its own frame is not counted).
     max_depth : int
@@ -130,12 +314,14 @@ class RecursiveDFA:
     Raises
     ------
     AutomatonError
-        A hole outside :data:`HOLES`, a callee or start index out of range, a callee module that
-        accepts the empty text, a module moving on an unbound hole, ``max_depth < 0``.
+        A hole outside :data:`HOLES`, single holes and pairs mixed in ``calls``, a callee or start
+        index out of range, a callee module that accepts the empty text, a module moving on an
+        unbound hole (or pair), a module with half a pair where its text may end or go on with
+        another character, ``max_depth < 0``.
     """
 
     __slots__ = ("modules", "calls", "start", "max_depth", "budget", "_split", "_top", "_variants",
-                 "_bytes", "_dfa")
+                 "_bytes", "_dfa", "_pairs")
 
     def __init__(self, modules: Sequence[DFA], calls: Mapping[int, int], start: int = 0,
                  max_depth: int = 3, budget: Budget | None = None):
@@ -150,21 +336,24 @@ class RecursiveDFA:
         if isinstance(start, bool) or not isinstance(start, (int, np.integer)) \
                 or not 0 <= start < len(modules):
             raise AutomatonError(f"start module {start!r} out of range for {len(modules)} modules")
-        table: dict[int, int] = {}
+        table: dict = {}
         for h, k in dict(calls).items():
-            if isinstance(h, str) and len(h) == 1:
-                h = ord(h)
-            if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or int(h) not in HOLES:
-                raise AutomatonError(f"hole {h!r} is not one of HOLES (U+0001-U+0008, U+000B, "
-                                     "U+000C, U+000E-U+001F)")
+            h = _call_key(h)
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(modules):
-                raise AutomatonError(f"hole U+{int(h):04X} calls module {k!r}, out of range for "
+                raise AutomatonError(f"{_show_key(h)} calls module {k!r}, out of range for "
                                      f"{len(modules)} modules")
-            table[int(h)] = int(k)
+            table[h] = int(k)
+        pairs = any(isinstance(h, str) for h in table)
+        if pairs and not all(isinstance(h, str) for h in table):
+            single = next(h for h in table if not isinstance(h, str))
+            pair = next(h for h in table if isinstance(h, str))
+            raise AutomatonError(f"calls mixes single holes and pairs of holes ({_show_key(single)}"
+                                 f" and {_show_key(pair)}): its keys are all one hole character "
+                                 "or all two")
         for h, k in sorted(table.items()):
             m = modules[k].minimize()
             if m.start in m.accepting:
-                raise AutomatonError(f"module {k} (called by hole U+{h:04X}) accepts the empty "
+                raise AutomatonError(f"module {k} (called by {_show_key(h)}) accepts the empty "
                                      "text; a callee must read at least one character")
         self.modules = modules
         self.calls = table
@@ -176,8 +365,12 @@ class RecursiveDFA:
         self._variants = None
         self._bytes = None
         self._dfa = None
+        self._pairs = pairs
         for k in range(len(modules)):
-            self._module_split(k)        # rejects unbound holes now
+            if pairs:
+                self._pair_split(k)      # rejects unbound pairs and half pairs now
+            else:
+                self._module_split(k)    # rejects unbound holes now
 
     def __reduce__(self):
         # the modules without their cached byte lowerings (rebuilt on demand)
@@ -185,8 +378,9 @@ class RecursiveDFA:
         return (RecursiveDFA, (plain, self.calls, self.start, self.max_depth, self.budget))
 
     def __repr__(self) -> str:
-        return (f"<RecursiveDFA: {len(self.modules)} modules, {len(self.calls)} holes, "
-                f"start {self.start}, max_depth {self.max_depth}>")
+        return (f"<RecursiveDFA: {len(self.modules)} modules, {len(self.calls)} "
+                f"{'hole pairs' if self._pairs else 'holes'}, start {self.start}, "
+                f"max_depth {self.max_depth}>")
 
     # ------------------------------------------------------------------ variants
     def _module_split(self, k: int):
@@ -216,27 +410,124 @@ class RecursiveDFA:
         self._split[k] = got
         return got
 
+    def _pair_split(self, k: int):
+        """Module ``k`` with pair holes: (its minimal DFA, the byte states inside a pair or None,
+        {pair: [(boundary state, return state), ...]} in the DFA's byte automaton)."""
+        got = self._split[k]
+        if got is None:
+            d = self.modules[k].minimize()
+            got = self._split[k] = (d,) + self._pair_info(d, k)
+        return got
+
+    def _pair_info(self, d: DFA, k: int | None) -> tuple:
+        """(inside, moves) of the minimal ``d`` over the states of ``d.to_bytes()``; module
+        ``k`` is checked (unbound pairs, half pairs), ``None``: not checked."""
+        if d.start == 0:
+            return None, {}
+        b = d.to_bytes()
+        cols = b.byte_classes[_HOLE_ARRAY]
+        nonhole = np.zeros(b.table.shape[1], dtype=bool)
+        nonhole[b.byte_classes[_NONHOLE_BYTES]] = True
+        try:
+            inside, sites = _pair_sites(b.table, b.accepting, b.start, cols, nonhole,
+                                        None if k is None else self.calls)
+        except _PairError as e:
+            raise self._pair_error(k, d, b, e) from None
+        moves: dict[str, list] = {}
+        for q, i1, _, i2, r in sites:
+            moves.setdefault(_HOLE_CHARS[i1] + _HOLE_CHARS[i2], []).append((q, r))
+        return inside, moves
+
+    def _pair_error(self, k: int, d: DFA, b, e: _PairError) -> AutomatonError:
+        """The error of module ``k`` found at a state of its byte automaton ``b``, named by the
+        state of ``d`` and a shortest text that reaches it."""
+        # a shortest byte path to the state (hole and ASCII bytes end characters, so the path
+        # is whole UTF-8 characters), then the code-point state it reaches
+        reps: dict[int, int] = {}
+        for byte, c in enumerate(b.byte_classes.tolist()):
+            reps.setdefault(c, byte)
+        parent = {b.start: None}
+        todo = [b.start]
+        while e.state not in parent:
+            nxt = []
+            for q in todo:
+                for c, t in enumerate(b.table[q].tolist()):
+                    if t and t not in parent:
+                        parent[t] = (q, reps[c])
+                        nxt.append(t)
+            todo = nxt
+        path = []
+        q = e.state
+        while parent[q] is not None:
+            q, byte = parent[q]
+            path.append(byte)
+        text = bytes(reversed(path)).decode("utf-8")
+        s = d.start
+        for ch in text:
+            s = d.delta[s][d.class_of(ch)]
+        where = f"module {k}: state {s} (after {text!r})"
+        h1 = f"U+{HOLES[e.first]:04X}"
+        if e.kind == "unbound":
+            return AutomatonError(f"{where} moves on the pair {h1} U+{HOLES[e.second]:04X}, "
+                                  "which no entry of calls binds")
+        if e.kind == "dangling":
+            what = "may end there"
+            if s not in d.accepting:
+                for c, t in enumerate(d.delta[s]):
+                    rest = d.classes[c] - HOLE_SET
+                    if t and rest:
+                        what = f"moves on the character {rest.representative()!r}"
+                        break
+            return AutomatonError(f"{where} is half a pair ({h1}) in, but the module {what}: "
+                                  "a dangling half pair (holes come only as complete pairs)")
+        return AutomatonError(f"{where} is reached both after complete pairs and halfway into "
+                              f"a pair ({h1}): holes come only as complete pairs")
+
+    def _cut_pairs(self, k: int, dead: set) -> DFA:
+        """Module ``k`` without its calls on the ``dead`` pairs, minimal."""
+        m = self.modules[k].minimize()
+        classes = refine(list(m.classes) + [CharSet.of(c) for c in _HOLE_CHARS])
+        old = [m.class_of(cs.representative()) for cs in classes]
+        delta = np.asarray(m.delta, dtype=np.int64)[:, old]
+        own = {cs.ranges[0][0]: c for c, cs in enumerate(classes) if len(cs) == 1}
+        cols = np.array([own[h] for h in HOLES], dtype=np.int64)
+        nonhole = np.array([not cs.issubset(HOLE_SET) for cs in classes], dtype=bool)
+        accepting = np.zeros(len(delta), dtype=bool)
+        accepting[list(m.accepting)] = True
+        _, sites = _pair_sites(delta, accepting, m.start, cols, nonhole, None)
+        # the state inside a pair, copied per first hole: then a pair is one transition
+        S = len(delta)
+        copy: dict[tuple, int] = {}
+        rows = []
+        for q, i1, mid, i2, _ in sites:
+            c = copy.get((i1, mid))
+            if c is None:
+                c = copy[(i1, mid)] = S + len(rows)
+                rows.append(delta[mid].copy())
+            delta[q, cols[i1]] = c
+            if _HOLE_CHARS[i1] + _HOLE_CHARS[i2] in dead:
+                rows[c - S][cols[i2]] = 0
+        if rows:
+            delta = np.vstack([delta] + rows)
+        return DFA._minimal_of(classes, delta.tolist(), m.accepting, m.start)
+
     def _build_variants(self) -> None:
         """Every variant reachable from the top, trimmed, numbered top first."""
         if self._variants is not None:
             return
         n = len(self.modules)
         D = self.max_depth
-        # modules reachable by one or more calls: a variant depends only on their frame counts
-        succ = [sorted({self.calls[h] for h in self._module_split(k)[4]}) for k in range(n)]
-        below: list[tuple] = []
-        for k in range(n):
-            seen: set[int] = set()
-            todo = list(succ[k])
-            while todo:
-                j = todo.pop()
-                if j not in seen:
-                    seen.add(j)
-                    todo.extend(succ[j])
-            below.append(tuple(sorted(seen)))
+        pairs = self._pairs
+        # the holes (or pairs) each module moves on, and the modules reachable by one or more
+        # calls (a variant depends only on their frame counts), as bit sets
+        moved = [list(self._pair_split(k)[2] if pairs else self._module_split(k)[4])
+                 for k in range(n)]
+        below = _below([sorted({self.calls[h] for h in moved[k]}) for k in range(n)])
 
+        # frames: sorted (module, count) pairs of the modules on the stack
         def key(k, frames):
-            return (k,) + tuple([frames[j] for j in below[k]])
+            b = below[k]
+            return (k, tuple([p for p in frames if b >> p[0] & 1]))
 
         memo: dict[tuple, _Variant | None] = {}
         trimmed: dict[tuple, tuple] = {}
@@ -245,35 +536,66 @@ class RecursiveDFA:
         def needed(k, frames):
             """(hole, callee frames, callee key) of the holes of ``k`` still allowed."""
             out = []
-            for h in self._module_split(k)[4]:
+            have = dict(frames)
+            per: dict[int, tuple] = {}
+            for h in moved[k]:
                 j = self.calls[h]
-                if frames[j] < D:
-                    f = list(frames)
-                    f[j] += 1
-                    f = tuple(f)
-                    out.append((h, f, key(j, f)))
+                got = per.get(j)
+                if got is None:
+                    c = have.get(j, 0)
+                    got = ()
+                    if c < D:
+                        f = dict(have)
+                        f[j] = c + 1
+                        f = tuple(sorted(f.items()))
+                        got = (f, key(j, f))
+                    per[j] = got
+                if got:
+                    out.append((h, got[0], got[1]))
             return out
 
-        top_frames = (0,) * n
-        stack = [(self.start, top_frames, key(self.start, top_frames))]
+        top_frames = ()
+        stack = [[self.start, top_frames, key(self.start, top_frames), None]]
         while stack:
-            k, frames, kk = stack[-1]
+            entry = stack[-1]
+            k, frames, kk, need = entry
             if kk in memo:
                 stack.pop()
                 continue
-            need = needed(k, frames)
-            missing = [(self.calls[h], f, fk) for h, f, fk in need if fk not in memo]
+            if need is None:
+                need = entry[3] = needed(k, frames)
+            missing = [[self.calls[h], f, fk, None] for h, f, fk in need if fk not in memo]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
-            classes, delta, accepting, start, holes = self._module_split(k)
-            meter.add(max(1, delta.shape[0] - 1))
+            full = [0] * n
+            for j, c in frames:
+                full[j] = c
+            full = tuple(full)
             live = {}
             for h, _, fk in need:
                 w = memo[fk]
                 if w is not None:
                     live[h] = w
+            if pairs:
+                d, inside, moves = self._pair_split(k)
+                meter.add(max(1, len(d.delta) - 1))
+                dead = tuple(sorted(p for p in moves if p not in live))
+                if dead:
+                    got = trimmed.get((k, dead))
+                    if got is None:
+                        d = self._cut_pairs(k, set(dead))
+                        got = trimmed[(k, dead)] = (d,) + self._pair_info(d, None)
+                    d, inside, moves = got
+                if d.start == 0:
+                    memo[kk] = None
+                    continue
+                callees = {p: live[p] for p in moves}
+                memo[kk] = _Variant(k, full, d, callees, moves, inside)
+                continue
+            classes, delta, accepting, start, holes = self._module_split(k)
+            meter.add(max(1, delta.shape[0] - 1))
             dead = tuple(sorted(c for h, c in holes.items() if h not in live))
             # variants with the same holes cut share one automaton (and its byte lowering)
             got = trimmed.get((k, dead))
@@ -297,7 +619,7 @@ class RecursiveDFA:
                 memo[kk] = None
                 continue
             callees = {h: live[h] for h in hole_moves}
-            memo[kk] = _Variant(k, frames, d, callees, hole_moves)
+            memo[kk] = _Variant(k, full, d, callees, hole_moves)
         top = memo[key(self.start, top_frames)]
         order: list[_Variant] = []
         if top is not None:
@@ -372,8 +694,9 @@ class RecursiveDFA:
         """The minimal code-point DFA of the same language (every call expanded).
 
         Built bottom-up: each variant's holes are substituted by the expansions of their callee
-        variants (:meth:`DFA.substitute`), one determinisation per variant, each under
-        ``budget``.
+        variants (:meth:`DFA.substitute`; with pairs, each call site's path of two holes is
+        replaced by an embedded copy of the callee), one determinisation per variant, each
+        under ``budget``.
 
         Raises
         ------
@@ -412,6 +735,8 @@ def _expand(v: _Variant, done: dict, budget: Budget | None) -> DFA:
     """The DFA of variant ``v`` with every hole replaced by its callee's expansion."""
     if not v.callees:
         return v.dfa
+    if v.inside is not None:
+        return _expand_pairs(v, done, budget)
     holes = sorted(v.callees)
     hole_cs = CharSet([(h, h) for h in holes])
 
@@ -430,27 +755,71 @@ def _expand(v: _Variant, done: dict, budget: Budget | None) -> DFA:
     return v.dfa.substitute(image, budget)
 
 
-def _joint_byte_classes(lowered: list) -> tuple[np.ndarray, list[np.ndarray]]:
+def _expand_pairs(v: _Variant, done: dict, budget: Budget | None) -> DFA:
+    """:func:`_expand` with pair holes: an NFA of the variant's boundary states, each call site
+    ``q -h1-> m -h2-> r`` an epsilon from ``q`` into a copy of the callee's expansion that
+    ends at ``r``."""
+    d = v.dfa
+    cols = np.array([d.class_of(c) for c in _HOLE_CHARS], dtype=np.int64)
+    nonhole = np.array([not cs.issubset(HOLE_SET) for cs in d.classes], dtype=bool)
+    accepting = np.zeros(len(d.delta), dtype=bool)
+    accepting[list(d.accepting)] = True
+    inside, sites = _pair_sites(np.asarray(d.delta, dtype=np.int64), accepting, d.start, cols,
+                                nonhole, None)
+    nfa = NFA()
+    n = len(d.delta)
+    for _ in range(n):
+        nfa.new_state()
+    edges = _edge_lists(d)
+    for s in range(1, n):
+        if inside[s]:
+            continue
+        out = nfa.edges[s]
+        for label, t in edges[s]:
+            if not label.isdisjoint(HOLE_SET):
+                label = label - HOLE_SET
+                if not label:
+                    continue
+            out.append((label, t))
+    shared: dict[tuple, int | None] = {}
+    for q, i1, _, i2, r in sites:
+        p = _HOLE_CHARS[i1] + _HOLE_CHARS[i2]
+        k = (p, r)
+        if k not in shared:
+            shared[k] = _embed(nfa, done[v.callees[p].index], r)
+        if shared[k] is not None:
+            nfa.eps[q].append(shared[k])
+    final = nfa.new_state()
+    for a in d.accepting:
+        nfa.eps[a].append(final)
+    nfa.start = d.start
+    nfa.accepting = {final}
+    return DFA._from_nfa(nfa, budget, "substitute")
+
+
+def _joint_byte_classes(lowered: list, live: list) -> tuple[np.ndarray, list[np.ndarray]]:
     """Byte classes of the variants' tables side by side, hole bytes dead.
 
-    ``lowered``: distinct ByteDFAs. Returns the class of each byte (numbered by first byte) and,
-    per ByteDFA, the column of its table for each joint class (its zero column ``C`` for a class
-    that does not move there)."""
+    ``lowered``: distinct ByteDFAs; ``live``: per ByteDFA, bool per column, whether it moves
+    anywhere. Returns the class of each byte (numbered by first byte) and, per ByteDFA, the
+    column of its table for each joint class (its zero column ``C`` for a class that does not
+    move there)."""
     keys = []
-    for b in lowered:
+    for b, alive in zip(lowered, live):
         C = b.table.shape[1]
-        dead_col = ~b.table.any(axis=0)
         k = np.asarray(b.byte_classes, dtype=np.int64).copy()
-        k[dead_col[k]] = C
+        k[~alive[k]] = C
         k[_HOLE_ARRAY] = C
         keys.append(k)
-    stacked = np.stack(keys, axis=1)          # [256, number of tables]
-    _, first, inv = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[order] = np.arange(first.size)
-    cls = rank[inv.reshape(-1)]
-    reps = first[order]
+    stacked = np.ascontiguousarray(np.stack(keys, axis=1))    # [256, number of tables]
+    ids: dict[bytes, int] = {}
+    cls = np.empty(256, dtype=np.int64)
+    reps = []
+    for byte in range(256):
+        c = ids.setdefault(stacked[byte].tobytes(), len(ids))
+        if c == len(reps):
+            reps.append(byte)
+        cls[byte] = c
     return cls, [k[reps] for k in keys]
 
 
@@ -464,40 +833,88 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
     meter = r.budget.meter("recursive byte table")
     lowered = []
     slot: dict[int, int] = {}                 # id(ByteDFA) -> index in lowered
+    sizes = []
     for v in variants:
         b = v.dfa.to_bytes()                  # variants sharing an automaton share its lowering
         if id(b) not in slot:
             slot[id(b)] = len(lowered)
             lowered.append(b)
-    byte_cls, colmaps = _joint_byte_classes(lowered)
+        # pairs: the states inside a pair are never walked (a call edge jumps over both holes)
+        n = b.table.shape[0] - (0 if v.inside is None else int(v.inside.sum()))
+        meter.add(n - 1)
+        sizes.append(n - 1)
+    # the tables are sparse: their moves as (state, class, target)
+    moves_of = []
+    live = []
+    for b in lowered:
+        src, col = np.nonzero(b.table)
+        moves_of.append((src, col, b.table[src, col]))
+        alive = np.zeros(b.table.shape[1], dtype=bool)
+        alive[col] = True
+        live.append(alive)
+    byte_cls, colmaps = _joint_byte_classes(lowered, live)
     J = colmaps[0].shape[0] if colmaps else 1
-    parts = [np.zeros((1, J), dtype=np.int32)]
-    acc_parts = [np.zeros(1, dtype=bool)]
-    owner_parts = [np.full(1, -1, dtype=np.int32)]
+    S = 1 + sum(sizes)
+    table = np.zeros((S, J), dtype=np.int32)
+    accepting = np.zeros(S, dtype=bool)
+    owner = np.full(S, -1, dtype=np.int32)
     starts: list[int] = []
     raw_edges: list[tuple[int, int, int]] = []     # (state, callee variant, return state)
+    prep: dict[int, tuple] = {}               # slot -> its moves as the global table wants them
     total = 1
-    for v in variants:
+    for v, n in zip(variants, sizes):
         b = v.dfa.to_bytes()
-        n = b.table.shape[0]
-        meter.add(n - 1)
+        si = slot[id(b)]
+        got = prep.get(si)
+        if got is None:
+            C = b.table.shape[1]
+            cm = colmaps[si]
+            # each class of b is one or more joint classes (none for hole bytes)
+            joint = np.flatnonzero(cm < C)
+            joint = joint[np.argsort(cm[joint], kind="stable")]
+            count = np.bincount(cm[joint], minlength=C)
+            begin = np.cumsum(count) - count
+            src, col, dst = moves_of[si]
+            times = count[col]
+            src = np.repeat(src, times)
+            dst = np.repeat(dst, times)
+            within = np.arange(src.size) - np.repeat(np.cumsum(times) - times, times)
+            col = joint[np.repeat(begin[col], times) + within]
+            acc = np.asarray(b.accepting)
+            renum = None
+            holes: dict = {}
+            if v.inside is not None:
+                # the other states renumbered in order
+                keep = ~v.inside
+                renum = np.cumsum(keep) - 1
+                renum[v.inside] = 0
+                outside = keep[src]
+                src, col, dst = renum[src[outside]], col[outside], renum[dst[outside]]
+                acc = acc[keep]
+                renum = renum.tolist()
+                start = renum[b.start]
+            else:
+                start = b.start
+                for h in v.callees:
+                    hc = b.table[:, b.byte_classes[h]]
+                    at = np.flatnonzero(hc)
+                    holes[h] = list(zip(at.tolist(), hc[at].tolist()))
+            got = prep[si] = (src, col, dst.astype(np.int64), acc[1:], renum, holes, start)
+        src, col, dst, acc, renum, holes, start = got
         base = total - 1                      # local state s >= 1 is global base + s
-        tab = np.zeros((n, b.table.shape[1] + 1), dtype=np.int32)
-        tab[:, :-1] = b.table
-        tab[tab != 0] += base
-        for h, w in v.callees.items():
-            col = tab[:, b.byte_classes[h]]
-            for s in np.flatnonzero(col).tolist():
-                raw_edges.append((base + s, w.index, int(col[s])))
-        parts.append(tab[1:, colmaps[slot[id(b)]]])
-        acc_parts.append(np.asarray(b.accepting)[1:])
-        owner_parts.append(np.full(n - 1, v.index, dtype=np.int32))
-        starts.append(base + b.start)
-        total += n - 1
-    table = np.ascontiguousarray(np.vstack(parts))
-    accepting = np.concatenate(acc_parts)
-    owner = np.concatenate(owner_parts)
-    S = table.shape[0]
+        table[src + base, col] = dst + base
+        accepting[total:total + n] = acc
+        owner[total:total + n] = v.index
+        if renum is not None:
+            for p, w in v.callees.items():
+                for q, back in v.moves[p]:
+                    raw_edges.append((base + renum[q], w.index, base + renum[back]))
+        else:
+            for h, w in v.callees.items():
+                for s, t in holes[h]:
+                    raw_edges.append((base + s, w.index, base + t))
+        starts.append(base + start)
+        total += n
 
     # call edges, deduplicated and sorted by state
     edges = sorted({(q, starts[w], ret, w) for q, w, ret in raw_edges})
@@ -512,23 +929,33 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         edges_at.setdefault(q, []).append(i)
 
     # the bytes each state moves on, as an int with bit b for byte b (for the states asked about)
-    class_bits = [0] * J
+    class_words = np.zeros((J, 4), dtype=np.uint64)
     for b_, c in enumerate(byte_cls.tolist()):
-        class_bits[c] |= 1 << b_
+        class_words[c, b_ >> 6] |= np.uint64(1 << (b_ & 63))
+
+    def move_bits(states: list) -> list[int]:
+        if not states:
+            return []
+        live = table[states] != 0
+        words = np.zeros((len(states), 4), dtype=np.uint64)
+        for c in np.flatnonzero(live.any(axis=0)).tolist():
+            words[live[:, c]] |= class_words[c]
+        blob = words.astype("<u8").tobytes()
+        return [int.from_bytes(blob[32 * i:32 * i + 32], "little") for i in range(len(states))]
 
     class _Moves(dict):
         def __missing__(self, q):
-            m = 0
-            for c in np.flatnonzero(table[q]).tolist():
-                m |= class_bits[c]
-            self[q] = m
+            m = self[q] = move_bits([q])[0]
             return m
 
     moves = _Moves()
+    asked = sorted(set(starts) | set(edges_at) | set(call_return.tolist()))
+    moves.update(zip(asked, move_bits(asked)))
 
     # first bytes of each variant (callees before callers)
+    post = r._postorder()
     first: list[int] = [0] * len(variants)
-    for v in r._postorder():
+    for v in post:
         ent = starts[v.index]
         f = moves[ent]
         for i in edges_at.get(ent, ()):
@@ -563,27 +990,35 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
 
     # 2. at an accepting state of a called variant: its bytes disjoint from what may follow it
     follow = [0] * len(variants)
+    rets = call_return.tolist()
+    ret_accepting = accepting[call_return].tolist()
+    caller = owner[call_return].tolist()
     reach_base = {}
-    for i in range(E):
-        ret = int(call_return[i])
+    for ret in rets:
         if ret not in reach_base:
             reach_base[ret] = moves[ret] | calls_first_at.get(ret, 0)
+    # callers before callees (the variant call graph is acyclic): one pass gathers everything
+    rank = [0] * len(variants)
+    for i, v in enumerate(reversed(post)):
+        rank[v.index] = i
+    order = sorted(range(E), key=lambda i: rank[caller[i]])
     changed = True
     while changed:
         changed = False
-        for i in range(E):
-            ret = int(call_return[i])
-            got = reach_base[ret]
-            if accepting[ret]:
-                got |= follow[owner[ret]]
+        for i in order:
+            got = reach_base[rets[i]]
+            if ret_accepting[i]:
+                got |= follow[caller[i]]
             w = call_var[i]
             if got & ~follow[w]:
                 follow[w] |= got
                 changed = True
-    for q in np.flatnonzero(accepting).tolist():
-        fw = follow[owner[q]]
-        if not fw:
-            continue
+    acc_states = np.flatnonzero(accepting)
+    ends = [(q, follow[o]) for q, o in zip(acc_states.tolist(), owner[acc_states].tolist())
+            if follow[o]]
+    unknown = [q for q, _ in ends if q not in moves]
+    moves.update(zip(unknown, move_bits(unknown)))
+    for q, fw in ends:
         both = (moves[q] | calls_first_at.get(q, 0)) & fw
         if both:
             b = _lowest_bit(both)
@@ -591,7 +1026,7 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
 
     # deepest stack: the longest chain of calls (the variant call graph is acyclic)
     depth = [0] * len(variants)
-    for v in r._postorder():
+    for v in post:
         d = 0
         for pairs in v.calls_at.values():
             for w, _ in pairs:
@@ -600,8 +1035,8 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
 
     call_first = np.zeros((E, 256), dtype=bool)
     if E:
-        bits = np.array([[m >> (8 * j) & 0xFF for j in range(32)] for m in call_first_mask],
-                        dtype=np.uint8)
+        bits = np.frombuffer(b"".join(m.to_bytes(32, "little") for m in call_first_mask),
+                             dtype=np.uint8).reshape(E, 32)
         call_first = np.unpackbits(bits, axis=1, bitorder="little").astype(bool)
     return PushdownBytes(byte_cls.astype(np.uint8), table, accepting, starts[0], call_ptr,
                          call_entry, call_return, call_first, depth[0])
@@ -679,7 +1114,7 @@ class PushdownBytes:
             raise AutomatonError("call edges refer to the dead state or to nonexistent states")
         if ptr[1] != 0:
             raise AutomatonError("the dead state 0 cannot call")
-        if tab[:, bc[_HOLE_ARRAY]].any() or first[:, _HOLE_ARRAY].any():
+        if tab[:, np.unique(bc[_HOLE_ARRAY])].any() or first[:, _HOLE_ARRAY].any():
             raise AutomatonError("hole bytes must be dead (in the table and in call_first)")
         if isinstance(max_stack, bool) or int(max_stack) < 0:
             raise AutomatonError("max_stack must be a non-negative int")

@@ -26,10 +26,21 @@ H1, H2, H3 = "\x01", "\x02", "\x03"
 
 # ------------------------------------------------------------------------------------ oracles
 def unroll(srcs, calls, k, frames, depth):
-    """Regex text of module ``k`` with its holes replaced as the depth rule says."""
+    """Regex text of module ``k`` with its holes replaced as the depth rule says. With pair
+    holes (``calls`` keyed by 2-character strings) the text is read left to right and a hole
+    character takes the next one with it."""
     out = []
-    for ch in srcs[k]:
-        j = calls.get(ord(ch))
+    text = srcs[k]
+    pairs = any(isinstance(h, str) for h in calls)
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        i += 1
+        if pairs and ord(ch) in HOLES:
+            j = calls[ch + text[i]]
+            i += 1
+        else:
+            j = calls.get(ord(ch))
         if j is None:
             out.append(ch)
         elif frames[j] < depth:
@@ -462,3 +473,229 @@ def test_random_grammars(g):
             if w:
                 v = w[:-1]
                 assert r.accepts(v) == d.accepts(v)
+
+
+# --------------------------------------------------------------------------------- pair holes
+# hole i of the single-hole grammars becomes a pair; the pairs share their characters (the state
+# after the first character of one pair is easily the same as after another's)
+PAIR_OF = {1: "\x03\x03", 2: "\x03\x04", 3: "\x04\x03", 4: "\x04\x04"}
+
+
+def as_pairs(srcs, calls):
+    """The same grammar with every single hole written as a pair."""
+    table = str.maketrans({chr(h): PAIR_OF[h] for h in calls})
+    return [s.translate(table) for s in srcs], {PAIR_OF[h]: k for h, k in calls.items()}
+
+
+def test_pair_holes_api():
+    from tokenfsm.automata.recursive import HOLE_PAIRS
+    assert len(HOLE_PAIRS) == 28 * 28 == len(set(HOLE_PAIRS))
+    assert HOLE_PAIRS[0] == "\x01\x01" and HOLE_PAIRS[29] == "\x02\x02"
+    assert all(len(p) == 2 and ord(p[0]) in HOLES and ord(p[1]) in HOLES for p in HOLE_PAIRS)
+    srcs, calls = as_pairs([ARRAY], {1: 0})
+    r = build(srcs, calls, 0, 2)
+    assert r.calls == {"\x03\x03": 0}
+    assert repr(r) == "<RecursiveDFA: 1 modules, 1 hole pairs, start 0, max_depth 2>"
+    assert repr(build([ARRAY], {1: 0}, 0, 2)) == \
+        "<RecursiveDFA: 1 modules, 1 holes, start 0, max_depth 2>"
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_pair_grammar_against_unrolled_regex(name, depth):
+    srcs, calls, start, alphabet, max_len = GRAMMARS[name]
+    psrcs, pcalls = as_pairs(srcs, calls)
+    r, pb, want = check_against_oracle(psrcs, pcalls, start, depth, alphabet, max_len)
+    d = r.to_dfa()
+    assert d == DFA.from_regex(oracle_regex(psrcs, pcalls, start, depth))
+    assert_byte_form_invariants(pb)
+    # the same grammar written with single holes: the same language, sizes and walk
+    single = build(srcs, calls, start, depth)
+    assert single.to_dfa() == d
+    assert single.expanded_states(10 ** 6) == r.expanded_states(10 ** 6)
+    spb = single.to_bytes()
+    assert (spb.num_states, spb.num_calls, spb.max_stack) == (pb.num_states, pb.num_calls,
+                                                              pb.max_stack)
+    for n in range(max_len + 1):
+        for p in itertools.product(alphabet, repeat=n):
+            w = "".join(p)
+            assert single.accepts(w) == r.accepts(w) == (w in want)
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_pair_nested_arrays_against_recursive_descent(depth):
+    srcs, calls = as_pairs([ARRAY], {1: 0})
+    r = build(srcs, calls, 0, depth)
+    pb = r.to_bytes()
+    assert pb.max_stack == depth
+    alive, _ = walk_all(pb, "[],7", 9)
+    for n in range(10):
+        for p in itertools.product("[],7", repeat=n):
+            w = "".join(p)
+            want = descent_array(w, 0, 0, depth) == len(w)
+            assert (w in alive and pb.can_end(*alive[w])) == want == r.accepts(w), w
+    # the holes themselves are never text
+    assert not r.accepts("[\x03\x03]") and not r.accepts("[\x03]")
+
+
+def test_pair_cut_where_insides_are_shared():
+    # after 'x\x01' and after 'y\x02' the module is in the same state (both go on with '\x03'),
+    # but the pair 01 03 calls "a" and 02 03 calls a module that never completes: only the
+    # second pair is cut
+    srcs = ["x\x01\x03|y\x02\x03", "a", r"\(\x02\x03\)"]
+    calls = {"\x01\x03": 1, "\x02\x03": 2}
+    for depth in range(4):
+        r = build(srcs, calls, 0, depth)
+        want = DFA.from_regex("xa") if depth else DFA.empty()
+        assert r.to_dfa() == want
+        assert r.accepts("xa") == bool(depth) and not r.accepts("y(")
+        assert r.to_bytes().walk(b"y")[0] == 0
+        # the top's 3 boundary states (start, after 'x', after the pair) and the 2 of "a"
+        assert r.expanded_states(100) == (5 if depth else 0)
+
+
+def test_more_than_28_callees():
+    # 40 modules, each a distinct literal, called in sequence and in a list; one of them calls
+    # the list again (recursion past the single holes)
+    from tokenfsm.automata.recursive import HOLE_PAIRS
+    n = 40
+    words = [chr(0x41 + i) + str(i) for i in range(n)]      # A0, B1, ..., n39: distinct first bytes
+    pair = {i: HOLE_PAIRS[7 * i + 3] for i in range(n + 2)}
+    alt = "(?:" + "|".join(pair[i] for i in range(n)) + ")"
+    seq = "".join(pair[i] for i in range(n))
+    srcs = [seq + ";" + pair[n], r"\[" + alt + "(?:," + alt + r")*\]"] + \
+        [re.escape(w) for w in words]
+    srcs[2 + 5] = r"\(" + pair[n] + r"\)|" + re.escape(words[5])   # module 7: F5 or a nested list
+    calls = {pair[i]: i + 2 for i in range(n)}
+    calls[pair[n]] = 1
+    assert len(calls) == 41 > len(HOLES)
+    def listing(items):
+        item = "(?:" + "|".join(re.escape(w) for w in items) + ")"
+        return r"\[" + item + "(?:," + item + r")*\]"
+    nested = "(?:F5|\\(" + listing(words[:5] + words[6:]) + "\\))"
+    for depth in (1, 2):
+        r = build(srcs, calls, 0, depth)
+        if depth == 1:
+            # in the sequence, F5 may be a list, where F5 cannot be called again; in the list
+            # after ';', F5 is only itself
+            reference = re.escape("".join(words)).replace("F5", nested) + ";" + listing(words)
+        else:
+            reference = oracle_regex(srcs, calls, 0, depth)
+        d = r.to_dfa()
+        assert d == DFA.from_regex(reference)
+        pat = re.compile(reference)
+        pb = r.to_bytes()
+        assert pb.max_stack == 2 * depth + 1     # top, F5, list, F5, ...
+        import random
+        rng = random.Random(depth)
+        for _ in range(50):
+            w = d.sample(rng, max_length=200)
+            assert pat.fullmatch(w) and r.accepts(w) and pb.accepts(w.encode())
+            i = rng.randrange(len(w))
+            v = w[:i] + w[i + 1:]
+            assert r.accepts(v) == bool(pat.fullmatch(v)) == d.accepts(v)
+        assert not r.accepts("".join(words[:-1]) + ";[A0]")
+        again = pickle.loads(pickle.dumps(r))
+        assert again.calls == r.calls and again.to_dfa() == d
+        assert again.accepts("".join(words) + ";[A0,F5]")
+
+
+def test_pair_errors():
+    a = DFA.literal("a")
+    with pytest.raises(AutomatonError, match="mixes single holes and pairs"):
+        RecursiveDFA([a, a], {1: 1, "\x02\x03": 1})
+    with pytest.raises(AutomatonError, match="mixes single holes and pairs"):
+        RecursiveDFA([a, a], {"\x02": 1, "\x02\x03": 1})
+    with pytest.raises(AutomatonError, match="U\\+0020 is not one of HOLES"):
+        RecursiveDFA([a, a], {"\x02 ": 1})
+    with pytest.raises(AutomatonError, match="U\\+0009 is not one of HOLES"):
+        RecursiveDFA([a, a], {"\t\x02": 1})
+    with pytest.raises(AutomatonError, match="nor a pair"):
+        RecursiveDFA([a, a], {"\x01\x02\x03": 1})
+    with pytest.raises(AutomatonError, match="pair U\\+0001 U\\+0002 calls module 2, out of range"):
+        RecursiveDFA([a, a], {"\x01\x02": 2})
+    with pytest.raises(AutomatonError, match="called by pair U\\+0001 U\\+0002.*empty text"):
+        RecursiveDFA([a, DFA.from_regex("b*")], {"\x01\x02": 1})
+
+    def mods(*srcs):
+        return [DFA.from_regex(s) for s in srcs]
+    # a pair nothing binds (named by the state, a text reaching it, and the pair)
+    with pytest.raises(AutomatonError) as e:
+        RecursiveDFA(mods("ab\x01\x05|ab\x01\x02", "c"), {"\x01\x02": 1})
+    assert "module 0" in str(e.value) and "after 'ab'" in str(e.value)
+    assert "pair U+0001 U+0005, which no entry of calls binds" in str(e.value)
+    # half a pair where the module ends, or goes on with another character
+    with pytest.raises(AutomatonError, match=r"module 0: state \d+ \(after 'x\\x01'\).*may end "
+                                             "there.*dangling half pair"):
+        RecursiveDFA(mods("x\x01\x02\x01|x\x01", "c"), {"\x01\x02": 1})
+    with pytest.raises(AutomatonError, match=r"after 'x\\x01\\x02\\x01'\).*moves on the "
+                                             "character 'y'.*dangling half pair"):
+        RecursiveDFA(mods("x\x01\x02\x01y", "c"), {"\x01\x02": 1})
+    with pytest.raises(AutomatonError, match="dangling half pair"):
+        RecursiveDFA(mods("c", "x\x01"), {"\x01\x02": 0})          # in a callee too
+    # a state reached after a whole pair and after half of one ('a' and '\x01' lead to the same
+    # state: after 'a' the next two holes are a pair, after '\x01' the next hole ends one)
+    with pytest.raises(AutomatonError, match=r"module 0: state \d+ \(after '(a|\\x01)'\) is reached "
+                                             "both after complete pairs and halfway into a pair"):
+        RecursiveDFA(mods("(?:a|\x01)\x02\x03c", "b"), {"\x02\x03": 1, "\x01\x02": 1})
+    # a single hole where calls binds pairs is half a pair
+    with pytest.raises(AutomatonError, match="dangling half pair"):
+        RecursiveDFA(mods("x\x01", "c"), {"\x02\x02": 1})
+    # a module moving on a hole character while calls binds single holes: as before
+    with pytest.raises(AutomatonError, match="U\\+0005"):
+        RecursiveDFA(mods("a\x05"), {1: 0})
+
+
+def test_pair_ambiguous_walk():
+    # pair versions of the determinism checks: the same errors at the same modules and bytes
+    r = build(*as_pairs(["a" + H1 + "|ab", "b"], {1: 1}), 0, 2)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.module == 0 and e.value.byte == ord("b")
+    assert r.to_dfa() == DFA.from_regex("ab")
+    r = build(*as_pairs([H1 + "a", "b" + H2, "c(?:a)?"], {1: 1, 2: 2}), 0, 1)
+    with pytest.raises(NondeterministicCall) as e:
+        r.to_bytes()
+    assert e.value.module == 2 and e.value.byte == ord("a")
+
+
+@st.composite
+def pair_grammars(draw):
+    srcs, calls, depth = draw(grammars())
+    return srcs, calls, depth, as_pairs(srcs, calls)
+
+
+@given(pair_grammars())
+def test_random_pair_grammars(g):
+    srcs, calls, depth, (psrcs, pcalls) = g
+    r = build(psrcs, pcalls, 0, depth)
+    d = r.to_dfa()
+    assert d == DFA.from_regex(oracle_regex(psrcs, pcalls, 0, depth))
+    single = build(srcs, calls, 0, depth)
+    assert single.to_dfa() == d
+    assert single.expanded_states(10 ** 6) == r.expanded_states(10 ** 6)
+    try:
+        pb = r.to_bytes()
+    except NondeterministicCall as e:
+        with pytest.raises(NondeterministicCall) as e2:
+            single.to_bytes()
+        assert (e.module, e.byte) == (e2.value.module, e2.value.byte)
+        return
+    assert_byte_form_invariants(pb)
+    alive, dead = walk_all(pb, "ab()c", 5)
+    for w, (q, stack) in alive.items():
+        assert d.viable_prefix_length(w) == len(w), w
+        assert pb.can_end(q, stack) == d.accepts(w), w
+        assert len(stack) <= pb.max_stack
+    for w in dead:
+        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
+    import random
+    rng = random.Random(len(alive))
+    if not d.is_empty():
+        for _ in range(10):
+            w = d.sample(rng, max_length=30)
+            assert pb.accepts(w.encode()) and r.accepts(w)
+            if w:
+                i = rng.randrange(len(w))
+                for v in (w[:i] + w[i + 1:], w[:i] + rng.choice("ab()c") + w[i:]):
+                    assert r.accepts(v) == d.accepts(v) == single.accepts(v), v
