@@ -190,14 +190,20 @@ class _PairError(Exception):
         self.kind, self.state, self.first, self.second = kind, state, first, second
 
 
-def _pair_sites(table: np.ndarray, accepting: np.ndarray, start: int, cols: np.ndarray,
+def _sparse(table: np.ndarray) -> tuple:
+    """The moves of a transition table as ``(state, column, target)`` arrays, by state."""
+    src, col = np.nonzero(table)
+    return src, col, table[src, col]
+
+
+def _pair_sites(moves: tuple, S: int, accepting: np.ndarray, start: int, cols: np.ndarray,
                 nonhole: np.ndarray, bound) -> tuple:
     """The call sites of an automaton whose holes come in pairs, found on paths from the start.
 
-    ``table``: int ``[S, C]`` (state 0 dead, every other state reachable and live);
-    ``accepting``: bool ``[S]``; ``cols``: the column of each hole (in :data:`HOLES` order);
-    ``nonhole``: bool ``[C]``, the columns some other symbol reads; ``bound``: the pairs
-    ``calls`` binds (None: not checked).
+    ``moves``: its transitions (:func:`_sparse`) over states ``0 .. S - 1`` (state 0 dead,
+    every other state reachable and live); ``accepting``: bool ``[S]``; ``cols``: the column of
+    each hole (in :data:`HOLES` order); ``nonhole``: bool per column, whether some other symbol
+    reads it; ``bound``: the pairs ``calls`` binds (None: not checked).
 
     A state is at a *boundary* (after complete pairs) or *inside* a pair: the start, accepting
     states, states that move on a non-hole symbol and targets of such moves are boundaries; a hole
@@ -205,15 +211,17 @@ def _pair_sites(table: np.ndarray, accepting: np.ndarray, start: int, cols: np.n
     hole) and the sites ``(q, i1, m, i2, r)``: boundary ``q`` reads hole ``HOLES[i1]`` to the
     inside state ``m``, which reads ``HOLES[i2]`` to ``r``. Raises :class:`_PairError`.
     """
-    hole_cols = np.unique(cols)
-    sub = table[:, hole_cols]
-    src, ci = np.nonzero(sub)
-    if not src.size:
+    allsrc, allcol, alldst = moves
+    is_hole = np.zeros(nonhole.shape[0], dtype=bool)
+    is_hole[cols] = True
+    h = is_hole[allcol]
+    if not h.any():
         return None, []
-    dst = sub[src, ci]
-    S = table.shape[0]
+    src, ci, dst = allsrc[h], allcol[h], alldst[h]
     # the hole moves (state, hole index, target); a column may stand for several holes
-    holes_of = [np.flatnonzero(cols == c).tolist() for c in hole_cols.tolist()]
+    holes_of: dict[int, list] = {}
+    for i, c in enumerate(cols.tolist()):
+        holes_of.setdefault(c, []).append(i)
     out: dict[int, list] = {}
     for s, c, t in zip(src.tolist(), ci.tolist(), dst.tolist()):
         got = out.get(s)
@@ -224,13 +232,13 @@ def _pair_sites(table: np.ndarray, accepting: np.ndarray, start: int, cols: np.n
     ends = np.unique(np.concatenate([src, dst]))
     # boundaries for sure: the start, accepting states, states that move on another symbol,
     # states that another symbol reaches
-    nh = np.flatnonzero(nonhole)
-    plain = table[np.ix_(ends, nh)].any(axis=1)
-    pure = sub[:, ~nonhole[hole_cols]]
-    reached = np.bincount(table.ravel(), minlength=S) - np.bincount(pure.ravel(), minlength=S)
-    anchor = plain | np.asarray(accepting, dtype=bool)[ends] | (reached[ends] > 0)
-    plain = dict(zip(ends.tolist(), plain.tolist()))
-    phase = {x: 0 for x in ends[anchor].tolist()}
+    other = nonhole[allcol]
+    plain = np.zeros(S, dtype=bool)
+    plain[allsrc[other]] = True
+    anchor = plain | np.asarray(accepting, dtype=bool)
+    anchor[alldst[other]] = True
+    plain = dict(zip(ends.tolist(), plain[ends].tolist()))
+    phase = {x: 0 for x in ends[anchor[ends]].tolist()}
     phase[start] = 0
     todo = [s for s in out if s in phase]     # first in, first out: errors nearest the start
     for s in todo:
@@ -246,11 +254,11 @@ def _pair_sites(table: np.ndarray, accepting: np.ndarray, start: int, cols: np.n
                     raise _PairError("dangling", t, i)
                 raise _PairError("conflict", t, i)
     sites = []
-    for q, moves in out.items():
+    for q, hops in out.items():
         if phase.get(q) != 0:
             continue
-        for i1, m in moves:
-            for i2, r in out[m]:
+        for i1, m in hops:
+            for i2, r in out.get(m, ()):
                 if bound is not None and _HOLE_CHARS[i1] + _HOLE_CHARS[i2] not in bound:
                     raise _PairError("unbound", q, i1, i2)
                 sites.append((q, i1, m, i2, r))
@@ -321,7 +329,7 @@ class RecursiveDFA:
     """
 
     __slots__ = ("modules", "calls", "start", "max_depth", "budget", "_split", "_top", "_variants",
-                 "_bytes", "_dfa", "_pairs")
+                 "_bytes", "_dfa", "_pairs", "_sparse")
 
     def __init__(self, modules: Sequence[DFA], calls: Mapping[int, int], start: int = 0,
                  max_depth: int = 3, budget: Budget | None = None):
@@ -366,6 +374,7 @@ class RecursiveDFA:
         self._bytes = None
         self._dfa = None
         self._pairs = pairs
+        self._sparse: dict[int, tuple] = {}
         for k in range(len(modules)):
             if pairs:
                 self._pair_split(k)      # rejects unbound pairs and half pairs now
@@ -429,7 +438,8 @@ class RecursiveDFA:
         nonhole = np.zeros(b.table.shape[1], dtype=bool)
         nonhole[b.byte_classes[_NONHOLE_BYTES]] = True
         try:
-            inside, sites = _pair_sites(b.table, b.accepting, b.start, cols, nonhole,
+            inside, sites = _pair_sites(self._moves(b), b.table.shape[0], b.accepting,
+                                        b.start, cols, nonhole,
                                         None if k is None else self.calls)
         except _PairError as e:
             raise self._pair_error(k, d, b, e) from None
@@ -437,6 +447,13 @@ class RecursiveDFA:
         for q, i1, _, i2, r in sites:
             moves.setdefault(_HOLE_CHARS[i1] + _HOLE_CHARS[i2], []).append((q, r))
         return inside, moves
+
+    def _moves(self, b) -> tuple:
+        """:func:`_sparse` of the table of ByteDFA ``b`` (kept: the byte table reuses it)."""
+        got = self._sparse.get(id(b))
+        if got is None or got[0] is not b:
+            got = self._sparse[id(b)] = (b,) + _sparse(b.table)
+        return got[1:]
 
     def _pair_error(self, k: int, d: DFA, b, e: _PairError) -> AutomatonError:
         """The error of module ``k`` found at a state of its byte automaton ``b``, named by the
@@ -494,7 +511,8 @@ class RecursiveDFA:
         nonhole = np.array([not cs.issubset(HOLE_SET) for cs in classes], dtype=bool)
         accepting = np.zeros(len(delta), dtype=bool)
         accepting[list(m.accepting)] = True
-        _, sites = _pair_sites(delta, accepting, m.start, cols, nonhole, None)
+        _, sites = _pair_sites(_sparse(delta), len(delta), accepting, m.start, cols, nonhole,
+                               None)
         # the state inside a pair, copied per first hole: then a pair is one transition
         S = len(delta)
         copy: dict[tuple, int] = {}
@@ -764,8 +782,8 @@ def _expand_pairs(v: _Variant, done: dict, budget: Budget | None) -> DFA:
     nonhole = np.array([not cs.issubset(HOLE_SET) for cs in d.classes], dtype=bool)
     accepting = np.zeros(len(d.delta), dtype=bool)
     accepting[list(d.accepting)] = True
-    inside, sites = _pair_sites(np.asarray(d.delta, dtype=np.int64), accepting, d.start, cols,
-                                nonhole, None)
+    inside, sites = _pair_sites(_sparse(np.asarray(d.delta, dtype=np.int64)), len(d.delta),
+                                accepting, d.start, cols, nonhole, None)
     nfa = NFA()
     n = len(d.delta)
     for _ in range(n):
@@ -847,8 +865,8 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
     moves_of = []
     live = []
     for b in lowered:
-        src, col = np.nonzero(b.table)
-        moves_of.append((src, col, b.table[src, col]))
+        src, col, dst = r._moves(b)
+        moves_of.append((src, col, dst))
         alive = np.zeros(b.table.shape[1], dtype=bool)
         alive[col] = True
         live.append(alive)
@@ -1038,6 +1056,7 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         bits = np.frombuffer(b"".join(m.to_bytes(32, "little") for m in call_first_mask),
                              dtype=np.uint8).reshape(E, 32)
         call_first = np.unpackbits(bits, axis=1, bitorder="little").astype(bool)
+    r._sparse.clear()                         # only the construction needs them
     return PushdownBytes(byte_cls.astype(np.uint8), table, accepting, starts[0], call_ptr,
                          call_entry, call_return, call_first, depth[0])
 
