@@ -699,3 +699,92 @@ def test_random_pair_grammars(g):
                 i = rng.randrange(len(w))
                 for v in (w[:i] + w[i + 1:], w[:i] + rng.choice("ab()c") + w[i:]):
                     assert r.accepts(v) == d.accepts(v) == single.accepts(v), v
+
+
+# ------------------------------------------------------------------------ many modules (slow)
+def synthetic_objects(n=600, top_calls=590, seed=0):
+    """Regexes of the shape the schema compiler makes of a large schema with every shared
+    definition a module: ``n - 1`` object modules of 50-1,500 states whose fields are strings,
+    numbers or calls of later modules (and, rarely and optionally, of themselves), and a top
+    module whose keys each call one of ``top_calls`` distinct modules. Module ``m`` is called
+    through ``HOLE_PAIRS[m]``."""
+    import random
+    from tokenfsm.automata.recursive import HOLE_PAIRS
+    rng = random.Random(seed)
+    srcs = [None]
+    for i in range(1, n):
+        target = int(50 * 30 ** rng.random())
+        recursive = rng.random() < 0.02
+        out, states, f = [], 2, 0
+        while states < target:
+            key = f"f{i}x{f}" + "abcdefghij"[:rng.randrange(2, 9)]
+            x = rng.random()
+            optional = rng.random() < 0.3
+            if x < 0.15 and i + 1 < n:
+                val = HOLE_PAIRS[rng.randrange(i + 1, n)]
+            elif x < 0.18 and recursive:
+                val, optional = HOLE_PAIRS[i], True
+            else:
+                val = r'"[a-z]*"' if x < 0.6 else "-?[0-9]+"
+            field = ("," if out else "") + f'"{key}":{val}'
+            out.append(f"(?:{field})?" if optional else field)
+            states += len(key) + 4
+            f += 1
+        srcs.append(r"\{" + "".join(out) + r"\}")
+    called = rng.sample(range(1, n), top_calls)
+    srcs[0] = r'\{"(?:' + "|".join(f'top{c:04d}":{HOLE_PAIRS[c]}' for c in called) + r")\}"
+    return srcs, {HOLE_PAIRS[m]: m for m in range(1, n)}, called
+
+
+@pytest.mark.slow
+def test_many_modules_synthetic():
+    """600 modules, a top calling 590 pairs, depth 3: the construction, the depth variants and
+    the byte form take well under a second beyond the modules' own minimise and lowering (times
+    printed, medians of 5; run with -s), and texts through the leaf modules are decided as their
+    regexes say."""
+    import random
+    import statistics
+    import time
+    srcs, calls, called = synthetic_objects()
+    modules = [DFA.from_regex(s).minimize() for s in srcs]
+    t = time.perf_counter()
+    for m in modules:
+        m.to_bytes()
+    own = time.perf_counter() - t
+    budget = Budget(max_states=10 ** 7)
+    rows = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        r = RecursiveDFA(modules, calls, 0, 3, budget)
+        t1 = time.perf_counter()
+        r._build_variants()
+        t2 = time.perf_counter()
+        pb = r.to_bytes()
+        t3 = time.perf_counter()
+        rows.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0))
+    init, variants, lower, total = (statistics.median(c) for c in zip(*rows))
+    print(f"\n{len(modules)} modules, {sum(m.num_states for m in modules)} states (lowered in "
+          f"{own:.3f} s); construction {init:.3f} s, variants {variants:.3f} s, byte form "
+          f"{lower:.3f} s, total {total:.3f} s; {pb}")
+    assert total < 2.0
+    assert_byte_form_invariants_light(pb)
+    leaves = [j for j in called if not any(ord(c) in HOLES for c in srcs[j])]
+    rng = random.Random(1)
+    for j in rng.sample(leaves, 20):
+        head = '{"top%04d":' % j
+        pat = re.compile(re.escape(head) + srcs[j] + r"\}")
+        for _ in range(5):
+            w = modules[j].sample(rng, max_length=400)
+            text = head + w + "}"
+            assert pat.fullmatch(text) and pb.accepts(text.encode())
+            i = rng.randrange(len(w))
+            for v in (w[:i] + w[i + 1:], w[:i] + rng.choice('a7",:{}') + w[i:]):
+                assert pb.accepts((head + v + "}").encode()) == bool(pat.fullmatch(head + v + "}"))
+
+
+def assert_byte_form_invariants_light(pb):
+    """The cheap part of :func:`assert_byte_form_invariants` (for large byte forms)."""
+    assert not pb.table[0].any() and not pb.accepting[0] and pb.call_ptr[1] == 0
+    assert not pb.table[:, np.unique(pb.byte_classes[list(HOLES)])].any()
+    assert not pb.call_first[:, list(HOLES)].any()
+    assert not pb.accepting[pb.call_entry].any()
