@@ -987,8 +987,10 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
 
     def fail(q: int, byte: int, what: str):
         k, frames = where(q)
+        # with pairs there may be hundreds of modules: only those on the stack
+        shown = {j: c for j, c in enumerate(frames) if c} if r._pairs else frames
         raise NondeterministicCall(
-            f"module {k} (frames {frames}), byte state {q}: byte {_show_byte(byte)} {what}",
+            f"module {k} (frames {shown}), byte state {q}: byte {_show_byte(byte)} {what}",
             module=k, frames=frames, state=q, byte=byte)
 
     # 1. at each state: moves and every call's first bytes pairwise disjoint

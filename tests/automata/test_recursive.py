@@ -656,7 +656,19 @@ def test_pair_ambiguous_walk():
     r = build(*as_pairs([H1 + "a", "b" + H2, "c(?:a)?"], {1: 1, 2: 2}), 0, 1)
     with pytest.raises(NondeterministicCall) as e:
         r.to_bytes()
-    assert e.value.module == 2 and e.value.byte == ord("a")
+    assert e.value.module == 2 and e.value.byte == ord("a") and e.value.frames == (0, 1, 1)
+    assert "module 2 (frames {1: 1, 2: 1})" in str(e.value)     # the modules on the stack
+
+
+def test_pair_budgets():
+    srcs, calls = as_pairs([ARRAY], {1: 0})
+    r = build(srcs, calls, 0, 3)
+    with pytest.raises(BudgetExceeded):
+        r.to_dfa(Budget(max_states=5))
+    assert r.to_dfa().num_states == DFA.from_regex(oracle_regex(srcs, calls, 0, 3)).num_states
+    small = RecursiveDFA([DFA.from_regex(s) for s in srcs], calls, 0, 3, Budget(max_states=8))
+    with pytest.raises(BudgetExceeded, match="recursive"):
+        small.to_bytes()
 
 
 @st.composite
