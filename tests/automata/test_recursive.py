@@ -554,6 +554,22 @@ def test_pair_cut_where_insides_are_shared():
         assert r.expanded_states(100) == (5 if depth else 0)
 
 
+def test_pair_holes_in_one_class_and_back_to_back():
+    # '\x01' and '\x02' read alike ([\x01\x02]): one class, two pairs; cutting one of them
+    # (its callee never completes) keeps the other
+    srcs = ["a[\x01\x02]\x03", "b", r"\(\x02\x03\)"]
+    for calls in ({"\x01\x03": 1, "\x02\x03": 1}, {"\x01\x03": 1, "\x02\x03": 2}):
+        for depth in range(3):
+            r = build(srcs, calls, 0, depth)
+            assert r.to_dfa() == (DFA.from_regex("ab") if depth else DFA.empty())
+            assert r.accepts("ab") == bool(depth) and not r.accepts("a(")
+            assert r.expanded_states(100) == (5 if depth else 0)
+    # pairs one after the other, of one character twice
+    srcs = ["\x01\x01\x01\x01(?:,\x01\x01)*", "x|<\x01\x01>"]
+    for depth in range(4):
+        check_against_oracle(srcs, {"\x01\x01": 1}, 0, depth, "x<>,", 7)
+
+
 def test_more_than_28_callees():
     # 40 modules, each a distinct literal, called in sequence and in a list; one of them calls
     # the list again (recursion past the single holes)
