@@ -830,14 +830,13 @@ def _joint_byte_classes(lowered: list, live: list) -> tuple[np.ndarray, list[np.
         k[_HOLE_ARRAY] = C
         keys.append(k)
     stacked = np.ascontiguousarray(np.stack(keys, axis=1))    # [256, number of tables]
-    ids: dict[bytes, int] = {}
-    cls = np.empty(256, dtype=np.int64)
-    reps = []
-    for byte in range(256):
-        c = ids.setdefault(stacked[byte].tobytes(), len(ids))
-        if c == len(reps):
-            reps.append(byte)
-        cls[byte] = c
+    rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
+    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size)
+    cls = rank[inv.reshape(-1)]
+    reps = first[order]
     return cls, [k[reps] for k in keys]
 
 
@@ -947,9 +946,9 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         edges_at.setdefault(q, []).append(i)
 
     # the bytes each state moves on, as an int with bit b for byte b (for the states asked about)
-    class_words = np.zeros((J, 4), dtype=np.uint64)
-    for b_, c in enumerate(byte_cls.tolist()):
-        class_words[c, b_ >> 6] |= np.uint64(1 << (b_ & 63))
+    member = np.zeros((J, 256), dtype=bool)
+    member[byte_cls, np.arange(256)] = True
+    class_words = np.packbits(member, axis=1, bitorder="little").view("<u8")
 
     def move_bits(states: list) -> list[int]:
         if not states:
