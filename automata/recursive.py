@@ -465,7 +465,7 @@ class RecursiveDFA:
             reps.setdefault(c, byte)
         parent = {b.start: None}
         todo = [b.start]
-        while e.state not in parent:
+        while e.state not in parent and todo:
             nxt = []
             for q in todo:
                 for c, t in enumerate(b.table[q].tolist()):
@@ -473,6 +473,9 @@ class RecursiveDFA:
                         parent[t] = (q, reps[c])
                         nxt.append(t)
             todo = nxt
+        if e.state not in parent:             # (every state of a byte automaton is reachable)
+            return AutomatonError(f"module {k}: byte state {e.state}: holes not in complete "
+                                  "bound pairs")
         path = []
         q = e.state
         while parent[q] is not None:
