@@ -570,6 +570,33 @@ def test_pair_holes_in_one_class_and_back_to_back():
         check_against_oracle(srcs, {"\x01\x01": 1}, 0, depth, "x<>,", 7)
 
 
+def test_pair_byte_form_through_token_masks():
+    # the token masks of the byte form: the same with pairs as with single holes, and what the
+    # expansion says (a token is allowed iff the text stays a viable prefix)
+    from tokenfsm.masks import Vocabulary
+    from tokenfsm.masks.pushdown import PushdownIndex
+    tokens = [b"[", b"]", b",", b"[[", b"]]", b"],", b"[]", b"7", b"7,", b"7]", b",[", b"\x03",
+              b"[\x03\x03", b"x", b"]]]"]
+    eos = len(tokens)
+    vocab = Vocabulary(tokens + [None], eos_token_ids=[eos], size=len(tokens) + 1)
+    for depth in (1, 3):
+        single = build([ARRAY], {1: 0}, 0, depth)
+        paired = build(*as_pairs([ARRAY], {1: 0}), 0, depth)
+        d = paired.to_dfa()
+        forms = [(x.to_bytes(), PushdownIndex(x.to_bytes(), vocab)) for x in (single, paired)]
+        alive, _ = walk_all(paired.to_bytes(), "[],7", 6)
+        for text in alive:
+            rows = []
+            for pb, index in forms:
+                q, stack = pb.walk(text.encode())
+                rows.append(set(index.allowed_token_ids((q, tuple(stack))).tolist()))
+            want = {i for i, t in enumerate(tokens)
+                    if d.viable_prefix_length(text + t.decode()) == len(text) + len(t)}
+            if d.accepts(text):
+                want.add(eos)
+            assert rows[0] == rows[1] == want, text
+
+
 def test_more_than_28_callees():
     # 40 modules, each a distinct literal, called in sequence and in a list; one of them calls
     # the list again (recursion past the single holes)
