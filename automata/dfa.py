@@ -48,7 +48,18 @@ __all__ = ["DFA", "OpaqueSymbolError", "opaque_symbols"]
 
 class OpaqueSymbolError(AutomatonError):
     """A product or complement met a symbol that stands for a whole sub-language (see
-    :func:`opaque_symbols`): taken symbol by symbol, the operation would not mean what it should."""
+    :func:`opaque_symbols`): taken symbol by symbol, the operation would not mean what it should.
+
+    ``symbols`` holds the placeholder characters the operand reads (when known); a caller that
+    knows what the placeholders stand for may also set ``targets``."""
+
+    def __init__(self, msg: str, symbols: frozenset = frozenset(), targets: frozenset = frozenset()):
+        super().__init__(msg)
+        self.symbols = frozenset(symbols)
+        self.targets = frozenset(targets)
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.symbols, self.targets))
 
 
 _OPAQUE = threading.local()
@@ -98,9 +109,12 @@ def _check_opaque(operation: str, *dfas: "DFA") -> None:
     chars, allowed = guard
     for d in dfas:
         cols = [c for c, cs in enumerate(d.classes) if not cs.isdisjoint(chars) and cs.issubset(allowed)]
-        if cols and any(row[c] for row in d.delta for c in cols):
+        read = [c for c in cols if any(row[c] for row in d.delta)]
+        if read:
+            symbols = frozenset(x for c in read for lo, hi in (d.classes[c] & chars).ranges
+                                for x in range(lo, hi + 1))
             raise OpaqueSymbolError(f"{operation} of an automaton that reads a placeholder "
-                                    "symbol (a call of another automaton)")
+                                    "symbol (a call of another automaton)", symbols)
 
 
 def _segments(classes: Sequence[CharSet]) -> list[tuple[int, int, int]]:

@@ -158,9 +158,10 @@ class TypedLanguage:
 
     parts: dict
     complete: frozenset
-    #: Some part *is* a call of another automaton (a placeholder for a recursive ``$ref``, see
-    #: :mod:`.compiler`), whose texts may be of any type: such a part cannot be split by type.
-    calls: bool = False
+    #: The ``$ref`` targets whose calls some part holds (a placeholder for another automaton, see
+    #: :mod:`.compiler`): a call's texts may be of several types, so such a part cannot be split
+    #: by type, and no product or complement can look inside it.
+    calls: frozenset = frozenset()
 
     @staticmethod
     def nothing() -> "TypedLanguage":
@@ -177,7 +178,8 @@ class TypedLanguage:
     def only(self, types: Iterable[str]) -> "TypedLanguage":
         types = set(types)
         if self.calls and set(self.parts) - types:
-            raise OpaqueSymbolError("a type filter on a call of another automaton")
+            raise OpaqueSymbolError("a type filter on a call of another automaton",
+                                    targets=self.calls)
         return TypedLanguage({t: d for t, d in self.parts.items() if t in types},
                              self.complete | frozenset(t for t in TYPES if t not in types))
 
@@ -185,11 +187,12 @@ class TypedLanguage:
         parts = dict(self.parts)
         for t, d in other.parts.items():
             parts[t] = union_of([parts[t], d], budget) if t in parts else d
-        return TypedLanguage(parts, self.complete & other.complete, self.calls or other.calls)
+        return TypedLanguage(parts, self.complete & other.complete, self.calls | other.calls)
 
     def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         if self.calls or other.calls:
-            raise OpaqueSymbolError("an intersection with a call of another automaton")
+            raise OpaqueSymbolError("an intersection with a call of another automaton",
+                                    targets=self.calls | other.calls)
         parts = {}
         for t, d in self.parts.items():
             if t in other.parts:
@@ -202,7 +205,8 @@ class TypedLanguage:
     def difference(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         """Texts of ``self`` not in ``other`` (exact on values where ``other`` is complete)."""
         if self.calls or other.calls:
-            raise OpaqueSymbolError("a difference with a call of another automaton")
+            raise OpaqueSymbolError("a difference with a call of another automaton",
+                                    targets=self.calls | other.calls)
         parts = {}
         for t, d in self.parts.items():
             x = d.difference(other.parts[t], budget) if t in other.parts else d
