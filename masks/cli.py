@@ -540,8 +540,8 @@ def _print_pairs(pairs, out=sys.stdout) -> None:
 def _stack_sizes(rd) -> list[tuple[str, str]]:
     pd = rd.to_bytes()
     return [
-        ("route", f"stack: {len(rd.modules) - 1} recursive definition(s) calling each other, "
-                  f"at most {rd.max_depth} deep"),
+        ("route", f"stack: {len(rd.modules) - 1} definition(s) as automata calling each other, "
+                  f"recursion at most {rd.max_depth} deep"),
         ("automata", ", ".join(f"{m.num_states:,}" for m in rd.modules) + " states (top first)"),
         ("byte states", f"{pd.num_states - 1:,} (+ dead state; every depth variant)"),
         ("byte classes", f"{pd.num_byte_classes:,}"),

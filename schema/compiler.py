@@ -106,8 +106,9 @@ class CompiledSchema:
         The schema as compiled (pydantic models and JSON text decoded).
     recursive : RecursiveDFA or None
         For a recursive schema whose unrolled automaton would be large: one automaton per
-        recursive definition, calling each other (:mod:`tokenfsm.automata.recursive`), walked
-        with a stack bounded by ``max_depth``. Same language as ``dfa``.
+        recursive definition (and per large non-recursive one), calling each
+        other (:mod:`tokenfsm.automata.recursive`), walked with a stack bounded by ``max_depth``.
+        Same language as ``dfa``.
     """
 
     __slots__ = ("_dfa", "warnings", "schema", "recursive", "_budget")
@@ -175,7 +176,8 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     recursion : {"auto", "unroll", "stack"}
         How a recursive ``$ref`` becomes an automaton, both exact to ``max_depth``: "unroll" copies
         each definition once per nesting level and context into one DFA (its size multiplies with
-        the depth); "stack" keeps one automaton per recursive definition, which call each other
+        the depth); "stack" keeps one automaton per recursive definition, and per large
+        non-recursive one (:data:`SHARE_STATES`), which call each other
         (``CompiledSchema.recursive``, walked with a stack; ``UnsupportedSchema`` where a recursive
         reference meets an intersection or complement, which only unrolling makes exact).
         "auto" unrolls unless the unrolled automaton would pass :data:`UNROLL_STATES` states and
@@ -231,6 +233,33 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
 #: ``JSONSchemaProps`` at depth 3 would be 4.9 million: 51 s unrolled, 1 s on the stack route.)
 UNROLL_STATES = 100_000
 
+#: On the stack route, a definition that is not recursive but whose automaton has at least this
+#: many states is compiled once and called (a module of its own) wherever a ``$ref`` names it,
+#: instead of being copied into each place: a schema that refers to hundreds of large definitions
+#: (Kubernetes' API) stays the sum of its definitions rather than their product with the places.
+SHARE_STATES = 64
+
+
+#: A schema with at least this many distinct ``$ref`` writes its calls as pairs of placeholder
+#: characters (784 modules) rather than single ones (28).
+PAIR_REFS = 28
+
+
+def _call_words(pairs: bool) -> list[str]:
+    """The placeholder texts of the calls: one control character each, or, for more modules than
+    there are such characters, a pair of them."""
+    from tokenfsm.automata.recursive import HOLES
+    if not pairs:
+        return [chr(h) for h in HOLES]
+    return [chr(a) + chr(b) for a in HOLES for b in HOLES]
+
+
+def _states(lang: TypedLanguage) -> int:
+    """Table rows of a typed language's parts (a lazy table's rows are not built to count)."""
+    from .compose import _size
+    return sum(_size(d) for d in lang.parts.values())
+
+
 #: Characters that may share a class with a call placeholder in a JSON text automaton: a digit is
 #: the only one-character JSON value, so it can lead where a call does.
 _DIGITS = CharSet.range(0x30, 0x39)
@@ -244,52 +273,109 @@ class _StackRouteConflict(Exception):
         self.what, self.ptr = what, ptr
 
 
+#: Attempts of the stack route with shared definitions, each copying in place the shared ones a
+#: product or complement met in the one before; the last attempt shares none.
+SHARE_ATTEMPTS = 4
+
+
 def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
     """Compile with recursive definitions as automata that call each other; None when "auto"
-    should unroll instead (small result, or the route does not apply)."""
+    should unroll instead (small result, or the route does not apply).
+
+    Large non-recursive definitions are shared the same way (see :data:`SHARE_STATES`). A product
+    or complement that meets a shared definition's call is exact once that definition is copied
+    in place: the compilation is tried again with it copied (at most :data:`SHARE_ATTEMPTS`
+    times, the last one sharing nothing)."""
     from tokenfsm.automata.recursive import HOLES, NondeterministicCall, RecursiveDFA
 
     schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
-    s = _Compiler(*args, stack=True, deadline=deadline)
-    holes = CharSet.union_of_disjoint(CharSet.range(h, h) for h in HOLES)
-    try:
-        with opaque_symbols(holes, _DIGITS):
-            try:
-                lang = s.compile(s.root, "")
-                s.finish_modules()
-            except OpaqueSymbolError as e:
-                raise _StackRouteConflict(str(e), s.where or "/") from None
-            if "" in s.module_of:  # the root itself recurs: the top calls it
-                s.bodies[""] = lang
-                lang = s.call("")
-            top = lang.to_dfa(budget).minimize()
-            if not s.module_order:
-                # no $ref recurred (the unrolled route walks the same way and cuts nothing)
-                if top.is_empty():
-                    _unsatisfiable(s)
-                return _taken(s, top, whitespace, schema)
-            modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
-        rd = RecursiveDFA(modules, {HOLES[i]: i + 1 for i in range(len(s.module_order))}, 0,
-                          max_depth, budget)
-        if recursion == "auto" and rd.expanded_states(UNROLL_STATES) <= UNROLL_STATES:
-            return None
+    # pairs of placeholders when the schema names more targets than there are single ones
+    pairs = len(set(_refs_in(schema if isinstance(schema, dict) else {}))) >= PAIR_REFS
+    inline: set = set()
+    for attempt in range(SHARE_ATTEMPTS):
+        share = attempt < SHARE_ATTEMPTS - 1
+        s = _Compiler(*args, stack=True, deadline=deadline, share=share,
+                      inline=frozenset(inline), pairs=pairs)
         try:
-            pushdown = rd.to_bytes()  # checks that the stack walk is deterministic
-        except BudgetExceeded as e:  # the depth variants of the definitions
-            raise (e if e.pointer else e.with_pointer("/")) from None
-    except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
-        if recursion == "auto":
-            return None  # unrolling decides (and reports what is really wrong)
-        if isinstance(e, _StackRouteConflict):
-            raise UnsupportedSchema(f"recursion='stack': {e.what}; only unrolling is exact here",
-                                    e.ptr, "$ref") from None
-        if isinstance(e, NondeterministicCall):  # module k > 0 is the k-th recursive target
-            where = s.module_order[e.module - 1] if e.module else ""
-            raise UnsupportedSchema(f"recursion='stack': {e}", where or "/", "$ref") from None
+            return _stack_attempt(s, args, recursion, RecursiveDFA)
+        except _SharedConflict as e:
+            inline |= e.targets
+        except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
+            if recursion == "auto":
+                return None  # unrolling decides (and reports what is really wrong)
+            if isinstance(e, _StackRouteConflict):
+                raise UnsupportedSchema(f"recursion='stack': {e.what}; only unrolling is exact "
+                                        "here", e.ptr, "$ref") from None
+            if isinstance(e, NondeterministicCall):  # module k > 0 is the k-th target
+                where = s.module_order[e.module - 1] if e.module else ""
+                raise UnsupportedSchema(f"recursion='stack': {e}", where or "/", "$ref") from None
+            raise
+    raise AssertionError("the last attempt shares nothing")  # pragma: no cover
+
+
+class _SharedConflict(Exception):
+    """A product or complement met calls of shared definitions (``targets``): copy them."""
+
+    def __init__(self, targets: set):
+        super().__init__(sorted(targets))
+        self.targets = targets
+
+
+def _stack_attempt(s: "_Compiler", args, recursion: str, RecursiveDFA) -> CompiledSchema | None:
+    """One compilation on the stack route (see :func:`_stack_route`)."""
+    from tokenfsm.automata.recursive import NondeterministicCall
+    schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
+    holes = CharSet.union_of_disjoint(CharSet.range(h, h) for h in _hole_points())
+    with opaque_symbols(holes, _DIGITS):
+        try:
+            lang = s.compile(s.root, "")
+            s.finish_modules()
+        except OpaqueSymbolError as e:
+            if s.shared:  # copy the shared definitions it met (all of them, if it names none)
+                raise _SharedConflict((s.conflict_targets(e) & s.shared) or set(s.shared)) from None
+            raise _StackRouteConflict(str(e), s.where or "/") from None
+        if "" in s.module_of:  # the root itself recurs: the top calls it
+            s.bodies[""] = lang
+            lang = s.call("")
+        top = lang.to_dfa(budget).minimize()
+        if not s.module_order:
+            # no $ref recurred (the unrolled route walks the same way and cuts nothing)
+            if top.is_empty():
+                _unsatisfiable(s)
+            return _taken(s, top, whitespace, schema)
+        modules = [top] + [s.bodies[t].to_dfa(budget).minimize() for t in s.module_order]
+    calls = {s.words[i]: i + 1 for i in range(len(s.module_order))}
+    rd = RecursiveDFA(modules, calls, 0, max_depth, budget)
+    if recursion == "auto" and rd.expanded_states(UNROLL_STATES) <= UNROLL_STATES:
+        return None
+    try:
+        pushdown = rd.to_bytes()  # checks that the stack walk is deterministic
+    except BudgetExceeded as e:  # the depth variants of the definitions
+        raise (e if e.pointer else e.with_pointer("/")) from None
+    except NondeterministicCall as e:
+        if s.shared:
+            # a call of a shared definition may begin where its caller goes on: copied in
+            # place, the caller's automaton decides (the shared ones that module calls)
+            called = {t for t in s.shared
+                      if set(map(ord, s.words[s.module_of[t] - 1])) <= _reads(modules[e.module])}
+            raise _SharedConflict(called or set(s.shared)) from None
         raise
     if pushdown.start == 0:
         _unsatisfiable(s)
     return _taken(s, None, whitespace, schema, rd, budget)
+
+
+def _reads(d: DFA) -> set:
+    """The placeholder characters an automaton moves on."""
+    from tokenfsm.automata.recursive import HOLE_SET
+    live = {c for row in d.delta for c, t in enumerate(row) if t}
+    return {x for c in live for lo, hi in (d.classes[c] & HOLE_SET).ranges
+            for x in range(lo, hi + 1)}
+
+
+def _hole_points() -> tuple:
+    from tokenfsm.automata.recursive import HOLES
+    return HOLES
 
 
 def _unsatisfiable(c: "_Compiler"):
@@ -302,8 +388,8 @@ def _taken(s, dfa, whitespace, schema, rd=None, budget=None) -> CompiledSchema:
     the unrolled route gives them)."""
     if whitespace is None:
         s.warnings.insert(0, "whitespace=None allows unbounded whitespace between tokens (at /)")
-    for text in s.warnings:  # (stack: here, the route, compile_json_schema, its wrapper, caller)
-        warnings.warn(text, SchemaWarning, stacklevel=5)
+    for text in s.warnings:  # (stack: here, the attempt, the route, compile_json_schema, its
+        warnings.warn(text, SchemaWarning, stacklevel=6)  # wrapper, the caller)
     return CompiledSchema(dfa, s.warnings, schema, recursive=rd, budget=budget)
 
 
@@ -397,7 +483,8 @@ def _load(schema):
 
 class _Compiler(Applicators, Containers):
     def __init__(self, root, whitespace, excludes, strict, allow_extra_keys, property_order,
-                 max_depth, budget, documents=None, stack: bool = False, deadline=None):
+                 max_depth, budget, documents=None, stack: bool = False, deadline=None,
+                 share: bool = False, inline: frozenset = frozenset(), pairs: bool = False):
         self.excludes = excludes
         self.strict = strict
         self.allow_extra_keys = allow_extra_keys
@@ -428,6 +515,14 @@ class _Compiler(Applicators, Containers):
         self.module_order: list[str] = []
         self.module_node: dict[str, Any] = {}
         self.bodies: dict[str, TypedLanguage] = {}
+        # shared definitions (stack route, ``share``): a non-recursive target whose automaton has
+        # at least SHARE_STATES states is a module too, called wherever it is referred to, rather
+        # than copied into every place; ``inline`` names targets always copied (they met a
+        # product or complement); with ``pairs`` calls are two placeholder characters
+        self.share = share
+        self.inline = inline
+        self.shared: set[str] = set()
+        self.words = _call_words(pairs)
         self.where = ""  # innermost subschema being compiled (names a route conflict)
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
@@ -549,6 +644,13 @@ class _Compiler(Applicators, Containers):
         if target in self.module_of:  # it recurred while being compiled: lang is its body
             self.bodies.setdefault(target, lang)
             return self.call(target)
+        if self.share and target not in self.inline and _states(lang) >= SHARE_STATES \
+                and len(self.module_order) < len(self.words):
+            # a large definition: one automaton, called from every place that refers to it
+            self.module(target, node)
+            self.shared.add(target)
+            self.bodies[target] = lang
+            return self.call(target)
         return lang
 
     def compile_entered(self, node, target: str) -> TypedLanguage:
@@ -565,20 +667,34 @@ class _Compiler(Applicators, Containers):
         """The module number of a recursive target (numbered on first sight)."""
         k = self.module_of.get(target)
         if k is None:
-            from tokenfsm.automata.recursive import HOLES
-            if len(self.module_order) >= len(HOLES):
-                raise OpaqueSymbolError(f"more than {len(HOLES)} recursive definitions")
+            if len(self.module_order) >= len(self.words):
+                raise OpaqueSymbolError(f"more than {len(self.words)} recursive definitions")
             self.module_order.append(target)
             k = self.module_of[target] = len(self.module_order)
             self.module_node[target] = node
         return k
 
     def call(self, target: str) -> TypedLanguage:
-        """The text of one call of a recursive target's automaton: its placeholder character,
-        standing for a value of any type."""
-        from tokenfsm.automata.recursive import HOLES
-        hole = DFA.literal(chr(HOLES[self.module_of[target] - 1]))
-        return TypedLanguage({t: hole for t in TYPES}, frozenset(), calls=True)
+        """The text of one call of a target's automaton: its placeholder, standing for a value
+        of any type (a recursive target, whose body is not known yet) or of the types of its
+        body (a shared one)."""
+        hole = DFA.literal(self.words[self.module_of[target] - 1])
+        if target in self.shared:
+            types = [t for t in TYPES if t in self.bodies[target].parts]
+            return TypedLanguage({t: hole for t in types},
+                                 frozenset(t for t in TYPES if t not in types),
+                                 frozenset([target]))
+        return TypedLanguage({t: hole for t in TYPES}, frozenset(), frozenset([target]))
+
+    def conflict_targets(self, e: OpaqueSymbolError) -> set:
+        """The targets whose calls an :class:`OpaqueSymbolError` met (every call of a
+        placeholder character it names, when it names characters rather than targets)."""
+        got = set(e.targets)
+        if e.symbols:
+            for t, k in self.module_of.items():
+                if set(map(ord, self.words[k - 1])) & e.symbols:
+                    got.add(t)
+        return got
 
     def finish_modules(self) -> None:
         """Compile the body of every recursive target that has none yet (one reached only
@@ -631,7 +747,8 @@ class _Compiler(Applicators, Containers):
         """Texts of ``lang`` whose values ``other`` rejects: ``lang ∩ complement(other)``, computed
         without building the complement."""
         if lang.calls or other.calls:
-            raise OpaqueSymbolError("a complement of a call of another automaton")
+            raise OpaqueSymbolError("a complement of a call of another automaton",
+                                    targets=lang.calls | other.calls)
         parts = {}
         complete = set(lang.complete & other.complete)
         for t, d in lang.parts.items():
@@ -664,7 +781,8 @@ class _Compiler(Applicators, Containers):
     def complement(self, lang: TypedLanguage, ptr: str) -> TypedLanguage:
         """JSON values (up to the depth limit) whose texts ``lang`` does not accept."""
         if lang.calls:
-            raise OpaqueSymbolError("a complement of a call of another automaton")
+            raise OpaqueSymbolError("a complement of a call of another automaton",
+                                    targets=lang.calls)
         canon = self.canonical()
         parts = {}
         complete = set(TYPES)

@@ -209,7 +209,7 @@ def tree(files):
 def test_stack_route_compile_inspect_and_sample(files, tree):
     tok = files / "tokenizer.json"
     out = run("compile", tree, "--vocab", tok, "--recursion", "stack", check_rc=0).stdout
-    for word in ("route", "stack: 1 recursive definition", "call edges", "first row", "warnings: 1"):
+    for word in ("route", "stack: 1 definition(s) as automata", "call edges", "first row", "warnings: 1"):
         assert word in out, word
     sizes = run("inspect", tree, "--recursion", "stack", check_rc=0).stdout
     assert "byte states" in sizes and "call edges" in sizes

@@ -1,0 +1,195 @@
+"""Shared definitions on the stack route: a large non-recursive ``$ref`` target is compiled once
+and *called* wherever it is named, instead of being copied into each place. The language must be
+exactly the unrolled one (``recursion="unroll"``, an independent construction that copies), with
+single and with paired placeholder characters, and a product or complement that meets a shared
+call must still be exact (the definition is then copied in place)."""
+
+import json
+import random
+import warnings
+
+import jsonschema
+import pytest
+
+from tokenfsm.schema import SchemaWarning, compile_json_schema
+from tokenfsm.schema import compiler as comp
+
+from test_stack_route import RECURSIVE
+
+
+def _compile(schema, recursion, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemaWarning)
+        return compile_json_schema(schema, recursion=recursion, **kw)
+
+
+@pytest.fixture
+def share_all(monkeypatch):
+    """Every non-empty non-recursive target is shared."""
+    monkeypatch.setattr(comp, "SHARE_STATES", 1)
+
+
+@pytest.fixture(params=["single", "pairs"])
+def words(request, monkeypatch):
+    if request.param == "pairs":
+        monkeypatch.setattr(comp, "PAIR_REFS", 0)
+    return request.param
+
+
+ADDRESS = {"type": "object", "properties": {
+    "street": {"type": "string", "maxLength": 8}, "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+    "kind": {"enum": ["home", "work"]}}, "required": ["zip"]}
+PERSON = {"type": "object", "properties": {
+    "name": {"type": "string"}, "home": {"$ref": "#/$defs/address"},
+    "work": {"anyOf": [{"$ref": "#/$defs/address"}, {"type": "null"}]},
+    "friends": {"type": "array", "items": {"$ref": "#/$defs/person"}, "maxItems": 2}},
+    "required": ["name"]}
+
+SHARED = {
+    # a recursive definition calling a shared one from two places
+    "person": {"$defs": {"address": ADDRESS, "person": PERSON}, "$ref": "#/$defs/person"},
+    # shared definitions calling shared definitions, the root not recursive
+    "chain": {"$defs": {"a": ADDRESS, "b": {"type": "object", "properties": {
+        "x": {"$ref": "#/$defs/a"}, "y": {"type": "array", "items": {"$ref": "#/$defs/a"}}}},
+        "tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {
+            "$ref": "#/$defs/tree"}}, "b": {"$ref": "#/$defs/b"}}}},
+        "type": "object", "properties": {"b": {"$ref": "#/$defs/b"}, "t": {"$ref": "#/$defs/tree"},
+                                         "a": {"$ref": "#/$defs/a"}}, "required": ["b"]},
+    # a shared definition of several types (a call stands for every one of them)
+    "types": {"$defs": {"v": {"anyOf": [{"type": "integer", "minimum": 3}, {"type": "string"},
+                                        {"type": "array", "items": {"$ref": "#/$defs/v"}}]},
+                        "w": {"type": ["null", "boolean", "object"],
+                              "properties": {"q": {"$ref": "#/$defs/v"}}}},
+              "type": "array", "prefixItems": [{"$ref": "#/$defs/w"}, {"$ref": "#/$defs/v"}]},
+    # a shared definition that may begin with '"' where its caller also takes a string: the call
+    # and the caller's own string would start on the same byte (the walk must not guess)
+    "overlap": {"$defs": {"s": {"anyOf": [{"type": "string", "maxLength": 2}, ADDRESS]},
+                          "r": {"type": "array", "items": {"anyOf": [
+                              {"$ref": "#/$defs/r"}, {"$ref": "#/$defs/s"},
+                              {"type": "string", "pattern": "^x+$"}]}}},
+                "$ref": "#/$defs/r"},
+}
+
+ALL = {**RECURSIVE, **SHARED}
+
+
+def _same_language(stack, unrolled, seed):
+    rng = random.Random(seed)
+    texts = unrolled.dfa.examples(40)
+    for t in list(texts):
+        for _ in range(3):
+            i = rng.randrange(len(t) + 1)
+            texts.append(t[:i] + rng.choice('{}[],:"0 an') + t[i:])
+            texts.append(t[:i] + t[i + 1:])
+    for t in texts:
+        assert stack.accepts(t) == unrolled.dfa.accepts(t), t
+    assert stack.dfa == unrolled.dfa
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize("max_depth", [1, 2])
+def test_shared_definitions_keep_the_unrolled_language(name, max_depth, share_all, words):
+    schema = ALL[name]
+    unrolled = _compile(schema, "unroll", max_depth=max_depth, whitespace=1)
+    stack = _compile(schema, "stack", max_depth=max_depth, whitespace=1)
+    assert stack.recursive is not None
+    _same_language(stack, unrolled, max_depth)
+    assert stack.warnings == unrolled.warnings
+    if words == "pairs":
+        assert all(len(w) == 2 for w in stack.recursive.calls)
+
+
+def test_shared_definitions_are_modules(share_all):
+    cs = _compile(SHARED["person"], "stack", max_depth=2, whitespace=1)
+    # the top, person (recursive) and address (shared): address is one module, not two copies
+    assert len(cs.recursive.modules) == 3
+    validator = jsonschema.Draft202012Validator(SHARED["person"])
+    for text in cs.dfa.examples(50):
+        validator.validate(json.loads(text))
+
+
+def test_small_definitions_are_copied(monkeypatch):
+    # below SHARE_STATES nothing is shared: the modules are the recursive definitions only
+    monkeypatch.setattr(comp, "SHARE_STATES", 10**9)
+    cs = _compile(SHARED["person"], "stack", max_depth=2, whitespace=1)
+    assert len(cs.recursive.modules) == 2
+    monkeypatch.setattr(comp, "SHARE_STATES", 1)
+    assert len(_compile(SHARED["person"], "stack", max_depth=2, whitespace=1).recursive.modules) == 3
+
+
+def test_a_product_with_a_shared_call_copies_that_definition(share_all, words):
+    # allOf intersects the shared address with another object: exact only when address is copied
+    schema = {"$defs": {"address": ADDRESS, "person": PERSON},
+              "type": "object", "properties": {
+                  "p": {"$ref": "#/$defs/person"},
+                  "strict_home": {"allOf": [{"$ref": "#/$defs/address"},
+                                            {"properties": {"kind": {"const": "home"}}}]},
+                  "not_work": {"not": {"$ref": "#/$defs/address"}, "type": "object",
+                               "properties": {"zip": {"type": "integer"}}}}}
+    unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
+    stack = _compile(schema, "stack", max_depth=2, whitespace=0)
+    _same_language(stack, unrolled, 7)
+    assert stack.accepts('{"strict_home":{"zip":"12345","kind":"home"}}')
+    assert not stack.accepts('{"strict_home":{"zip":"12345","kind":"work"}}')
+
+
+def test_many_definitions_need_pairs(share_all):
+    # 40 definitions, each called from the top object, and a recursive one: more modules than
+    # single placeholder characters
+    defs = {f"d{i}": {"type": "object", "properties": {f"k{i}": {"type": "integer"},
+                                                       "s": {"enum": [f"v{i}", "w"]}},
+                      "required": [f"k{i}"]} for i in range(40)}
+    defs["r"] = {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/r"}, {"$ref": "#/$defs/d0"}]}}
+    schema = {"$defs": defs, "type": "object",
+              "properties": {**{f"p{i}": {"$ref": f"#/$defs/d{i}"} for i in range(40)},
+                             "r": {"$ref": "#/$defs/r"}},
+              "required": [f"p{i}" for i in range(0, 40, 3)]}
+    stack = _compile(schema, "stack", max_depth=2, whitespace=0)
+    assert len(stack.recursive.modules) == 42
+    assert all(len(w) == 2 for w in stack.recursive.calls)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(3)
+    for _ in range(30):
+        doc = {f"p{i}": {f"k{i}": rng.randrange(100)} for i in range(40)
+               if i % 3 == 0 or rng.random() < 0.3}
+        if rng.random() < 0.5:
+            doc["r"] = [[{"k0": 1}], {"k0": 2, "s": "w"}]
+        validator.validate(doc)
+        text = json.dumps(doc, separators=(",", ":"))
+        assert stack.accepts(text), text
+        # a required key left out, an undeclared key, a wrong enum value
+        bad = dict(doc)
+        del bad["p0"]
+        assert not stack.accepts(json.dumps(bad, separators=(",", ":")))
+        assert not stack.accepts(text[:-1] + ',"zz":1}')
+        # the last key of p0's object followed by an enum value: "w" allowed, "zz" not
+        k0 = json.dumps(doc["p0"], separators=(",", ":"))
+        assert stack.accepts(text.replace(k0, k0[:-1] + ',"s":"w"}', 1)) == ("s" not in doc["p0"])
+        assert not stack.accepts(text.replace(k0, k0[:-1] + ',"s":"zz"}', 1))
+    unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
+    for text in unrolled.dfa.examples(30):
+        assert stack.accepts(text)
+
+
+def test_a_call_starting_where_the_caller_goes_on_copies_that_definition(share_all):
+    cs = _compile(SHARED["overlap"], "stack", max_depth=2, whitespace=0)
+    # the top and r: s is copied in place (the byte '"' begins both s and r's own string)
+    assert len(cs.recursive.modules) == 2
+    assert cs.accepts('[["ab",{"zip":"12345"}],"xx"]')
+    assert not cs.accepts('[["abc"]]')
+
+
+def test_the_guard_names_the_placeholders_it_met():
+    import pickle
+
+    from tokenfsm.automata.charset import CharSet
+    from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
+
+    holes = CharSet.range(1, 3)
+    with opaque_symbols(holes):
+        calls = DFA.literal("[\x02\x03]") | DFA.literal("[]")
+        with pytest.raises(OpaqueSymbolError) as e:
+            calls & DFA.from_regex(r"\[.*\]")
+    assert e.value.symbols == {2, 3} and not e.value.targets
+    back = pickle.loads(pickle.dumps(e.value))
+    assert back.symbols == {2, 3} and str(back) == str(e.value)
