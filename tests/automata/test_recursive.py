@@ -731,11 +731,13 @@ def test_random_pair_grammars(g):
     assert single.expanded_states(10 ** 6) == r.expanded_states(10 ** 6)
     try:
         pb = r.to_bytes()
-    except NondeterministicCall as e:
-        with pytest.raises(NondeterministicCall) as e2:
+    except NondeterministicCall:
+        # ambiguous with single holes too (the first clash found may differ: the byte states
+        # are numbered apart)
+        with pytest.raises(NondeterministicCall):
             single.to_bytes()
-        assert (e.module, e.byte) == (e2.value.module, e2.value.byte)
         return
+    single.to_bytes()
     assert_byte_form_invariants(pb)
     alive, dead = walk_all(pb, "ab()c", 5)
     for w, (q, stack) in alive.items():
