@@ -9,7 +9,9 @@ control characters that JSON text never holds raw (:data:`HOLES`), so in UTF-8 a
 There are 28 holes. For more callees, ``calls`` may bind **pairs** of holes instead (2-character
 strings over :data:`HOLES`, :data:`HOLE_PAIRS`; 784 of them): a module's text is then read left to
 right, hole characters come only as complete bound pairs, and each pair stands for one text of its
-callee. All keys of one ``calls`` are single holes or all are pairs.
+callee. All keys of one ``calls`` are single holes or all are pairs. Call sites are found on paths
+from the states after complete pairs (``q -h1-> m -h2-> r`` calls from ``q`` and returns to
+``r``); the state ``m`` between the two holes is never walked and has no place in the byte form.
 
 :class:`RecursiveDFA` defines the language: exactly the unrolled, depth-cut one. A call to module
 ``k`` is allowed only while fewer than ``max_depth`` frames of ``k`` are on the stack (the new
@@ -33,6 +35,13 @@ Example
 (True, False)
 >>> r.to_dfa().accepts("[1,[2,[]]]")
 True
+
+The same with a pair of holes:
+
+>>> arr2 = DFA.from_regex("\\\\[(?:(?:[0-9]|\\x01\\x05)(?:,(?:[0-9]|\\x01\\x05))*)?\\\\]")
+>>> r2 = RecursiveDFA([arr2], {"\\x01\\x05": 0}, max_depth=2)
+>>> r2.accepts("[1,[2,[]]]"), r2.accepts("[[[[]]]]"), r2.to_dfa() == r.to_dfa()
+(True, False, True)
 """
 
 from __future__ import annotations
