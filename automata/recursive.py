@@ -515,11 +515,18 @@ class RecursiveDFA:
     def _cut_pairs(self, k: int, dead: set) -> DFA:
         """Module ``k`` without its calls on the ``dead`` pairs, minimal."""
         m = self.modules[k].minimize()
-        classes = refine(list(m.classes) + [CharSet.of(c) for c in _HOLE_CHARS])
+        # the holes it moves on, each its own class (the others never move: their classes are
+        # dead, or the module would have been refused)
+        used = sorted({c for p in self._split[k][2] for c in p})
+        classes = refine(list(m.classes) + [CharSet.of(c) for c in used])
         old = [m.class_of(cs.representative()) for cs in classes]
         delta = np.asarray(m.delta, dtype=np.int64)[:, old]
-        own = {cs.ranges[0][0]: c for c, cs in enumerate(classes) if len(cs) == 1}
-        cols = np.array([own[h] for h in HOLES], dtype=np.int64)
+        holder: dict[int, int] = {}
+        for c, cs in enumerate(classes):
+            for lo, hi in cs.ranges:
+                for h in range(lo, min(hi, 0x1F) + 1):
+                    holder[h] = c
+        cols = np.array([holder[h] for h in HOLES], dtype=np.int64)
         nonhole = np.array([not cs.issubset(HOLE_SET) for cs in classes], dtype=bool)
         accepting = np.zeros(len(delta), dtype=bool)
         accepting[list(m.accepting)] = True
