@@ -554,7 +554,6 @@ def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> N
     to ``blk``, ``pairs_of`` and ``acc_of``."""
     finite = len(pairs_of)
     rest = [s for s in states if s not in blk]
-    local = {s: j for j, s in enumerate(rest)}
     # blocks: the finite classes (one block per class, only as splitters) then the rest
     blocks: list = [set() for _ in range(finite)]
     for s, b in blk.items():

@@ -78,7 +78,7 @@ from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, Reg
 from . import rewrite
 from .applicators import (ANNOTATIONS, ARRAY_KEYWORDS, KNOWN_UNSUPPORTED,
                           OBJECT_KEYWORDS, SUPPORTED_FORMATS, Alt, Applicators, _int, _is_count,
-                          _ptr, _refs_in, _unescape)
+                          _ptr, _refs_in)
 from .containers import Containers
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, Member, TypedLanguage, array_dfa, key_text,
@@ -248,10 +248,8 @@ PAIR_REFS = 28
 def _call_words(pairs: bool) -> list[str]:
     """The placeholder texts of the calls: one control character each, or, for more modules than
     there are such characters, a pair of them."""
-    from tokenfsm.automata.recursive import HOLES
-    if not pairs:
-        return [chr(h) for h in HOLES]
-    return [chr(a) + chr(b) for a in HOLES for b in HOLES]
+    from tokenfsm.automata.recursive import HOLE_PAIRS, HOLES
+    return list(HOLE_PAIRS) if pairs else [chr(h) for h in HOLES]
 
 
 def _states(lang: TypedLanguage) -> int:
@@ -286,9 +284,9 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
     or complement that meets a shared definition's call is exact once that definition is copied
     in place: the compilation is tried again with it copied (at most :data:`SHARE_ATTEMPTS`
     times, the last one sharing nothing)."""
-    from tokenfsm.automata.recursive import HOLES, NondeterministicCall, RecursiveDFA
+    from tokenfsm.automata.recursive import NondeterministicCall
 
-    schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
+    schema = args[0]
     # pairs of placeholders when the schema names more targets than there are single ones
     pairs = len(set(_refs_in(schema if isinstance(schema, dict) else {}))) >= PAIR_REFS
     inline: set = set()
@@ -297,7 +295,7 @@ def _stack_route(args, recursion: str, deadline) -> CompiledSchema | None:
         s = _Compiler(*args, stack=True, deadline=deadline, share=share,
                       inline=frozenset(inline), pairs=pairs)
         try:
-            return _stack_attempt(s, args, recursion, RecursiveDFA)
+            return _stack_attempt(s, args, recursion)
         except _SharedConflict as e:
             inline |= e.targets
         except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
@@ -321,11 +319,11 @@ class _SharedConflict(Exception):
         self.targets = targets
 
 
-def _stack_attempt(s: "_Compiler", args, recursion: str, RecursiveDFA) -> CompiledSchema | None:
+def _stack_attempt(s: "_Compiler", args, recursion: str) -> CompiledSchema | None:
     """One compilation on the stack route (see :func:`_stack_route`)."""
-    from tokenfsm.automata.recursive import NondeterministicCall
+    from tokenfsm.automata.recursive import HOLE_SET, NondeterministicCall, RecursiveDFA
     schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
-    holes = CharSet.union_of_disjoint(CharSet.range(h, h) for h in _hole_points())
+    holes = HOLE_SET
     with opaque_symbols(holes, _DIGITS):
         try:
             lang = s.compile(s.root, "")
@@ -371,11 +369,6 @@ def _reads(d: DFA) -> set:
     live = {c for row in d.delta for c, t in enumerate(row) if t}
     return {x for c in live for lo, hi in (d.classes[c] & HOLE_SET).ranges
             for x in range(lo, hi + 1)}
-
-
-def _hole_points() -> tuple:
-    from tokenfsm.automata.recursive import HOLES
-    return HOLES
 
 
 def _unsatisfiable(c: "_Compiler"):
@@ -664,11 +657,11 @@ class _Compiler(Applicators, Containers):
             self.ref_stack[target] -= 1
 
     def module(self, target: str, node) -> int:
-        """The module number of a recursive target (numbered on first sight)."""
+        """The module number of a recursive or shared target (numbered on first sight)."""
         k = self.module_of.get(target)
         if k is None:
             if len(self.module_order) >= len(self.words):
-                raise OpaqueSymbolError(f"more than {len(self.words)} recursive definitions")
+                raise OpaqueSymbolError(f"more than {len(self.words)} definitions as automata")
             self.module_order.append(target)
             k = self.module_of[target] = len(self.module_order)
             self.module_node[target] = node
