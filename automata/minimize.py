@@ -443,8 +443,8 @@ def _minimize_finite(delta, accepting, start):
     """:func:`minimize_table` for large tables made mostly of states with a *finite* future;
     None when the table does not qualify (the array path then runs).
 
-    A state whose live successors can never come back to it, nor reach a state that can, has a
-    finite language, and only such states can be equivalent to it. Those states are classed
+    A state that cannot reach a cycle of live states has a finite language, and only such states
+    can be equivalent to it. Those states are classed
     exactly by Revuz's construction: in reverse topological order, each by its acceptance and
     the classes of its successors (decided before it), one dictionary lookup per state. The
     states on or above a cycle start from acceptance and are refined by Hopcroft, with the finite
@@ -452,8 +452,8 @@ def _minimize_finite(delta, accepting, start):
     order) would cost Moore one round per link; here it costs one pass over its transitions.
     Everything runs over the non-dead transitions only. Qualifies: state 0 dead (all-zero row,
     not accepting), and a share of at least :data:`FINITE_MIN_SHARE` of the live states with a
-    finite future. The result and its
-    breadth-first numbering are those of :func:`_minimize_arrays`."""
+    finite future. The result and its breadth-first numbering are those of
+    :func:`_minimize_arrays`."""
     import numpy as np
     D = np.asarray(delta, dtype=np.int64)
     n_all, nsym = D.shape
