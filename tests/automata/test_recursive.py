@@ -445,6 +445,23 @@ def grammars(draw):
     return srcs, {ord(h): i + 1 for i, h in enumerate(holes)}, depth
 
 
+def walks_match_expansion(pb, d):
+    """Every byte walk over "ab()c" up to length 5 against the expansion ``d``: a walk stays
+    alive exactly on viable prefixes of ``d`` and may end exactly on its texts. Returns a random
+    generator seeded by the number of live walks, for the caller's own samples."""
+    import random
+    assert_byte_form_invariants(pb)
+    alive, dead = walk_all(pb, "ab()c", 5)
+    for w, (q, stack) in alive.items():
+        assert d.viable_prefix_length(w) == len(w), w
+        assert pb.can_end(q, stack) == d.accepts(w), w
+        assert pb.can_end(q, stack) == (pb.accepting[q] and all(pb.accepting[r] for r in stack))
+        assert len(stack) <= pb.max_stack
+    for w in dead:
+        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
+    return random.Random(len(alive))
+
+
 @given(grammars())
 def test_random_grammars(g):
     srcs, calls, depth = g
@@ -455,17 +472,7 @@ def test_random_grammars(g):
         pb = r.to_bytes()
     except NondeterministicCall:
         return
-    assert_byte_form_invariants(pb)
-    alive, dead = walk_all(pb, "ab()c", 5)
-    for w, (q, stack) in alive.items():
-        assert d.viable_prefix_length(w) == len(w), w
-        assert pb.can_end(q, stack) == d.accepts(w), w
-        assert pb.can_end(q, stack) == (pb.accepting[q] and all(pb.accepting[r] for r in stack))
-        assert len(stack) <= pb.max_stack
-    for w in dead:
-        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
-    import random
-    rng = random.Random(len(alive))
+    rng = walks_match_expansion(pb, d)
     if not d.is_empty():
         for _ in range(10):
             w = d.sample(rng, max_length=30)
@@ -738,16 +745,7 @@ def test_random_pair_grammars(g):
             single.to_bytes()
         return
     single.to_bytes()
-    assert_byte_form_invariants(pb)
-    alive, dead = walk_all(pb, "ab()c", 5)
-    for w, (q, stack) in alive.items():
-        assert d.viable_prefix_length(w) == len(w), w
-        assert pb.can_end(q, stack) == d.accepts(w), w
-        assert len(stack) <= pb.max_stack
-    for w in dead:
-        assert d.viable_prefix_length(w) < len(w) if w else d.is_empty(), w
-    import random
-    rng = random.Random(len(alive))
+    rng = walks_match_expansion(pb, d)
     if not d.is_empty():
         for _ in range(10):
             w = d.sample(rng, max_length=30)

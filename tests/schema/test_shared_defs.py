@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema, compile_json_schema
 from tokenfsm.schema import compiler as comp
 
-from test_stack_route import RECURSIVE
+from test_stack_route import RECURSIVE, same_language
 
 
 def _compile(schema, recursion, **kw):
@@ -74,19 +74,6 @@ SHARED = {
 ALL = {**RECURSIVE, **SHARED}
 
 
-def _same_language(stack, unrolled, seed):
-    rng = random.Random(seed)
-    texts = unrolled.dfa.examples(40)
-    for t in list(texts):
-        for _ in range(3):
-            i = rng.randrange(len(t) + 1)
-            texts.append(t[:i] + rng.choice('{}[],:"0 an') + t[i:])
-            texts.append(t[:i] + t[i + 1:])
-    for t in texts:
-        assert stack.accepts(t) == unrolled.dfa.accepts(t), t
-    assert stack.dfa == unrolled.dfa
-
-
 @pytest.mark.parametrize("name", sorted(ALL))
 @pytest.mark.parametrize("max_depth", [1, 2])
 def test_shared_definitions_keep_the_unrolled_language(name, max_depth, share_all, words):
@@ -94,7 +81,7 @@ def test_shared_definitions_keep_the_unrolled_language(name, max_depth, share_al
     unrolled = _compile(schema, "unroll", max_depth=max_depth, whitespace=1)
     stack = _compile(schema, "stack", max_depth=max_depth, whitespace=1)
     assert stack.recursive is not None
-    _same_language(stack, unrolled, max_depth)
+    same_language(stack, unrolled, max_depth)
     assert stack.warnings == unrolled.warnings
     if words == "pairs":
         assert all(len(w) == 2 for w in stack.recursive.calls)
@@ -129,7 +116,7 @@ def test_a_product_with_a_shared_call_copies_that_definition(share_all, words):
                                "properties": {"zip": {"type": "integer"}}}}}
     unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
     stack = _compile(schema, "stack", max_depth=2, whitespace=0)
-    _same_language(stack, unrolled, 7)
+    same_language(stack, unrolled, 7)
     assert stack.accepts('{"strict_home":{"zip":"12345","kind":"home"}}')
     assert not stack.accepts('{"strict_home":{"zip":"12345","kind":"work"}}')
 
