@@ -27,7 +27,7 @@ formulation of Valmari & Lehtinen (2008) with blocks as lists and a splitter wor
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 
 __all__ = ["minimize_table", "minimize_groups", "prune_table", "prune_groups", "reachable",
            "coreachable"]
@@ -552,23 +552,19 @@ def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> N
     """Classes for the live states :func:`_minimize_finite` did not peel (those with an infinite
     future), by Hopcroft from acceptance with the finite classes as fixed splitters; appends them
     to ``blk``, ``pairs_of`` and ``acc_of``."""
-    finite = len(pairs_of)
     rest = [s for s in states if s not in blk]
-    # blocks: the finite classes (one block per class, only as splitters) then the rest
-    blocks: list = [set() for _ in range(finite)]
+    # blocks: the finite classes (only splitters, never split), then the rest by acceptance
+    blocks: list = [set() for _ in range(len(pairs_of))]
     for s, b in blk.items():
         blocks[b].add(s)
+    blocks += [m for m in ({s for s in rest if s in acc}, {s for s in rest if s not in acc}) if m]
     block_of = dict(blk)
-    groups = [[s for s in rest if s in acc], [s for s in rest if s not in acc]]
-    for members in groups:
-        if members:
-            b = len(blocks)
-            blocks.append(set(members))
-            for s in members:
-                block_of[s] = b
+    for b in range(len(pairs_of), len(blocks)):
+        for s in blocks[b]:
+            block_of[s] = b
     # inverse transitions into every live state, from the unpeeled states only (the finite
     # classes never split: their predecessors that matter are the unpeeled ones)
-    inv: dict = {}
+    inv: defaultdict = defaultdict(list)
     for s in rest:
         by_t: dict = {}
         for i in range(ptr[s], ptr[s + 1]):
@@ -576,9 +572,8 @@ def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> N
             if live[t]:
                 by_t[t] = by_t.get(t, 0) | (1 << cl[i])
         for t, m in by_t.items():
-            inv.setdefault(t, []).append((s, m))
-    inv_list = _InvView(inv)
-    _refine(blocks, block_of, inv_list, deque(range(len(blocks))))
+            inv[t].append((s, m))
+    _refine(blocks, block_of, inv, deque(range(len(blocks))))
     # renumber the unpeeled blocks after the finite ones, each with its representative's pairs
     renum: dict = {}
     for s in rest:
@@ -596,18 +591,6 @@ def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> N
         done.add(b)
         pairs_of[b] = tuple((cl[i], blk[tl[i]]) for i in range(ptr[s], ptr[s + 1])
                             if live[tl[i]])
-
-
-class _InvView:
-    """``inv[t]`` over a dict (an empty list for a state nothing unpeeled moves into)."""
-
-    __slots__ = ("d",)
-
-    def __init__(self, d):
-        self.d = d
-
-    def __getitem__(self, t):
-        return self.d.get(t, ())
 
 
 def _quotient(tab, acc_local, block_of, n):

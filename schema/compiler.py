@@ -323,8 +323,7 @@ def _stack_attempt(s: "_Compiler", args, recursion: str) -> CompiledSchema | Non
     """One compilation on the stack route (see :func:`_stack_route`)."""
     from tokenfsm.automata.recursive import HOLE_SET, NondeterministicCall, RecursiveDFA
     schema, whitespace, budget, max_depth = args[0], args[1], args[7], args[6]
-    holes = HOLE_SET
-    with opaque_symbols(holes, _DIGITS):
+    with opaque_symbols(HOLE_SET, _DIGITS):
         try:
             lang = s.compile(s.root, "")
             s.finish_modules()
