@@ -74,6 +74,7 @@ from typing import Any, Iterable, Mapping
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError
+from tokenfsm.automata.gcpause import gc_paused
 
 from . import rewrite
 from .applicators import (ANNOTATIONS, ARRAY_KEYWORDS, KNOWN_UNSUPPORTED,
@@ -213,18 +214,19 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         raise ValueError(f"recursion must be 'auto', 'unroll' or 'stack', got {recursion!r}")
     args = (schema, whitespace, excludes, strict, allow_extra_keys, property_order, max_depth,
             budget or DEFAULT_BUDGET, documents)
-    c = _Compiler(*args)
-    if recursion != "unroll" and max_depth >= 1 and (recursion == "stack" or c.has_recursion()):
-        out = _stack_route(args, recursion, c.deadline)
-        if out is not None:
-            return out
-    if whitespace is None:
-        c.warn("whitespace=None allows unbounded whitespace between tokens", "")
-    lang = c.compile(c.root, "")
-    dfa = lang.to_dfa(c.budget).minimize()  # nested objects and arrays are minimised once, here
-    if dfa.is_empty():
-        _unsatisfiable(c)
-    return CompiledSchema(dfa, c.warnings, schema)
+    with gc_paused():  # (a with block adds no frame: the warnings' stack levels hold)
+        c = _Compiler(*args)
+        if recursion != "unroll" and max_depth >= 1 and (recursion == "stack" or c.has_recursion()):
+            out = _stack_route(args, recursion, c.deadline)
+            if out is not None:
+                return out
+        if whitespace is None:
+            c.warn("whitespace=None allows unbounded whitespace between tokens", "")
+        lang = c.compile(c.root, "")
+        dfa = lang.to_dfa(c.budget).minimize()  # nested objects and arrays are minimised once
+        if dfa.is_empty():
+            _unsatisfiable(c)
+        return CompiledSchema(dfa, c.warnings, schema)
 
 
 #: ``recursion="auto"`` unrolls a recursive schema when the unrolled automaton (before

@@ -1,0 +1,102 @@
+"""The collector pause around automaton constructions: nesting, threads, errors, and the schema
+compiler running inside it."""
+
+import gc
+import threading
+
+import pytest
+
+from tokenfsm.automata.gcpause import gc_paused, gc_paused_call
+
+
+@pytest.fixture(autouse=True)
+def _collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def test_paused_inside_and_restored_after():
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+
+
+def test_restored_after_an_exception():
+    with pytest.raises(KeyError):
+        with gc_paused():
+            raise KeyError("x")
+    assert gc.isenabled()
+
+
+def test_a_disabled_collector_stays_disabled():
+    gc.disable()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+
+
+def test_decorator_keeps_the_name_and_the_result():
+    @gc_paused_call
+    def f(x, y=1):
+        """doc"""
+        return x + y, gc.isenabled()
+
+    assert f(2, y=3) == (5, False)
+    assert f.__name__ == "f" and f.__doc__ == "doc"
+    assert gc.isenabled()
+
+
+def test_threads_overlapping_pauses():
+    """The collector comes back only when the last of several overlapping pauses ends."""
+    inside = threading.Barrier(3)
+    leave_first = threading.Event()
+    first_left = threading.Event()
+    seen = {}
+
+    def first():
+        with gc_paused():
+            inside.wait()
+            leave_first.wait()
+        first_left.set()
+
+    def second():
+        with gc_paused():
+            inside.wait()
+            first_left.wait()
+            seen["after first left"] = gc.isenabled()
+
+    ts = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in ts:
+        t.start()
+    inside.wait()
+    seen["both inside"] = gc.isenabled()
+    leave_first.set()
+    for t in ts:
+        t.join()
+    assert seen == {"both inside": False, "after first left": False}
+    assert gc.isenabled()
+
+
+def test_schema_compilation_runs_paused(monkeypatch):
+    from tokenfsm.schema import compile_json_schema, compiler
+
+    states = []
+    real = compiler._Compiler.compile
+
+    def spy(self, schema, ptr):
+        states.append(gc.isenabled())
+        return real(self, schema, ptr)
+
+    monkeypatch.setattr(compiler._Compiler, "compile", spy)
+    cs = compile_json_schema({"type": "object", "properties": {"a": {"type": "integer"}}})
+    assert cs.accepts('{"a": 1}')
+    assert states and not any(states)
+    assert gc.isenabled()
+    with pytest.raises(compiler.SchemaError):
+        compile_json_schema({"type": "no such type"})
+    assert gc.isenabled()
