@@ -86,6 +86,7 @@ from .jsontext import (CANONICAL_NUMBER, TYPES, Member, TypedLanguage, array_dfa
                        object_dfa, whitespace_dfa)
 from .numbers import number_schema, number_range
 from .refs import Registry, shown
+from .twins import ContentKeys
 from .strings import json_string, string_value
 
 __all__ = ["compile_json_schema", "CompiledSchema"]
@@ -517,6 +518,9 @@ class _Compiler(Applicators, Containers):
         self.inline = inline
         self.shared: set[str] = set()
         self.words = _call_words(pairs)
+        # targets written alike compile once (see .twins): content key -> (target, language)
+        self.keys = ContentKeys(self.registry)
+        self.twins: dict[str, tuple] = {}
         self.where = ""  # innermost subschema being compiled (names a route conflict)
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
 
@@ -614,11 +618,17 @@ class _Compiler(Applicators, Containers):
             self.cuts += 1
             self.warn(f"recursive $ref {shown(ref)!r} cut at depth {self.max_depth}", ptr)
             return TypedLanguage.nothing()
+        key, twin = self.twin(target, node)
+        if twin is not None:
+            return twin[1]
+        mark = (len(self.warnings), self.cuts)
         self.ref_stack[target] = n + 1
         try:
-            return self.compile(node, target)
+            lang = self.compile(node, target)
         finally:
             self.ref_stack[target] = n
+        self.keep_twin(key, mark, target, lang)
+        return lang
 
     # ------------------------------------------------------------------ the stack route
     def stack_ref(self, ref, node, target: str, ptr: str) -> TypedLanguage:
@@ -634,6 +644,10 @@ class _Compiler(Applicators, Containers):
             if target in self.entered:
                 self.warn(f"recursive $ref {shown(ref)!r} cut at depth {self.max_depth}", ptr)
             return self.call(target)
+        key, twin = self.twin(target, node)
+        if twin is not None:
+            return self.call(twin[0]) if twin[0] in self.module_of else twin[1]
+        mark = (len(self.warnings), self.cuts)
         lang = self.compile_entered(node, target)
         if target in self.module_of:  # it recurred while being compiled: lang is its body
             self.bodies.setdefault(target, lang)
@@ -644,8 +658,21 @@ class _Compiler(Applicators, Containers):
             self.module(target, node)
             self.shared.add(target)
             self.bodies[target] = lang
-            return self.call(target)
-        return lang
+        self.keep_twin(key, mark, target, lang)
+        return self.call(target) if target in self.shared else lang
+
+    # ------------------------------------------------------------------ targets written alike
+    def twin(self, target: str, node) -> tuple:
+        """``(key, twin)``: the content key of a ``$ref`` target (see :mod:`.twins`) and, when a
+        target with the same key compiled before, that ``(target, language)``."""
+        key = self.keys.key(target, node)
+        return key, (None if key is None else self.twins.get(key))
+
+    def keep_twin(self, key, mark: tuple, target: str, lang: TypedLanguage) -> None:
+        """Keep a target's language for the targets written alike, unless its compilation warned
+        or cut (a twin's warnings would name its own places)."""
+        if key is not None and (len(self.warnings), self.cuts) == mark:
+            self.twins.setdefault(key, (target, lang))
 
     def compile_entered(self, node, target: str) -> TypedLanguage:
         """Compile a ``$ref`` target with it marked as entered (a ``$ref`` back to it recurs)."""
