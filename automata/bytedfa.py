@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
+import operator
 
 import numpy as np
 
@@ -300,8 +302,6 @@ _CP_END = 0x140000
 #: Lead bytes by number of continuation bytes: (first lead, last lead, payload mask, lowest valid
 #: code point of that length, which rules out overlong forms).
 _LEAD_GROUPS = ((1, 0xC2, 0xDF, 0x1F, 0x80), (2, 0xE0, 0xEF, 0x0F, 0x800), (3, 0xF0, 0xF4, 0x07, 0x10000))
-#: Tables up to this many cells are numbered breadth-first by a plain queue, larger ones by levels.
-_PY_BFS_CELLS = 60_000
 
 
 def _lower_minimal(dfa):
@@ -316,9 +316,16 @@ def _lower_minimal(dfa):
        down (classes at the last level), and equal vectors are one *class node* -- so the
        class-level tree has a node per distinct block, few unless the classes cut Unicode finely;
     2. a byte state after a partial sequence is a pair (class node, code-point state), whose 64
-       successors are the state's targets of the node's classes (``delta[s][node]``, one fancy
-       index for all states at once); equal successor vectors are one byte state, all-dead ones are
-       the dead state 0.
+       successors are the state's targets of the node's classes; equal successor vectors are one
+       byte state, all-dead ones are the dead state 0.
+
+    Step 2 only reads a state's targets on the classes that reach above ASCII, and states with
+    the same such targets get the same partial-sequence states; so it runs once per distinct row
+    of those columns (:func:`_distinct_rows`). When rows x nodes is small -- the usual case:
+    typically one or two classes above ASCII -- it runs on tuples (:func:`_lower_small`), and
+    the byte classes come from the few distinct sources of columns (a code-point class, a lead
+    node, a continuation position) instead of a 256-column table; otherwise by array operations
+    over all states at once (:func:`_lower_arrays`). Both build the same automaton.
 
     Minimal by construction when the input is: the code-point states are pairwise
     distinguishable, so are their UTF-8 encodings; states after partial sequences with different
@@ -331,25 +338,217 @@ def _lower_minimal(dfa):
     Returns None when a check fails (a state unreachable: the input was not minimal after all),
     for the caller to use the general lowering.
     """
-    delta = np.asarray(dfa.delta, dtype=np.int32)
+    n = len(dfa.delta)
+    n_cls = len(dfa.classes)
+    delta = np.fromiter(itertools.chain.from_iterable(dfa.delta), dtype=np.int32,
+                        count=n * n_cls).reshape(n, n_cls)
+    ascii_l, high = _split_classes(dfa.classes)
+    plan = _tree_plan(tuple(r for r, _ in high))
+    hcls = [c for _, c in high]
+    rows, rowidx = _distinct_rows(delta, hcls)
+    accepting = np.zeros(n, dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
+        return _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, int(dfa.start))
+    return _lower_arrays(delta, ascii_l, high, accepting, int(dfa.start))
+
+
+#: Entries kept by the cache of :func:`_split_classes` before it starts afresh.
+_SPLIT_CACHE_MAX = 4096
+_SPLIT_CACHE: dict = {}
+
+
+def _split_classes(classes):
+    """``(ascii_l, high)``: each ASCII byte's class (``len(classes)`` where none has it), and
+    ``(ranges at or above U+0080, class)`` for every class reaching there, sorted by ranges.
+
+    The two parts of a class are cached by its ranges: automata built from the same pieces
+    (string bodies, digits, whitespace) share most of their classes."""
+    n_cls = len(classes)
+    ascii_l = [n_cls] * 128
+    high = []
+    cache = _SPLIT_CACHE
+    for c, cs in enumerate(classes):
+        rs = cs.ranges
+        got = cache.get(rs)
+        if got is None:
+            got = (tuple((lo, min(hi, 0x7F)) for lo, hi in rs if lo < 0x80),
+                   tuple((max(lo, 0x80), hi) for lo, hi in rs if hi >= 0x80))
+            if len(cache) >= _SPLIT_CACHE_MAX:
+                cache.clear()
+            cache[rs] = got
+        low, up = got
+        for lo, hi in low:
+            ascii_l[lo:hi + 1] = [c] * (hi - lo + 1)
+        if up:
+            high.append((up, c))
+    high.sort()
+    return ascii_l, high
+
+
+def _distinct_rows(delta: np.ndarray, cols: list):
+    """The distinct rows of ``delta[:, cols]`` (lists) and each state's row among them."""
+    n = delta.shape[0]
+    if not cols:
+        return [[]], np.zeros(n, dtype=np.int64)
+    if len(cols) == 1:
+        u, inv = np.unique(delta[:, cols[0]], return_inverse=True)
+        return [[v] for v in u.tolist()], inv.reshape(-1)
+    sub = delta[:, cols]
+    if n ** len(cols) < 1 << 62:     # targets are < n: the row as one exact mixed-radix number
+        key = sub.astype(np.int64) @ np.array([n ** i for i in range(len(cols))], dtype=np.int64)
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        return sub[first].tolist(), inv.reshape(-1)
+    u, inv = np.unique(sub, axis=0, return_inverse=True)
+    return u.tolist(), inv.reshape(-1)
+
+
+#: Rows x class nodes up to which the partial-sequence states are built on tuples.
+_PY_LEVEL_PAIRS = 1024
+
+
+@functools.lru_cache(maxsize=64)
+def _tree_plan(high: tuple):
+    """:func:`_class_tree` in the form :func:`_lower_small` reads: ``(levels, leads, nodes)``.
+
+    ``levels[k - 1]`` lists the level-k nodes as ``(kids, spread)``: the distinct entries of the
+    node's 64-vector in order of first appearance (local class numbers at k = 1, ``len(high)``
+    for none; level k - 1 nodes above, -1 for none) and an itemgetter that spreads values of the
+    kids back over the 64 positions. ``leads[k - 1]`` is the node of each lead byte of length k
+    (-1: all dead); ``nodes`` counts the nodes of all levels."""
+    lead_nodes, L = _class_tree(high)
+    levels = []
+    for k in (1, 2, 3):
+        nodes = []
+        for vec in L[k].tolist():
+            kids = tuple(dict.fromkeys(vec))
+            where = {u: i for i, u in enumerate(kids)}
+            nodes.append((kids, operator.itemgetter(*[where[u] for u in vec])))
+        levels.append(nodes)
+    leads = tuple(lead_nodes[k].tolist() for k in (1, 2, 3))
+    return levels, leads, sum(len(nodes) for nodes in levels)
+
+
+def _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, start):
+    """:func:`_lower_minimal` on tuples, one distinct high-class row at a time.
+
+    The partial-sequence states are numbered from ``n`` in order of creation; their rows only
+    have continuation bytes, code-point states' rows only ASCII and lead bytes, so a byte's
+    column is fixed by one *source*: the class of an ASCII byte (its ``delta`` column), the
+    node of a lead byte (the partial-sequence state it reaches from each row) or the position of
+    a continuation byte (its entry in each partial-sequence row). Byte classes are the distinct
+    columns; nonzero columns of different kinds never agree, and all-zero ones are the dead
+    class."""
+    n, n_cls = delta.shape
+    levels, leads, _ = plan
+    next_id = n
+    succ_rows: list = []                 # 64-tuples: the successors of states n, n + 1, ...
+    ids = ([], [], [])                   # ids[k - 1][row]: level-k state per node, then a 0
+    memos = ({}, {}, {})
+    for vals in rows:
+        prev = vals + [0]                # index len(high) (no class) and -1 (no node): dead
+        for k in range(3):
+            memo = memos[k]
+            cur = []
+            for kids, spread in levels[k]:
+                x = [prev[u] for u in kids]
+                if not any(x):
+                    cur.append(0)
+                    continue
+                succ = spread(x)
+                got = memo.get(succ)
+                if got is None:
+                    got = memo[succ] = next_id
+                    next_id += 1
+                    succ_rows.append(succ)
+                cur.append(got)
+            cur.append(0)
+            ids[k].append(cur)
+            prev = cur
+
+    # -- byte classes: group the sources by their columns; group 0 is the all-zero column
+    spec = [None]                        # group -> ("a", class) | ("l", k, node) | ("c", position)
+    g_ascii = {n_cls: 0}
+    live = sorted(set(ascii_l) - {n_cls})
+    if live:
+        group: dict = {}
+        for c, first in zip(live, _same_columns(delta[:, live])):
+            if first < 0:
+                g = 0
+            else:
+                g = group.get(first)
+                if g is None:
+                    g = group[first] = len(spec)
+                    spec.append(("a", c))
+            g_ascii[c] = g
+    g_lead = []
+    for k in range(3):
+        here = {-1: 0}
+        seen = {}
+        lvl = ids[k]
+        for j in sorted(set(leads[k]) - {-1}):
+            key = tuple(r[j] for r in lvl)
+            g = 0 if not any(key) else seen.get(key)
+            if g is None:
+                g = seen[key] = len(spec)
+                spec.append(("l", k, j))
+            here[j] = g
+        g_lead.append(here)
+    g_cont = [0] * 64
+    if succ_rows:
+        seen = {}
+        for p, key in enumerate(zip(*succ_rows)):
+            g = 0 if not any(key) else seen.get(key)
+            if g is None:
+                g = seen[key] = len(spec)
+                spec.append(("c", p))
+            g_cont[p] = g
+    src = [g_ascii[c] for c in ascii_l]
+    src += g_cont
+    src += (0, 0)                                          # C0, C1: overlong leads
+    for k in range(3):
+        src += [g_lead[k][j] for j in leads[k]]            # C2..DF, E0..EF, F0..F4
+    src += (0,) * 11                                       # F5..FF
+    rank: dict = {}
+    bc = [rank.setdefault(g, len(rank)) for g in src]      # classes numbered by first byte
+
+    # -- the table over byte classes, states numbered as built
+    total = next_id
+    tab = np.zeros((total, len(rank)), dtype=np.int32)
+    ja, ca, jl, sl, jc, pc = [], [], [], [], [], []
+    for j, g in enumerate(rank):
+        s = spec[g]
+        if s is None:
+            continue
+        if s[0] == "a":
+            ja.append(j)
+            ca.append(s[1])
+        elif s[0] == "l":
+            jl.append(j)
+            sl.append(s)
+        else:
+            jc.append(j)
+            pc.append(s[1])
+    if ja:
+        tab[:n, ja] = delta[:, ca]
+    if jl:
+        per_row = np.array([[ids[k][r][j] for _, k, j in sl] for r in range(len(rows))], dtype=np.int32)
+        tab[:n, jl] = per_row[rowidx]
+    if jc:
+        tab[n:, jc] = np.array(succ_rows, dtype=np.int32)[:, pc]
+    acc = np.zeros(total, dtype=bool)
+    acc[:n] = accepting
+    got = _number_states(tab, acc, start)
+    if got is None:
+        return None
+    return (np.array(bc, dtype=np.uint8),) + got + (1,)
+
+
+def _lower_arrays(delta, ascii_l, high, accepting, start):
+    """:func:`_lower_minimal` by array operations over all states: a ``(class node, state)``
+    pair's successors are ``delta[s][node]``, one fancy index for all pairs of a level."""
     n, n_cls = delta.shape
     dead_cls = n_cls
-    # the ASCII columns: each byte's class (dead_cls where no class has it)
-    ascii_l = [dead_cls] * 128
-    # the class tree of step 1 depends only on the classes' parts above ASCII: look it up by them,
-    # with those classes numbered locally (by first non-ASCII code point), then map to ours
-    high = []
-    for c, cs in enumerate(dfa.classes):
-        rs = cs.ranges
-        if rs[0][0] < 0x80:
-            for lo, hi in rs:
-                if lo >= 0x80:
-                    break
-                for b in range(lo, min(hi, 0x7F) + 1):
-                    ascii_l[b] = c
-        if rs[-1][1] >= 0x80:
-            high.append((tuple((max(lo, 0x80), hi) for lo, hi in rs if hi >= 0x80), c))
-    high.sort()
     lead_nodes, L = _class_tree(tuple(r for r, _ in high))
     if L[1].size:
         remap = np.array([c for _, c in high] + [dead_cls], dtype=np.int64)
@@ -397,9 +596,9 @@ def _lower_minimal(dfa):
     for rows in rows_of_level:
         table[pos:pos + rows.shape[0], 0x80:0xC0] = rows
         pos += rows.shape[0]
-    accepting = np.zeros(total, dtype=bool)
-    accepting[list(dfa.accepting)] = True
-    return _canonical_numbering(table, accepting, int(dfa.start))
+    acc = np.zeros(total, dtype=bool)
+    acc[:n] = accepting
+    return _canonical_numbering(table, acc, start)
 
 
 @functools.lru_cache(maxsize=64)
@@ -492,46 +691,105 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     """Byte classes (by first byte) and breadth-first state numbering of a minimal 256-column
     table whose every live state is reachable; None if some state is not reached."""
     bc, cols = _byte_classes_np(full)
-    tab = full[:, cols]
+    got = _number_states(full[:, cols], accepting, start)
+    if got is None:
+        return None
+    return (bc.astype(np.uint8),) + got + (1,)
+
+
+#: Breadth-first levels with at least this many states are expanded by array operations.
+_NP_LEVEL_STATES = 256
+
+
+def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
+    """``(table, accepting)`` renumbered breadth-first from ``start`` (to 1; 0 stays the dead
+    state), each row read in column order -- or None if some state is not reached.
+
+    Narrow levels are walked by a plain queue over the nonzero cells (most cells are zero, and
+    deep automata -- long counted repetitions -- have thousands of levels of a few states each);
+    wide ones by one array round each, which a queue in Python would crawl through."""
     total = tab.shape[0]
-    new = np.full(total, -1, dtype=np.int64)
-    new[0] = 0
-    new[start] = 1
+    r, c = np.nonzero(tab)
+    flat = tab[r, c].tolist()
+    off = np.searchsorted(r, np.arange(total + 1)).tolist()
+    num = [-1] * total
+    num[0] = 0
+    num[start] = 1
     count = 2
-    if tab.size <= _PY_BFS_CELLS:
-        # small tables: a plain queue beats one array round per breadth-first level; it walks
-        # only the nonzero cells (most are zero), row by row in column order
-        r, c = np.nonzero(tab)
-        flat = tab[r, c].tolist()
-        off = np.searchsorted(r, np.arange(total + 1)).tolist()
-        order = [start]
-        num = new.tolist()
-        for s in order:
-            for t in flat[off[s]:off[s + 1]]:
-                if num[t] < 0:
-                    num[t] = count
-                    count += 1
-                    order.append(t)
-        new = np.asarray(num, dtype=np.int64)
-    else:
-        frontier = np.array([start], dtype=np.int64)
-        while frontier.size:
+    frontier = [start]
+    mirror = None            # ``num`` as an array, for the array rounds, and what it still lacks
+    unsynced: list = []
+    while frontier:
+        if len(frontier) < _NP_LEVEL_STATES:
+            nxt = []
+            for s in frontier:
+                for t in flat[off[s]:off[s + 1]]:
+                    if num[t] < 0:
+                        num[t] = count
+                        count += 1
+                        nxt.append(t)
+            if mirror is not None:
+                unsynced.extend(nxt)
+        else:
+            if mirror is None:
+                mirror = np.asarray(num, dtype=np.int64)
+            elif unsynced:
+                idx = np.asarray(unsynced, dtype=np.int64)
+                mirror[idx] = np.asarray([num[t] for t in unsynced], dtype=np.int64)
+                unsynced = []
             cand = tab[frontier].ravel()
-            cand = cand[new[cand] < 0]
-            if not cand.size:
-                break
-            u, first = np.unique(cand, return_index=True)
-            fresh = u[np.argsort(first, kind="stable")]
-            new[fresh] = np.arange(count, count + fresh.size)
-            count += fresh.size
-            frontier = fresh
+            cand = cand[mirror[cand] < 0]
+            _, first = np.unique(cand, return_index=True)
+            fresh = cand[np.sort(first)]
+            mirror[fresh] = np.arange(count, count + fresh.size)
+            nxt = fresh.tolist()
+            for i, t in enumerate(nxt, count):
+                num[t] = i
+            count += len(nxt)
+        frontier = nxt
     if count != total:
         return None
-    out = np.zeros((total, tab.shape[1]), dtype=np.int32)
+    new = np.asarray(num, dtype=np.int64)
+    out = np.zeros(tab.shape, dtype=np.int32)
     out[new] = new[tab]
     acc = np.zeros(total, dtype=bool)
     acc[new] = accepting
-    return bc.astype(np.uint8), out, acc, 1
+    return out, acc
+
+
+def _same_columns(cols: np.ndarray) -> list:
+    """For each column of ``cols``, the first column equal to it (itself if none before), or -1
+    if it is all zeros. Columns are matched by hash (:func:`_column_hashes`) and then compared;
+    a collision falls back to comparing their bytes."""
+    h = _column_hashes(cols).tolist()
+    nonzero = cols.any(axis=0).tolist()
+    first: dict = {}
+    out = []
+    for j, key in enumerate(h):
+        if not nonzero[j]:
+            out.append(-1)
+            continue
+        i = first.setdefault(key, j)
+        if i != j and not np.array_equal(cols[:, i], cols[:, j]):
+            break
+        out.append(i)
+    else:
+        return out
+    out = []
+    first = {}
+    for j, col in enumerate(np.ascontiguousarray(cols.T)):
+        out.append(first.setdefault(col.tobytes(), j) if nonzero[j] else -1)
+    return out
+
+
+def _column_hashes(table: np.ndarray) -> np.ndarray:
+    """A wrapping dot product of each column with random weights: equal columns hash equal."""
+    global _COL_WEIGHTS
+    rows = table.shape[0]
+    if _COL_WEIGHTS.size < rows:
+        _COL_WEIGHTS = np.random.default_rng(0x5EED).integers(
+            1, 1 << 62, max(rows, 2 * _COL_WEIGHTS.size), dtype=np.int64) | 1
+    return _COL_WEIGHTS[:rows] @ table.astype(np.int64, copy=False)
 
 
 #: Random odd 64-bit multipliers for column hashing (grown on demand; fixed seed, so reproducible).
