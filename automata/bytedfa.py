@@ -31,6 +31,7 @@ import bisect
 import functools
 import itertools
 import operator
+import struct
 
 import numpy as np
 
@@ -340,17 +341,26 @@ def _lower_minimal(dfa):
     """
     n = len(dfa.delta)
     n_cls = len(dfa.classes)
-    delta = np.fromiter(itertools.chain.from_iterable(dfa.delta), dtype=np.int32,
-                        count=n * n_cls).reshape(n, n_cls)
+    delta = _delta_array(dfa.delta, n, n_cls)
     ascii_l, high = _split_classes(dfa.classes)
     plan = _tree_plan(tuple(r for r, _ in high))
     hcls = [c for _, c in high]
-    rows, rowidx = _distinct_rows(delta, hcls)
+    rows, rowidx = _distinct_rows(dfa.delta, hcls)
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True
     if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
         return _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, int(dfa.start))
     return _lower_arrays(delta, ascii_l, high, accepting, int(dfa.start))
+
+
+def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
+    """The ``(n, n_cls)`` array of a transition table given as tuples of rows, read-only.
+
+    Rows are packed by :mod:`struct` into the narrowest unsigned type that holds every state,
+    a few times faster than converting the cells one by one (``np.array``, ``np.fromiter``)."""
+    code, dtype = ("B", np.uint8) if n <= 1 << 8 else ("H", np.uint16) if n <= 1 << 16 else ("I", np.uint32)
+    pack = struct.Struct(f"{n_cls}{code}").pack
+    return np.frombuffer(b"".join(itertools.starmap(pack, delta)), dtype=dtype).reshape(n, n_cls)
 
 
 #: Entries kept by the cache of :func:`_split_classes` before it starts afresh.
@@ -386,21 +396,15 @@ def _split_classes(classes):
     return ascii_l, high
 
 
-def _distinct_rows(delta: np.ndarray, cols: list):
-    """The distinct rows of ``delta[:, cols]`` (lists) and each state's row among them."""
-    n = delta.shape[0]
+def _distinct_rows(delta, cols: list):
+    """The distinct rows of ``delta`` (tuples of rows) restricted to the columns ``cols``, as
+    lists in order of first appearance, and each state's row among them (an array)."""
     if not cols:
-        return [[]], np.zeros(n, dtype=np.int64)
-    if len(cols) == 1:
-        u, inv = np.unique(delta[:, cols[0]], return_inverse=True)
-        return [[v] for v in u.tolist()], inv.reshape(-1)
-    sub = delta[:, cols]
-    if n ** len(cols) < 1 << 62:     # targets are < n: the row as one exact mixed-radix number
-        key = sub.astype(np.int64) @ np.array([n ** i for i in range(len(cols))], dtype=np.int64)
-        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        return sub[first].tolist(), inv.reshape(-1)
-    u, inv = np.unique(sub, axis=0, return_inverse=True)
-    return u.tolist(), inv.reshape(-1)
+        return [[]], np.zeros(len(delta), dtype=np.intp)
+    pick = operator.itemgetter(*cols) if len(cols) > 1 else (lambda row, c=cols[0]: (row[c],))
+    seen: dict = {}
+    where = [seen.setdefault(key, len(seen)) for key in map(pick, delta)]
+    return [list(key) for key in seen], np.array(where, dtype=np.intp)
 
 
 #: Rows x class nodes up to which the partial-sequence states are built on tuples.
@@ -472,7 +476,7 @@ def _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, start):
     live = sorted(set(ascii_l) - {n_cls})
     if live:
         group: dict = {}
-        for c, first in zip(live, _same_columns(delta[:, live])):
+        for c, first in zip(live, _same_columns(delta, live)):
             if first < 0:
                 g = 0
             else:
@@ -509,8 +513,8 @@ def _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, start):
     for k in range(3):
         src += [g_lead[k][j] for j in leads[k]]            # C2..DF, E0..EF, F0..F4
     src += (0,) * 11                                       # F5..FF
-    rank: dict = {}
-    bc = [rank.setdefault(g, len(rank)) for g in src]      # classes numbered by first byte
+    rank = {g: j for j, g in enumerate(dict.fromkeys(src))}   # classes numbered by first byte
+    bc = list(map(rank.__getitem__, src))
 
     # -- the table over byte classes, states numbered as built
     total = next_id
@@ -709,9 +713,9 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     deep automata -- long counted repetitions -- have thousands of levels of a few states each);
     wide ones by one array round each, which a queue in Python would crawl through."""
     total = tab.shape[0]
-    r, c = np.nonzero(tab)
-    flat = tab[r, c].tolist()
-    off = np.searchsorted(r, np.arange(total + 1)).tolist()
+    flat = tab[tab != 0].tolist()          # row by row, in column order
+    off = [0]
+    off += np.cumsum(np.count_nonzero(tab, axis=1)).tolist()
     num = [-1] * total
     num[0] = 0
     num[start] = 1
@@ -749,18 +753,27 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
         frontier = nxt
     if count != total:
         return None
-    new = np.asarray(num, dtype=np.int64)
-    out = np.zeros(tab.shape, dtype=np.int32)
-    out[new] = new[tab]
-    acc = np.zeros(total, dtype=bool)
-    acc[new] = accepting
-    return out, acc
+    new = np.asarray(num, dtype=np.int32)
+    old = np.argsort(new)                  # old number of each new state
+    return new[tab.take(old, axis=0)], accepting[old]
 
 
-def _same_columns(cols: np.ndarray) -> list:
-    """For each column of ``cols``, the first column equal to it (itself if none before), or -1
-    if it is all zeros. Columns are matched by hash (:func:`_column_hashes`) and then compared;
-    a collision falls back to comparing their bytes."""
+def _same_columns(table: np.ndarray, which: list) -> list:
+    """For each column ``which[i]`` of ``table``, the first ``j`` with an equal column
+    ``which[j]`` (``i`` if none before), or -1 if it is all zeros. Short columns are compared as
+    bytes; long ones are matched by hash (:func:`_column_hashes`) and then compared, a collision
+    falling back to bytes."""
+    width = table.shape[0] * table.itemsize
+    if width <= 4096:
+        flat = table.T.tobytes()
+        zero = bytes(width)
+        first: dict = {}
+        out = []
+        for j, c in enumerate(which):
+            key = flat[c * width:(c + 1) * width]
+            out.append(-1 if key == zero else first.setdefault(key, j))
+        return out
+    cols = table[:, which]
     h = _column_hashes(cols).tolist()
     nonzero = cols.any(axis=0).tolist()
     first: dict = {}
