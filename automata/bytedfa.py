@@ -342,15 +342,15 @@ def _lower_minimal(dfa):
     n = len(dfa.delta)
     n_cls = len(dfa.classes)
     delta = _delta_array(dfa.delta, n, n_cls)
-    ascii_l, high = _split_classes(dfa.classes)
+    runs, high = _split_classes(dfa)
     plan = _tree_plan(tuple(r for r, _ in high))
     hcls = [c for _, c in high]
     rows, rowidx = _distinct_rows(dfa.delta, hcls)
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True
     if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
-        return _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, int(dfa.start))
-    return _lower_arrays(delta, ascii_l, high, accepting, int(dfa.start))
+        return _lower_small(delta, runs, plan, rows, rowidx, accepting, int(dfa.start))
+    return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
 
 
 def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
@@ -363,37 +363,28 @@ def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
     return np.frombuffer(b"".join(itertools.starmap(pack, delta)), dtype=dtype).reshape(n, n_cls)
 
 
-#: Entries kept by the cache of :func:`_split_classes` before it starts afresh.
-_SPLIT_CACHE_MAX = 4096
-_SPLIT_CACHE: dict = {}
-
-
-def _split_classes(classes):
-    """``(ascii_l, high)``: each ASCII byte's class (``len(classes)`` where none has it), and
+def _split_classes(dfa):
+    """``(runs, high)``: the ASCII bytes as runs ``(first, last, class)`` in byte order, and
     ``(ranges at or above U+0080, class)`` for every class reaching there, sorted by ranges.
 
-    The two parts of a class are cached by its ranges: automata built from the same pieces
-    (string bodies, digits, whitespace) share most of their classes."""
-    n_cls = len(classes)
-    ascii_l = [n_cls] * 128
-    high = []
-    cache = _SPLIT_CACHE
-    for c, cs in enumerate(classes):
-        rs = cs.ranges
-        got = cache.get(rs)
+    Read off the DFA's sorted segments (every class range, ordered), whose ASCII ones come first."""
+    segs = getattr(dfa, "_segs", None)
+    if segs is None:
+        segs = sorted((lo, hi, c) for c, cs in enumerate(dfa.classes) for lo, hi in cs.ranges)
+    i = bisect.bisect_left(segs, (0x80,))          # the first segment starting above ASCII
+    runs = segs[:i]
+    up: dict = {}
+    if runs and runs[-1][1] >= 0x80:               # a segment across U+0080
+        lo, hi, c = runs[-1]
+        runs[-1] = (lo, 0x7F, c)
+        up[c] = [(0x80, hi)]
+    for lo, hi, c in segs[i:]:
+        got = up.get(c)
         if got is None:
-            got = (tuple((lo, min(hi, 0x7F)) for lo, hi in rs if lo < 0x80),
-                   tuple((max(lo, 0x80), hi) for lo, hi in rs if hi >= 0x80))
-            if len(cache) >= _SPLIT_CACHE_MAX:
-                cache.clear()
-            cache[rs] = got
-        low, up = got
-        for lo, hi in low:
-            ascii_l[lo:hi + 1] = [c] * (hi - lo + 1)
-        if up:
-            high.append((up, c))
-    high.sort()
-    return ascii_l, high
+            up[c] = [(lo, hi)]
+        else:
+            got.append((lo, hi))
+    return runs, sorted((tuple(rs), c) for c, rs in up.items())
 
 
 def _distinct_rows(delta, cols: list):
@@ -401,25 +392,29 @@ def _distinct_rows(delta, cols: list):
     lists in order of first appearance, and each state's row among them (an array)."""
     if not cols:
         return [[]], np.zeros(len(delta), dtype=np.intp)
-    pick = operator.itemgetter(*cols) if len(cols) > 1 else (lambda row, c=cols[0]: (row[c],))
-    seen: dict = {}
-    where = [seen.setdefault(key, len(seen)) for key in map(pick, delta)]
-    return [list(key) for key in seen], np.array(where, dtype=np.intp)
+    keys = list(map(operator.itemgetter(*cols), delta))     # tuples, or targets if one column
+    number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    where = np.fromiter(map(number.__getitem__, keys), dtype=np.intp, count=len(keys))
+    return [list(key) if len(cols) > 1 else [key] for key in number], where
 
 
 #: Rows x class nodes up to which the partial-sequence states are built on tuples.
 _PY_LEVEL_PAIRS = 1024
+#: Templates kept per class tree by :func:`_partial_states` before it starts afresh.
+_TEMPLATES_MAX = 256
 
 
 @functools.lru_cache(maxsize=64)
 def _tree_plan(high: tuple):
-    """:func:`_class_tree` in the form :func:`_lower_small` reads: ``(levels, leads, nodes)``.
+    """:func:`_class_tree` in the form :func:`_partial_states` reads:
+    ``(levels, leads, nodes, templates)``.
 
     ``levels[k - 1]`` lists the level-k nodes as ``(kids, spread)``: the distinct entries of the
     node's 64-vector in order of first appearance (local class numbers at k = 1, ``len(high)``
     for none; level k - 1 nodes above, -1 for none) and an itemgetter that spreads values of the
     kids back over the 64 positions. ``leads[k - 1]`` is the node of each lead byte of length k
-    (-1: all dead); ``nodes`` counts the nodes of all levels."""
+    (-1: all dead); ``nodes`` counts the nodes of all levels; ``templates`` is the cache of
+    :func:`_partial_states` for this tree."""
     lead_nodes, L = _class_tree(high)
     levels = []
     for k in (1, 2, 3):
@@ -430,27 +425,46 @@ def _tree_plan(high: tuple):
             nodes.append((kids, operator.itemgetter(*[where[u] for u in vec])))
         levels.append(nodes)
     leads = tuple(lead_nodes[k].tolist() for k in (1, 2, 3))
-    return levels, leads, sum(len(nodes) for nodes in levels)
+    return levels, leads, sum(len(nodes) for nodes in levels), {}
 
 
-def _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, start):
-    """:func:`_lower_minimal` on tuples, one distinct high-class row at a time.
+def _partial_states(plan, rows: list):
+    """The states after part of a UTF-8 sequence, for code-point states whose targets on the
+    classes above ASCII are ``rows`` (distinct lists): ``(values, template)``.
 
-    The partial-sequence states are numbered from ``n`` in order of creation; their rows only
-    have continuation bytes, code-point states' rows only ASCII and lead bytes, so a byte's
-    column is fixed by one *source*: the class of an ASCII byte (its ``delta`` column), the
-    node of a lead byte (the partial-sequence state it reaches from each row) or the position of
-    a continuation byte (its entry in each partial-sequence row). Byte classes are the distinct
-    columns; nonzero columns of different kinds never agree, and all-zero ones are the dead
-    class."""
-    n, n_cls = delta.shape
-    levels, leads, _ = plan
-    next_id = n
-    succ_rows: list = []                 # 64-tuples: the successors of states n, n + 1, ...
+    They depend on the targets only through which of them are equal or dead, so they are built
+    once for the rows with their nonzero targets renamed 1, 2, ... in order of appearance (the
+    ``values``, in that order, are the real targets) and cached by the renamed rows. The template
+    (see :func:`_template`) speaks of target ``i`` as ``i`` and of its partial-sequence state
+    ``j`` (from 0) as ``len(values) + 1 + j``."""
+    names = {0: 0}
+    key = tuple([tuple([names.setdefault(v, len(names)) for v in row]) for row in rows])
+    templates = plan[3]
+    got = templates.get(key)
+    if got is None:
+        if len(templates) >= _TEMPLATES_MAX:
+            templates.clear()
+        got = templates[key] = _template(plan, key, len(names))
+    return list(names)[1:], got
+
+
+def _template(plan, rows: tuple, base: int):
+    """``(m, high_src, cont, lead)`` for renamed ``rows`` (see :func:`_partial_states`):
+
+    - ``m`` partial-sequence states, numbered from ``base`` as built, level by level;
+    - ``high_src``: for bytes 0x80..0xFF, the number (from 1, in order of first byte) of their
+      distinct nonzero columns, 0 for an all-dead column: continuation bytes' columns are their
+      entries in the partial-sequence states, lead bytes' columns their state per row;
+    - ``cont``: ``(m, continuation columns)`` and ``lead``: ``(rows, lead columns)`` arrays of
+      those columns in that order (the continuation ones come first: their bytes do), or None.
+    """
+    levels, leads, _, _ = plan
+    next_id = base
+    succ_rows: list = []                 # 64-tuples: the successors of states base, base + 1, ...
     ids = ([], [], [])                   # ids[k - 1][row]: level-k state per node, then a 0
     memos = ({}, {}, {})
-    for vals in rows:
-        prev = vals + [0]                # index len(high) (no class) and -1 (no node): dead
+    for row in rows:
+        prev = [*row, 0]                 # index len(high) (no class) and -1 (no node): dead
         for k in range(3):
             memo = memos[k]
             cur = []
@@ -469,86 +483,82 @@ def _lower_small(delta, ascii_l, plan, rows, rowidx, accepting, start):
             cur.append(0)
             ids[k].append(cur)
             prev = cur
+    keys: list = list(zip(*succ_rows)) if succ_rows else [()] * 64     # bytes 0x80..0xBF
+    keys += [(), ()]                                                    # C0, C1: overlong leads
+    for k in range(3):                                                  # C2..DF, E0..EF, F0..F4
+        keys += [(None,) + tuple([r[j] for r in ids[k]]) if j >= 0 else () for j in leads[k]]
+    keys += [()] * 11                                                   # F5..FF
+    number: dict = {}
+    # an all-dead column (None is false too) is 0
+    high_src = tuple([number.setdefault(key, len(number) + 1) if any(key) else 0 for key in keys])
+    cont = [key for key in number if key[:1] != (None,)]
+    lead = [key[1:] for key in number if key[:1] == (None,)]
+    return (next_id - base, high_src,
+            np.array(cont, dtype=np.int64).T.copy() if cont else None,
+            np.array(lead, dtype=np.int64).T.copy() if lead else None)
 
-    # -- byte classes: group the sources by their columns; group 0 is the all-zero column
-    spec = [None]                        # group -> ("a", class) | ("l", k, node) | ("c", position)
-    g_ascii = {n_cls: 0}
-    live = sorted(set(ascii_l) - {n_cls})
-    if live:
-        group: dict = {}
-        for c, first in zip(live, _same_columns(delta, live)):
-            if first < 0:
-                g = 0
-            else:
-                g = group.get(first)
-                if g is None:
-                    g = group[first] = len(spec)
-                    spec.append(("a", c))
-            g_ascii[c] = g
-    g_lead = []
-    for k in range(3):
-        here = {-1: 0}
-        seen = {}
-        lvl = ids[k]
-        for j in sorted(set(leads[k]) - {-1}):
-            key = tuple(r[j] for r in lvl)
-            g = 0 if not any(key) else seen.get(key)
-            if g is None:
-                g = seen[key] = len(spec)
-                spec.append(("l", k, j))
-            here[j] = g
-        g_lead.append(here)
-    g_cont = [0] * 64
-    if succ_rows:
-        seen = {}
-        for p, key in enumerate(zip(*succ_rows)):
-            g = 0 if not any(key) else seen.get(key)
-            if g is None:
-                g = seen[key] = len(spec)
-                spec.append(("c", p))
-            g_cont[p] = g
-    src = [g_ascii[c] for c in ascii_l]
-    src += g_cont
-    src += (0, 0)                                          # C0, C1: overlong leads
-    for k in range(3):
-        src += [g_lead[k][j] for j in leads[k]]            # C2..DF, E0..EF, F0..F4
-    src += (0,) * 11                                       # F5..FF
+
+def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
+    """:func:`_lower_minimal` with the partial-sequence states from a cached template
+    (:func:`_partial_states`).
+
+    The partial-sequence states are numbered from ``n``; their rows only have continuation
+    bytes, code-point states' rows only ASCII and lead bytes, so a byte's column is fixed by
+    one *source*: the class of an ASCII byte (its ``delta`` column), the node of a lead byte
+    (the partial-sequence state it reaches from each row) or the position of a continuation
+    byte (its entry in each partial-sequence row). Byte classes are the distinct columns;
+    nonzero columns of different kinds never agree, and all-zero ones are the dead class."""
+    n = delta.shape[0]
+    values, (m, high_src, cont, lead) = _partial_states(plan, rows)
+    # template numbers -> ours: 0, the targets, then the partial-sequence states n, n + 1, ...
+    real = np.concatenate((np.zeros(1, dtype=np.int64), np.asarray(values, dtype=np.int64),
+                           np.arange(n, n + m, dtype=np.int64)))
+
+    # -- byte classes: ASCII bytes' columns are their classes' delta columns, numbered 1, 2, ...
+    # (0: all dead); the template's columns of the other bytes come after them
+    live = sorted({c for _, _, c in runs})
+    first_of = {}
+    g_ascii = {}
+    for c, first in zip(live, _same_columns(delta, live)):
+        g_ascii[c] = 0 if first < 0 else first_of.setdefault(first, len(first_of) + 1)
+    n_ascii = len(first_of)
+    src: list = []
+    for lo, hi, c in runs:
+        src += [0] * (lo - len(src))        # (bytes in no class, were there any)
+        src += [g_ascii[c]] * (hi - lo + 1)
+    src += [0] * (128 - len(src))
+    src += [g + n_ascii if g else 0 for g in high_src]
     rank = {g: j for j, g in enumerate(dict.fromkeys(src))}   # classes numbered by first byte
-    bc = list(map(rank.__getitem__, src))
+    bc = bytes(map(rank.__getitem__, src))
 
     # -- the table over byte classes, states numbered as built
-    total = next_id
-    tab = np.zeros((total, len(rank)), dtype=np.int32)
-    ja, ca, jl, sl, jc, pc = [], [], [], [], [], []
+    rep: dict = {}                        # a class of each ASCII group
+    for c, g in g_ascii.items():
+        rep.setdefault(g, c)
+    ja, ca, jt = [], [], []
     for j, g in enumerate(rank):
-        s = spec[g]
-        if s is None:
-            continue
-        if s[0] == "a":
+        if g > n_ascii:
+            jt.append(j)                  # template columns, in their order
+        elif g:
             ja.append(j)
-            ca.append(s[1])
-        elif s[0] == "l":
-            jl.append(j)
-            sl.append(s)
-        else:
-            jc.append(j)
-            pc.append(s[1])
+            ca.append(rep[g])
+    tab = np.zeros((n + m, len(rank)), dtype=np.int32)
     if ja:
         tab[:n, ja] = delta[:, ca]
-    if jl:
-        per_row = np.array([[ids[k][r][j] for _, k, j in sl] for r in range(len(rows))], dtype=np.int32)
-        tab[:n, jl] = per_row[rowidx]
-    if jc:
-        tab[n:, jc] = np.array(succ_rows, dtype=np.int32)[:, pc]
-    acc = np.zeros(total, dtype=bool)
+    n_cont = 0 if cont is None else cont.shape[1]
+    if n_cont:
+        tab[n:, jt[:n_cont]] = real[cont]
+    if lead is not None:
+        tab[:n, jt[n_cont:]] = real[lead][rowidx]
+    acc = np.zeros(n + m, dtype=bool)
     acc[:n] = accepting
     got = _number_states(tab, acc, start)
     if got is None:
         return None
-    return (np.array(bc, dtype=np.uint8),) + got + (1,)
+    return (np.frombuffer(bc, dtype=np.uint8),) + got + (1,)
 
 
-def _lower_arrays(delta, ascii_l, high, accepting, start):
+def _lower_arrays(delta, runs, high, accepting, start):
     """:func:`_lower_minimal` by array operations over all states: a ``(class node, state)``
     pair's successors are ``delta[s][node]``, one fancy index for all pairs of a level."""
     n, n_cls = delta.shape
@@ -557,7 +567,9 @@ def _lower_arrays(delta, ascii_l, high, accepting, start):
     if L[1].size:
         remap = np.array([c for _, c in high] + [dead_cls], dtype=np.int64)
         L = [None, remap[L[1]], L[2], L[3]]
-    ascii_cls = np.asarray(ascii_l, dtype=np.int64)
+    ascii_cls = np.full(128, dead_cls, dtype=np.int64)
+    for lo, hi, c in runs:
+        ascii_cls[lo:hi + 1] = c
 
     # -- 2. byte states: (class node, code-point state) pairs, deduplicated level by level
     dx = np.zeros((n, n_cls + 1), dtype=np.int64)      # column dead_cls: every state dies
