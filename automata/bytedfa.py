@@ -713,7 +713,9 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     return (bc.astype(np.uint8),) + got + (1,)
 
 
-#: Breadth-first levels with at least this many states are expanded by array operations.
+#: Tables up to this many cells are numbered by a plain queue; larger ones level by level, wide
+#: levels (at least ``_NP_LEVEL_STATES`` states) by array operations.
+_PY_QUEUE_CELLS = 200_000
 _NP_LEVEL_STATES = 256
 
 
@@ -721,9 +723,10 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     """``(table, accepting)`` renumbered breadth-first from ``start`` (to 1; 0 stays the dead
     state), each row read in column order -- or None if some state is not reached.
 
-    Narrow levels are walked by a plain queue over the nonzero cells (most cells are zero, and
-    deep automata -- long counted repetitions -- have thousands of levels of a few states each);
-    wide ones by one array round each, which a queue in Python would crawl through."""
+    States are walked by a queue over the nonzero cells (most cells are zero; and deep automata
+    -- long counted repetitions -- have thousands of levels of a few states each). In a large
+    table, a wide level is expanded by one array round instead, which a queue in Python would
+    crawl through."""
     total = tab.shape[0]
     flat = tab[tab != 0].tolist()          # row by row, in column order
     off = [0]
@@ -732,89 +735,65 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     num[0] = 0
     num[start] = 1
     count = 2
-    frontier = [start]
-    mirror = None            # ``num`` as an array, for the array rounds, and what it still lacks
-    unsynced: list = []
-    while frontier:
-        if len(frontier) < _NP_LEVEL_STATES:
-            nxt = []
-            for s in frontier:
+    order = [start]                        # the states by new number, from 1
+    if tab.size <= _PY_QUEUE_CELLS:
+        for s in order:
+            for t in flat[off[s]:off[s + 1]]:
+                if num[t] < 0:
+                    num[t] = count
+                    count += 1
+                    order.append(t)
+    else:
+        pos = 0                              # order[:pos] are expanded
+        mirror = None        # ``num`` as an array, for the array rounds, and what it still lacks
+        unsynced = 0                         # order[unsynced:] are not in the mirror
+        while pos < len(order):
+            if len(order) - pos < _NP_LEVEL_STATES:
+                s = order[pos]
+                pos += 1
                 for t in flat[off[s]:off[s + 1]]:
                     if num[t] < 0:
                         num[t] = count
                         count += 1
-                        nxt.append(t)
-            if mirror is not None:
-                unsynced.extend(nxt)
-        else:
+                        order.append(t)
+                continue
+            # the states waiting in the queue, expanded at once: the first appearances of new
+            # targets in their rows, in order, are what the queue would append
             if mirror is None:
-                mirror = np.asarray(num, dtype=np.int64)
-            elif unsynced:
-                idx = np.asarray(unsynced, dtype=np.int64)
-                mirror[idx] = np.asarray([num[t] for t in unsynced], dtype=np.int64)
-                unsynced = []
-            cand = tab[frontier].ravel()
+                mirror = np.full(total, -1, dtype=np.int64)
+                mirror[0] = 0
+            mirror[order[unsynced:]] = 1
+            cand = tab[order[pos:]].ravel()
             cand = cand[mirror[cand] < 0]
             _, first = np.unique(cand, return_index=True)
-            fresh = cand[np.sort(first)]
-            mirror[fresh] = np.arange(count, count + fresh.size)
-            nxt = fresh.tolist()
-            for i, t in enumerate(nxt, count):
-                num[t] = i
-            count += len(nxt)
-        frontier = nxt
+            fresh = cand[np.sort(first)].tolist()
+            pos = len(order)
+            for t in fresh:
+                num[t] = count
+                count += 1
+            order += fresh
+            unsynced = pos
     if count != total:
         return None
     new = np.asarray(num, dtype=np.int32)
-    old = np.argsort(new)                  # old number of each new state
+    old = np.empty(total, dtype=np.intp)   # old number of each new state
+    old[0] = 0
+    old[1:] = order
     return new[tab.take(old, axis=0)], accepting[old]
 
 
 def _same_columns(table: np.ndarray, which: list) -> list:
     """For each column ``which[i]`` of ``table``, the first ``j`` with an equal column
-    ``which[j]`` (``i`` if none before), or -1 if it is all zeros. Short columns are compared as
-    bytes; long ones are matched by hash (:func:`_column_hashes`) and then compared, a collision
-    falling back to bytes."""
+    ``which[j]`` (``i`` if none before), or -1 if it is all zeros: columns compared as bytes."""
     width = table.shape[0] * table.itemsize
-    if width <= 4096:
-        flat = table.T.tobytes()
-        zero = bytes(width)
-        first: dict = {}
-        out = []
-        for j, c in enumerate(which):
-            key = flat[c * width:(c + 1) * width]
-            out.append(-1 if key == zero else first.setdefault(key, j))
-        return out
-    cols = table[:, which]
-    h = _column_hashes(cols).tolist()
-    nonzero = cols.any(axis=0).tolist()
+    flat = table.T.tobytes()
+    zero = bytes(width)
     first: dict = {}
     out = []
-    for j, key in enumerate(h):
-        if not nonzero[j]:
-            out.append(-1)
-            continue
-        i = first.setdefault(key, j)
-        if i != j and not np.array_equal(cols[:, i], cols[:, j]):
-            break
-        out.append(i)
-    else:
-        return out
-    out = []
-    first = {}
-    for j, col in enumerate(np.ascontiguousarray(cols.T)):
-        out.append(first.setdefault(col.tobytes(), j) if nonzero[j] else -1)
+    for j, c in enumerate(which):
+        key = flat[c * width:(c + 1) * width]
+        out.append(-1 if key == zero else first.setdefault(key, j))
     return out
-
-
-def _column_hashes(table: np.ndarray) -> np.ndarray:
-    """A wrapping dot product of each column with random weights: equal columns hash equal."""
-    global _COL_WEIGHTS
-    rows = table.shape[0]
-    if _COL_WEIGHTS.size < rows:
-        _COL_WEIGHTS = np.random.default_rng(0x5EED).integers(
-            1, 1 << 62, max(rows, 2 * _COL_WEIGHTS.size), dtype=np.int64) | 1
-    return _COL_WEIGHTS[:rows] @ table.astype(np.int64, copy=False)
 
 
 #: Random odd 64-bit multipliers for column hashing (grown on demand; fixed seed, so reproducible).
