@@ -90,6 +90,17 @@ class ByteDFA:
         object.__setattr__(self, "accepting", acc)
         object.__setattr__(self, "start", int(start))
 
+    @classmethod
+    def _trusted(cls, byte_classes, table, accepting, start: int) -> "ByteDFA":
+        """An instance of arrays built by this module with the right types, shapes and
+        contiguity, without the constructor's checks (they read every cell of the table)."""
+        obj = object.__new__(cls)
+        for name, arr in (("byte_classes", byte_classes), ("table", table), ("accepting", accepting)):
+            arr.setflags(write=False)
+            object.__setattr__(obj, name, arr)
+        object.__setattr__(obj, "start", int(start))
+        return obj
+
     def __setattr__(self, name, value):
         raise AttributeError("ByteDFA is immutable")
 
@@ -140,7 +151,7 @@ class ByteDFA:
         if getattr(dfa, "_minimal", False):
             got = _lower_minimal(dfa)
             if got is not None:
-                return cls(*got)
+                return cls._trusted(*got)
         return cls._lower_general(dfa)
 
     @classmethod
@@ -346,8 +357,7 @@ def _lower_minimal(dfa):
     plan = _tree_plan(tuple(r for r, _ in high))
     hcls = [c for _, c in high]
     rows, rowidx = _distinct_rows(dfa.delta, hcls)
-    accepting = np.zeros(n, dtype=bool)
-    accepting[list(dfa.accepting)] = True
+    accepting = list(dfa.accepting)
     if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
         return _lower_small(delta, runs, plan, rows, rowidx, accepting, int(dfa.start))
     return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
@@ -511,8 +521,7 @@ def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
     n = delta.shape[0]
     values, (m, high_src, cont, lead) = _partial_states(plan, rows)
     # template numbers -> ours: 0, the targets, then the partial-sequence states n, n + 1, ...
-    real = np.concatenate((np.zeros(1, dtype=np.int64), np.asarray(values, dtype=np.int64),
-                           np.arange(n, n + m, dtype=np.int64)))
+    real = np.array([0, *values, *range(n, n + m)], dtype=np.int64)
 
     # -- byte classes: ASCII bytes' columns are their classes' delta columns, numbered 1, 2, ...
     # (0: all dead); the template's columns of the other bytes come after them
@@ -551,7 +560,7 @@ def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
     if lead is not None:
         tab[:n, jt[n_cont:]] = real[lead][rowidx]
     acc = np.zeros(n + m, dtype=bool)
-    acc[:n] = accepting
+    acc[accepting] = True
     got = _number_states(tab, acc, start)
     if got is None:
         return None
@@ -613,7 +622,7 @@ def _lower_arrays(delta, runs, high, accepting, start):
         table[pos:pos + rows.shape[0], 0x80:0xC0] = rows
         pos += rows.shape[0]
     acc = np.zeros(total, dtype=bool)
-    acc[:n] = accepting
+    acc[accepting] = True
     return _canonical_numbering(table, acc, start)
 
 

@@ -80,8 +80,12 @@ def check(m: DFA) -> ByteDFA:
         return want
     got = bytedfa._lower_minimal(m)
     assert got is not None, "the fast lowering gave up on a minimal DFA"
-    got = ByteDFA(*got)
+    got = ByteDFA(*got)            # the checking constructor
     assert same(got, want)
+    fast = ByteDFA.from_codepoint_dfa(m)          # built without the checks
+    assert same(fast, want)
+    for arr in (fast.byte_classes, fast.table, fast.accepting):
+        assert arr.flags.c_contiguous and not arr.flags.writeable
     chars = probes(m)
     for a in chars[:12]:
         for b in chars[:12]:
