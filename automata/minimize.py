@@ -10,9 +10,10 @@ accepting states. This module works on that representation only:
   rest and to finish long chains), and numbers the result canonically (breadth-first from the
   start, symbols in order), so equal languages over the same alphabet give identical tables.
   Tables of moderate size are handled per distinct successor of a state rather than per symbol
-  (their rows mostly repeat the dead state); large ones with array operations, or, when most
-  of their states have a finite future (long chains of fixed keys), by Revuz's construction for
-  those states and Hopcroft's for the rest.
+  (their rows mostly repeat the dead state). Large ones that are sparse (few non-dead
+  transitions per state) or mostly made of states with a finite future (long chains of fixed
+  keys) are handled over their non-dead transitions, by Revuz's construction for the states with
+  a finite future and Hopcroft's for the rest; the others with array operations.
 - :func:`prune_table` only does the first two steps (no merging).
 
 Example
@@ -440,157 +441,226 @@ def _minimize_arrays(delta, accepting, start):
 
 
 def _minimize_finite(delta, accepting, start):
-    """:func:`minimize_table` for large tables made mostly of states with a *finite* future;
-    None when the table does not qualify (the array path then runs).
+    """:func:`minimize_table` for large *sparse* tables, or those made mostly of states with a
+    finite future, over the non-dead transitions only; None when the table does not qualify (the
+    array path then runs).
 
     A state that cannot reach a cycle of live states has a finite language, and only such states
-    can be equivalent to it. Those states are classed
-    exactly by Revuz's construction: in reverse topological order, each by its acceptance and
-    the classes of its successors (decided before it), one dictionary lookup per state. The
-    states on or above a cycle start from acceptance and are refined by Hopcroft, with the finite
-    classes as further splitters. A long chain (an object with many required keys in a fixed
-    order) would cost Moore one round per link; here it costs one pass over its transitions.
-    Everything runs over the non-dead transitions only. Qualifies: state 0 dead (all-zero row,
-    not accepting), and a share of at least :data:`FINITE_MIN_SHARE` of the live states with a
-    finite future. The result and its breadth-first numbering are those of
-    :func:`_minimize_arrays`."""
+    can be equivalent to it. Those states are classed exactly by Revuz's construction: in reverse
+    topological order, each by its acceptance and the classes of its successors (decided before
+    it), one dictionary lookup per state. The states on or above a cycle start in blocks by the
+    length of their shortest accepted word and are refined by Hopcroft, with the finite classes
+    as further splitters. A long chain (an
+    object with many required keys in a fixed order) would cost Moore one round per link and a
+    level-by-level array search one step per link; here it costs a few passes over its
+    transitions.
+
+    Qualifies: state 0 dead (all-zero row, not accepting), and either a share of at least
+    :data:`FINITE_MIN_SHARE` of the live states with a finite future or at most
+    :data:`SPARSE_MAX_TRANSITIONS` non-dead transitions per live state (past that, on tables
+    where most states loop, Moore's rounds over the array are cheaper). The result and its
+    breadth-first numbering are those of :func:`_minimize_arrays`."""
     import numpy as np
     D = np.asarray(delta, dtype=np.int64)
     n_all, nsym = D.shape
     if n_all < 2 or D[0].any() or 0 in accepting:
         return None
     rows, cols = np.nonzero(D)                 # row-major: by state, then by symbol
-    tl = D[rows, cols].tolist()
-    cl = cols.tolist()
-    ptr = np.searchsorted(rows, np.arange(n_all + 1)).tolist()
+    tgt = D[rows, cols]
+    ptr_a = np.zeros(n_all + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_all), out=ptr_a[1:])
+    ptr = ptr_a.tolist()
+    tl = tgt.tolist()
     acc = accepting if isinstance(accepting, (set, frozenset)) else set(accepting)
-    # reachable from the start, then co-reachable among those
+    # reachable from the start (over distinct successors), then co-reachable among those
     seen = bytearray(n_all)
     seen[start] = 1
     order = [start]
-    for s in order:
-        for i in range(ptr[s], ptr[s + 1]):
-            u = tl[i]
-            if not seen[u]:
-                seen[u] = 1
-                order.append(u)
-    succ = {}
-    preds: dict = {s: [] for s in order}
-    for s in order:
+    succ: dict = {}
+    for s in order:                            # ``order`` grows while it is walked
         ts = set(tl[ptr[s]:ptr[s + 1]])
         succ[s] = ts
         for u in ts:
+            if not seen[u]:
+                seen[u] = 1
+                order.append(u)
+    preds: dict = {s: [] for s in order}
+    for s in order:
+        for u in succ[s]:
             preds[u].append(s)
+    # co-reachable, breadth-first backwards from acceptance: ``dist[s]`` is the length of the
+    # shortest word ``s`` accepts (a property of its language, so equivalent states share it)
     live = bytearray(n_all)
+    dist = [0] * n_all
     todo = [s for s in order if s in acc]
     for s in todo:
         live[s] = 1
     for t in todo:
+        d = dist[t] + 1
         for s in preds[t]:
             if not live[s]:
                 live[s] = 1
+                dist[s] = d
                 todo.append(s)
     if not live[start]:
         return [[0] * nsym], set(), 0
-    states = [s for s in order if live[s]]
+    states = [s for s in order if live[s]] if len(todo) < len(order) else order
+    if len(states) < len(order):
+        # transitions into states that cannot reach acceptance lead to the dead state
+        keep = np.frombuffer(bytes(live), dtype=np.uint8).astype(bool)[tgt]
+        rows, cols, tgt = rows[keep], cols[keep], tgt[keep]
+        ptr_a[1:] = np.cumsum(np.bincount(rows, minlength=n_all))
+        ptr = ptr_a.tolist()
+        tl = tgt.tolist()
+        for s in states:
+            succ[s] = {u for u in succ[s] if live[u]}
     # finite futures: peel states all of whose live successors are peeled (reverse Kahn; a
-    # state on a cycle, a self-loop included, is never peeled)
-    pending = {}
+    # state on a cycle, a self-loop included, is never peeled). A live state's predecessors
+    # are live.
+    pending = [0] * n_all
     peel = []
     for s in states:
-        k = sum(1 for u in succ[s] if live[u])
+        k = len(succ[s])
         pending[s] = k
         if not k:
             peel.append(s)
     for t in peel:
         for s in preds[t]:
-            if live[s]:
-                pending[s] -= 1
-                if not pending[s]:
-                    peel.append(s)
+            pending[s] -= 1
+            if not pending[s]:
+                peel.append(s)
     if len(peel) < FINITE_MIN_SHARE * len(states):
-        return None
-    blk: dict = {}
+        counts = np.diff(ptr_a)
+        if int(counts[np.asarray(states, dtype=np.int64)].sum()) > \
+                SPARSE_MAX_TRANSITIONS * len(states):
+            return None
+    cl = cols.tolist()
+    blk = [-1] * n_all                         # the class of each live state
+    bget = blk.__getitem__
     number: dict = {}
-    pairs_of: list = []                        # per class, its (symbol, class) pairs
+    reps: list = []                            # per class, one of its states
     acc_of: list = []
     for s in peel:
-        items = tuple((cl[i], blk[tl[i]]) for i in range(ptr[s], ptr[s + 1]) if live[tl[i]])
+        i, j = ptr[s], ptr[s + 1]
         a = s in acc
-        key = (a, items)
+        key = (a, tuple(cl[i:j]), tuple(map(bget, tl[i:j])))
         b = number.get(key)
         if b is None:
-            b = number[key] = len(pairs_of)
-            pairs_of.append(items)
+            b = number[key] = len(acc_of)
+            reps.append(s)
             acc_of.append(a)
         blk[s] = b
     if len(peel) < len(states):
-        _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc)
-    # canonical numbering: breadth-first from the start's class, symbols in order
-    num = [0] * len(pairs_of)
+        _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_all, nsym)
+    # canonical numbering: breadth-first from the start's class, symbols in order (each class
+    # written from one of its states)
+    num = [0] * len(acc_of)
     first = blk[start]
     num[first] = 1
     queue = [first]
+    zero = [0] * nsym
+    out = [zero[:]]
     for b in queue:
-        for _, c in pairs_of[b]:
-            if not num[c]:
-                num[c] = len(queue) + 1
+        row = zero[:]
+        s = reps[b]
+        i = ptr[s]
+        for u in tl[i:ptr[s + 1]]:
+            c = blk[u]
+            j = num[c]
+            if not j:
+                j = num[c] = len(queue) + 1
                 queue.append(c)
-    out = np.zeros((len(queue) + 1, nsym), dtype=np.int64)
-    r_idx, c_idx, v_idx = [], [], []
-    for j, b in enumerate(queue, 1):
-        for a, c in pairs_of[b]:
-            r_idx.append(j)
-            c_idx.append(a)
-            v_idx.append(num[c])
-    out[r_idx, c_idx] = v_idx
+            row[cl[i]] = j
+            i += 1
+        out.append(row)
     new_accepting = {num[b] for b in queue if acc_of[b]}
-    return out.tolist(), new_accepting, 1
+    return out, new_accepting, 1
 
 
-def _refine_infinite(states, blk, pairs_of, acc_of, tl, cl, ptr, live, acc) -> None:
+def _pair_masks(src, dst, sym, n: int, nsym: int):
+    """The distinct ``(src, dst)`` pairs of the transitions ``src --sym--> dst`` (arrays; states
+    below ``n``, symbols below ``nsym``), each with the bit set of its symbols as a Python int.
+
+    Returns three lists ``(src, dst, mask)``, pairs in order of ``(src, dst)``. The bit sets are
+    made with array operations 62 symbols at a time (one 64-bit word per pair and word used),
+    and words of one pair joined in Python: a step per pair, not per symbol."""
+    import numpy as np
+    if not src.size:
+        return [], [], []
+    words = (nsym + 61) // 62
+    key = (src * n + dst) * words
+    if words > 1:
+        key += sym // 62
+        bit = sym % 62
+    else:
+        bit = sym
+    o = np.argsort(key, kind="stable")
+    key = key[o]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    vals = np.bitwise_or.reduceat(np.left_shift(np.int64(1), bit[o]), starts)
+    key = key[starts]
+    if words == 1:
+        return src[o][starts].tolist(), dst[o][starts].tolist(), vals.tolist()
+    pair = key // words
+    new = np.concatenate(([True], pair[1:] != pair[:-1]))
+    masks: list = []
+    for p, w, v in zip(new.tolist(), (key % words).tolist(), vals.tolist()):
+        if w:
+            v <<= 62 * w
+        if p:
+            masks.append(v)
+        else:
+            masks[-1] |= v
+    pair = pair[new]
+    return (pair // n).tolist(), (pair % n).tolist(), masks
+
+
+def _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_all: int,
+                     nsym: int) -> None:
     """Classes for the live states :func:`_minimize_finite` did not peel (those with an infinite
-    future), by Hopcroft from acceptance with the finite classes as fixed splitters; appends them
-    to ``blk``, ``pairs_of`` and ``acc_of``."""
-    rest = [s for s in states if s not in blk]
-    # blocks: the finite classes (only splitters, never split), then the rest by acceptance
-    blocks: list = [set() for _ in range(len(pairs_of))]
-    for s, b in blk.items():
-        blocks[b].add(s)
-    blocks += [m for m in ({s for s in rest if s in acc}, {s for s in rest if s not in acc}) if m]
-    block_of = dict(blk)
-    for b in range(len(pairs_of), len(blocks)):
-        for s in blocks[b]:
-            block_of[s] = b
+    future), by Hopcroft with the finite classes as fixed splitters; sets them in ``blk`` and
+    appends one state of each and its acceptance to ``reps`` and ``acc_of``.
+
+    The unpeeled states start in blocks by ``dist`` (the length of their shortest accepted word,
+    0 for accepting states): a partition that refines acceptance and that equivalent states never
+    straddle, so Hopcroft's refinement of it, with every block a splitter, still ends at the
+    equivalence. On a chain it is the answer already: the refinement then only checks it instead
+    of splitting one link off per step."""
+    import numpy as np
+    rest = [s for s in states if blk[s] < 0]
+    # blocks: the finite classes (only splitters, never split), then the rest by distance
+    blocks: list = [set() for _ in range(len(acc_of))]
+    for s in peel:
+        blocks[blk[s]].add(s)
+    block_of = blk[:]
+    by_dist: dict = {}
+    for s in rest:
+        b = by_dist.get(dist[s])
+        if b is None:
+            b = by_dist[dist[s]] = len(blocks)
+            blocks.append({s})
+        else:
+            blocks[b].add(s)
+        block_of[s] = b
     # inverse transitions into every live state, from the unpeeled states only (the finite
     # classes never split: their predecessors that matter are the unpeeled ones)
+    is_rest = np.zeros(n_all, dtype=bool)
+    is_rest[np.asarray(rest, dtype=np.int64)] = True
+    sel = is_rest[rows]
     inv: defaultdict = defaultdict(list)
-    for s in rest:
-        by_t: dict = {}
-        for i in range(ptr[s], ptr[s + 1]):
-            t = tl[i]
-            if live[t]:
-                by_t[t] = by_t.get(t, 0) | (1 << cl[i])
-        for t, m in by_t.items():
-            inv[t].append((s, m))
+    for s, t, m in zip(*_pair_masks(rows[sel], tgt[sel], cols[sel], n_all, nsym)):
+        inv[t].append((s, m))
     _refine(blocks, block_of, inv, deque(range(len(blocks))))
-    # renumber the unpeeled blocks after the finite ones, each with its representative's pairs
+    # number the unpeeled blocks after the finite ones
     renum: dict = {}
     for s in rest:
         b = block_of[s]
-        if b not in renum:
-            renum[b] = len(pairs_of)
-            pairs_of.append(None)
-            acc_of.append(s in acc)
-        blk[s] = renum[b]
-    done = set()
-    for s in rest:
-        b = blk[s]
-        if b in done:
-            continue
-        done.add(b)
-        pairs_of[b] = tuple((cl[i], blk[tl[i]]) for i in range(ptr[s], ptr[s + 1])
-                            if live[tl[i]])
+        c = renum.get(b)
+        if c is None:
+            c = renum[b] = len(acc_of)
+            acc_of.append(dist[s] == 0)
+            reps.append(s)
+        blk[s] = c
 
 
 def _quotient(tab, acc_local, block_of, n):
@@ -609,6 +679,8 @@ def _quotient(tab, acc_local, block_of, n):
 #: Large tables where at least this share of the live states have a finite future are
 #: minimised by :func:`_minimize_finite` (above 1: never).
 FINITE_MIN_SHARE = 0.5
+#: ... or at most this many non-dead transitions per live state (on average): sparse tables.
+SPARSE_MAX_TRANSITIONS = 24
 #: Tables with at least this many cells (states x symbols) are refined with array operations.
 MOORE_MIN_CELLS = 1_000_000
 #: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).
@@ -791,20 +863,21 @@ def _refine(blocks: list, block_of, inv, work) -> None:
         b = work.popleft()
         splitter = blocks[b]
         if len(splitter) == 1:
+            # one state: when at most one of its predecessors lies in a block of more than one
+            # state (chains, a self-loop besides), at most that predecessor splits off
             for t in splitter:
                 preds = inv[t]
-            if len(preds) < 2:
-                # one state with at most one predecessor (chains): at most that state splits off
-                if not preds:
-                    continue
-                s = preds[0][0]
-                y = block_of[s]
-                members = blocks[y]
-                if len(members) > 1:
-                    members.discard(s)
-                    z = len(blocks)
-                    blocks.append({s})
-                    block_of[s] = z
+            one = None
+            for s, _ in preds:
+                if len(blocks[block_of[s]]) > 1:
+                    if one is not None:
+                        break
+                    one = s
+            else:
+                if one is not None:
+                    blocks[block_of[one]].discard(one)
+                    block_of[one] = z = len(blocks)
+                    blocks.append({one})
                     work.append(z)
                 continue
         # (a snapshot: splitting by the block as it was is sound, and its parts get queued)

@@ -20,15 +20,20 @@ from oracles import brzozowski, raw_tables
 
 
 def _run(delta, accepting, start, *, cells, rounds=None, arrays=10**12):
-    old = mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS
+    """``minimize_table`` with its thresholds forced; past ``arrays`` cells, the array path
+    (the sparse path never qualifies)."""
+    old = (mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS, mz.FINITE_MIN_SHARE,
+           mz.SPARSE_MAX_TRANSITIONS)
     mz.MOORE_MIN_CELLS = cells
     mz.ARRAY_MIN_CELLS = arrays
+    mz.FINITE_MIN_SHARE, mz.SPARSE_MAX_TRANSITIONS = 2.0, -1
     if rounds is not None:
         mz.MOORE_MAX_ROUNDS = rounds
     try:
         return mz.minimize_table(delta, accepting, start)
     finally:
-        mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS = old
+        (mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS, mz.FINITE_MIN_SHARE,
+         mz.SPARSE_MAX_TRANSITIONS) = old
 
 
 @st.composite
