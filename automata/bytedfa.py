@@ -354,12 +354,14 @@ def _lower_minimal(dfa):
     n_cls = len(dfa.classes)
     delta = _delta_array(dfa.delta, n, n_cls)
     runs, high = _split_classes(dfa)
-    plan = _tree_plan(tuple(r for r, _ in high))
+    high_key = tuple(r for r, _ in high)
+    plan = _tree_plan(high_key)
     hcls = [c for _, c in high]
     rows, rowidx = _distinct_rows(dfa.delta, hcls)
     accepting = list(dfa.accepting)
     if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
-        return _lower_small(delta, runs, plan, rows, rowidx, accepting, int(dfa.start))
+        values, template = _partial_states(high_key, plan, rows)
+        return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start))
     return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
 
 
@@ -410,21 +412,22 @@ def _distinct_rows(delta, cols: list):
 
 #: Rows x class nodes up to which the partial-sequence states are built on tuples.
 _PY_LEVEL_PAIRS = 1024
-#: Templates kept per class tree by :func:`_partial_states` before it starts afresh.
-_TEMPLATES_MAX = 256
+#: Templates kept by :func:`_partial_states` before it starts afresh, and the most cells a kept
+#: template's arrays may have (so the cache holds at most a few tens of megabytes).
+_TEMPLATES_MAX = 1024
+_TEMPLATE_CELLS = 4096
+_TEMPLATES: dict = {}
 
 
 @functools.lru_cache(maxsize=64)
 def _tree_plan(high: tuple):
-    """:func:`_class_tree` in the form :func:`_partial_states` reads:
-    ``(levels, leads, nodes, templates)``.
+    """:func:`_class_tree` in the form :func:`_template` reads: ``(levels, leads, nodes)``.
 
     ``levels[k - 1]`` lists the level-k nodes as ``(kids, spread)``: the distinct entries of the
     node's 64-vector in order of first appearance (local class numbers at k = 1, ``len(high)``
     for none; level k - 1 nodes above, -1 for none) and an itemgetter that spreads values of the
     kids back over the 64 positions. ``leads[k - 1]`` is the node of each lead byte of length k
-    (-1: all dead); ``nodes`` counts the nodes of all levels; ``templates`` is the cache of
-    :func:`_partial_states` for this tree."""
+    (-1: all dead); ``nodes`` counts the nodes of all levels."""
     lead_nodes, L = _class_tree(high)
     levels = []
     for k in (1, 2, 3):
@@ -435,26 +438,28 @@ def _tree_plan(high: tuple):
             nodes.append((kids, operator.itemgetter(*[where[u] for u in vec])))
         levels.append(nodes)
     leads = tuple(lead_nodes[k].tolist() for k in (1, 2, 3))
-    return levels, leads, sum(len(nodes) for nodes in levels), {}
+    return levels, leads, sum(len(nodes) for nodes in levels)
 
 
-def _partial_states(plan, rows: list):
+def _partial_states(high: tuple, plan, rows: list):
     """The states after part of a UTF-8 sequence, for code-point states whose targets on the
     classes above ASCII are ``rows`` (distinct lists): ``(values, template)``.
 
     They depend on the targets only through which of them are equal or dead, so they are built
     once for the rows with their nonzero targets renamed 1, 2, ... in order of appearance (the
-    ``values``, in that order, are the real targets) and cached by the renamed rows. The template
+    ``values``, in that order, are the real targets) and cached by the class tree's key ``high``
+    and the renamed rows (small templates only). The template
     (see :func:`_template`) speaks of target ``i`` as ``i`` and of its partial-sequence state
     ``j`` (from 0) as ``len(values) + 1 + j``."""
     names = {0: 0}
-    key = tuple([tuple([names.setdefault(v, len(names)) for v in row]) for row in rows])
-    templates = plan[3]
-    got = templates.get(key)
+    key = (high, tuple([tuple([names.setdefault(v, len(names)) for v in row]) for row in rows]))
+    got = _TEMPLATES.get(key)
     if got is None:
-        if len(templates) >= _TEMPLATES_MAX:
-            templates.clear()
-        got = templates[key] = _template(plan, key, len(names))
+        got = _template(plan, key[1], len(names))
+        if sum(a.size for a in got[2:] if a is not None) <= _TEMPLATE_CELLS:
+            if len(_TEMPLATES) >= _TEMPLATES_MAX:
+                _TEMPLATES.clear()
+            _TEMPLATES[key] = got
     return list(names)[1:], got
 
 
@@ -468,7 +473,7 @@ def _template(plan, rows: tuple, base: int):
     - ``cont``: ``(m, continuation columns)`` and ``lead``: ``(rows, lead columns)`` arrays of
       those columns in that order (the continuation ones come first: their bytes do), or None.
     """
-    levels, leads, _, _ = plan
+    levels, leads, _ = plan
     next_id = base
     succ_rows: list = []                 # 64-tuples: the successors of states base, base + 1, ...
     ids = ([], [], [])                   # ids[k - 1][row]: level-k state per node, then a 0
@@ -508,9 +513,9 @@ def _template(plan, rows: tuple, base: int):
             np.array(lead, dtype=np.int64).T.copy() if lead else None)
 
 
-def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
-    """:func:`_lower_minimal` with the partial-sequence states from a cached template
-    (:func:`_partial_states`).
+def _lower_small(delta, runs, values, template, rowidx, accepting, start):
+    """:func:`_lower_minimal` with the partial-sequence states from a template
+    (:func:`_partial_states`; ``rowidx``: each state's row there).
 
     The partial-sequence states are numbered from ``n``; their rows only have continuation
     bytes, code-point states' rows only ASCII and lead bytes, so a byte's column is fixed by
@@ -519,7 +524,7 @@ def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
     byte (its entry in each partial-sequence row). Byte classes are the distinct columns;
     nonzero columns of different kinds never agree, and all-zero ones are the dead class."""
     n = delta.shape[0]
-    values, (m, high_src, cont, lead) = _partial_states(plan, rows)
+    m, high_src, cont, lead = template
     # template numbers -> ours: 0, the targets, then the partial-sequence states n, n + 1, ...
     real = np.array([0, *values, *range(n, n + m)], dtype=np.int64)
 
@@ -552,8 +557,9 @@ def _lower_small(delta, runs, plan, rows, rowidx, accepting, start):
             ja.append(j)
             ca.append(rep[g])
     tab = np.zeros((n + m, len(rank)), dtype=np.int32)
-    if ja:
-        tab[:n, ja] = delta[:, ca]
+    if ja:      # usually every class, in order, in the first columns: then a plain copy
+        where = slice(0, len(ja)) if ja[-1] == len(ja) - 1 else ja
+        tab[:n, where] = delta if ca == list(range(delta.shape[1])) else delta[:, ca]
     n_cont = 0 if cont is None else cont.shape[1]
     if n_cont:
         tab[n:, jt[:n_cont]] = real[cont]

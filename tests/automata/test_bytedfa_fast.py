@@ -128,9 +128,9 @@ def test_products_and_sequences_equal_general_lowering(a, b):
 @fewer(2)
 @given(class_partitions(max_classes=4), st.data())
 def test_templates_are_shared_across_numberings(classes, data):
-    # automata with the same classes but their states numbered apart: the second lowering may
-    # take the partial-sequence states from the first one's template, renamed
-    bytedfa._tree_plan.cache_clear()
+    # automata with the same classes but their states numbered apart: a later lowering may
+    # take the partial-sequence states from an earlier one's template, renamed
+    bytedfa._TEMPLATES.clear()
     k = len(classes)
     for _ in range(3):
         n = data.draw(st.integers(2, 8))
@@ -138,15 +138,29 @@ def test_templates_are_shared_across_numberings(classes, data):
         check(DFA.from_parts(classes, delta, {n - 1}, 1).minimize())
 
 
-def test_template_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(bytedfa, "_TEMPLATES_MAX", 2)
-    bytedfa._tree_plan.cache_clear()
+def test_template_is_reused_under_renaming(monkeypatch):
+    built = []
+    real = bytedfa._template
+    monkeypatch.setattr(bytedfa, "_template", lambda *a: built.append(a[1]) or real(*a))
+    bytedfa._TEMPLATES.clear()
+    # the same pattern of targets on the non-ASCII class (dead, or one state), other states
+    first = check(DFA.from_regex("ab[\u0080-\U0010ffff]x").minimize())
+    second = check(DFA.from_regex("[\u0080-\U0010ffff]y").minimize())
+    assert len(built) == 1 and first.num_states != second.num_states
+
+
+@pytest.mark.parametrize("limits", [(2, 4096), (1024, 0)])
+def test_template_cache_is_bounded(monkeypatch, limits):
+    monkeypatch.setattr(bytedfa, "_TEMPLATES_MAX", limits[0])
+    monkeypatch.setattr(bytedfa, "_TEMPLATE_CELLS", limits[1])
+    bytedfa._TEMPLATES.clear()
     any_high = CharSet([(0x80, 0x10FFFF)])
     for i in range(1, 8):        # ever longer chains: a new renamed row pattern each time
         d = DFA.from_charset(any_high | CharSet.of("a")).repeat(i, i)
         check(d.minimize())
-    plan = bytedfa._tree_plan(((((0x80, 0xD7FF), (0xE000, 0x10FFFF)),)))
-    assert 1 <= len(plan[3]) <= 2
+    assert len(bytedfa._TEMPLATES) <= limits[0]
+    if not limits[1]:
+        assert not bytedfa._TEMPLATES
 
 
 @pytest.mark.parametrize("pattern", [
