@@ -797,10 +797,41 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     return new[tab.take(old, axis=0)], accepting[old]
 
 
+#: Columns up to this many bytes are compared as bytes; longer ones first by their sums.
+_BYTES_COLUMNS = 4096
+
+
 def _same_columns(table: np.ndarray, which: list) -> list:
-    """For each column ``which[i]`` of ``table``, the first ``j`` with an equal column
-    ``which[j]`` (``i`` if none before), or -1 if it is all zeros: columns compared as bytes."""
+    """For each column ``which[i]`` of ``table`` (entries >= 0), the first ``j`` with an equal
+    column ``which[j]`` (``i`` if none before), or -1 if it is all zeros.
+
+    Short columns are compared as bytes. Long ones are matched by their sums (one pass over the
+    table instead of a transposed copy) and then compared; should many differing columns share
+    sums, the byte comparison decides instead."""
     width = table.shape[0] * table.itemsize
+    if width > _BYTES_COLUMNS:
+        sums = table.sum(axis=0, dtype=np.int64).tolist()
+        by_sum: dict = {}
+        out = []
+        budget = len(which)                     # comparisons of columns that turn out unequal
+        for j, c in enumerate(which):
+            total = sums[c]
+            if not total:                       # entries are >= 0: only the zero column
+                out.append(-1)
+                continue
+            seen = by_sum.setdefault(total, [])
+            for i in seen:
+                if np.array_equal(table[:, which[i]], table[:, c]):
+                    out.append(i)
+                    break
+                budget -= 1
+            else:
+                seen.append(j)
+                out.append(j)
+            if budget < 0:
+                break
+        else:
+            return out
     flat = table.T.tobytes()
     zero = bytes(width)
     first: dict = {}

@@ -291,10 +291,14 @@ def test_delta_array_widths(n, dtype):
 
 
 @fewer(2)
-@given(st.integers(1, 30), st.integers(1, 12), st.sampled_from([np.uint8, np.uint16, np.int32]),
-       st.randoms(use_true_random=False))
-def test_same_columns(rows, cols, dtype, rnd):
-    pool = [[rnd.randrange(3) for _ in range(rows)] for _ in range(4)] + [[0] * rows]
+@given(st.integers(1, 30), st.integers(1, 40), st.sampled_from([np.uint8, np.uint16, np.int32]),
+       st.sampled_from([4096, 0]), st.randoms(use_true_random=False))
+def test_same_columns(rows, cols, dtype, limit, rnd):
+    # columns drawn from a few, some of them permutations of one another (equal sums, unequal
+    # columns), compared as bytes or by sums first
+    base = [rnd.randrange(3) for _ in range(rows)]
+    pool = [base, [0] * rows] + [rnd.sample(base, rows) for _ in range(rnd.randint(0, 30))]
+    pool += [[rnd.randrange(3) for _ in range(rows)] for _ in range(3)]
     table = np.array([rnd.choice(pool) for _ in range(cols)], dtype=dtype).T.copy()
     which = sorted(rnd.sample(range(cols), rnd.randint(1, cols)))
     want = []
@@ -303,7 +307,12 @@ def test_same_columns(rows, cols, dtype, rnd):
             want.append(-1)
         else:
             want.append(next(j for j in range(i + 1) if np.array_equal(table[:, which[j]], table[:, c])))
-    assert bytedfa._same_columns(table, which) == want
+    saved = bytedfa._BYTES_COLUMNS
+    bytedfa._BYTES_COLUMNS = limit
+    try:
+        assert bytedfa._same_columns(table, which) == want
+    finally:
+        bytedfa._BYTES_COLUMNS = saved
 
 
 @fewer(2)
