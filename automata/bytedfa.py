@@ -556,7 +556,9 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
         elif g:
             ja.append(j)
             ca.append(rep[g])
-    tab = np.zeros((n + m, len(rank)), dtype=np.int32)
+    # the narrowest type for the states (the table is read a few times over)
+    tab = np.zeros((n + m, len(rank)), dtype=np.uint8 if n + m <= 1 << 8 else
+                   np.uint16 if n + m <= 1 << 16 else np.int32)
     if ja:      # usually every class, in order, in the first columns: then a plain copy
         where = slice(0, len(ja)) if ja[-1] == len(ja) - 1 else ja
         tab[:n, where] = delta if ca == list(range(delta.shape[1])) else delta[:, ca]

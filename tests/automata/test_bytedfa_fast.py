@@ -208,7 +208,7 @@ def reference_numbering(tab: np.ndarray, start: int):
                 queue.append(t)
     if len(num) != tab.shape[0]:
         return None
-    out = np.zeros_like(tab)
+    out = np.zeros(tab.shape, dtype=np.int32)
     for old, new in num.items():
         out[new] = [num[t] for t in tab[old].tolist()]
     return out, [old for old, _ in sorted(num.items(), key=lambda kv: kv[1])]
@@ -236,7 +236,8 @@ def reachable_tables(draw):
         for s in range(2, n):
             p = rnd.randrange(1, s)
             tab[p, rnd.randrange(cols)] = s
-    return tab, draw(st.integers(1, n - 1))
+    fits = [np.int32, np.int64] + ([np.uint16] if n <= 1 << 16 else []) + ([np.uint8] if n <= 256 else [])
+    return tab.astype(draw(st.sampled_from(fits))), draw(st.integers(1, n - 1))
 
 
 @fewer(2)
