@@ -333,11 +333,13 @@ def _lower_minimal(dfa):
 
     Step 2 only reads a state's targets on the classes that reach above ASCII, and states with
     the same such targets get the same partial-sequence states; so it runs once per distinct row
-    of those columns (:func:`_distinct_rows`). When rows x nodes is small -- the usual case:
-    typically one or two classes above ASCII -- it runs on tuples (:func:`_lower_small`), and
-    the byte classes come from the few distinct sources of columns (a code-point class, a lead
-    node, a continuation position) instead of a 256-column table; otherwise by array operations
-    over all states at once (:func:`_lower_arrays`). Both build the same automaton.
+    of those columns (:func:`_distinct_rows`), and only the pattern of equal and dead targets
+    among those rows matters. When rows x nodes is small -- the usual case: typically one or two
+    classes above ASCII -- it runs on tuples, once per pattern and class tree (a cached template,
+    :func:`_partial_states`), and the byte classes come from the few distinct sources of columns
+    (a code-point class, a lead node, a continuation position) instead of a 256-column table
+    (:func:`_lower_small`); otherwise by array operations over all states at once
+    (:func:`_lower_arrays`). Both build the same automaton.
 
     Minimal by construction when the input is: the code-point states are pairwise
     distinguishable, so are their UTF-8 encodings; states after partial sequences with different
@@ -508,9 +510,13 @@ def _template(plan, rows: tuple, base: int):
     high_src = tuple([number.setdefault(key, len(number) + 1) if any(key) else 0 for key in keys])
     cont = [key for key in number if key[:1] != (None,)]
     lead = [key[1:] for key in number if key[:1] == (None,)]
-    return (next_id - base, high_src,
-            np.array(cont, dtype=np.int64).T.copy() if cont else None,
-            np.array(lead, dtype=np.int64).T.copy() if lead else None)
+    arrays = []
+    for cols in (cont, lead):
+        arr = np.array(cols, dtype=np.int64).T.copy() if cols else None
+        if arr is not None:
+            arr.setflags(write=False)           # shared by every user of a cached template
+        arrays.append(arr)
+    return (next_id - base, high_src, *arrays)
 
 
 def _lower_small(delta, runs, values, template, rowidx, accepting, start):
