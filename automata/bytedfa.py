@@ -544,9 +544,11 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
     n_ascii = len(first_of)
     src: list = []
     for lo, hi, c in runs:
-        src += [0] * (lo - len(src))        # (bytes in no class, were there any)
         src += [g_ascii[c]] * (hi - lo + 1)
-    src += [0] * (128 - len(src))
+    if len(src) != 128:                     # the (disjoint) runs leave gaps: bytes in no class
+        src = [0] * 128
+        for lo, hi, c in runs:
+            src[lo:hi + 1] = [g_ascii[c]] * (hi - lo + 1)
     src += [g + n_ascii if g else 0 for g in high_src]
     rank = {g: j for j, g in enumerate(dict.fromkeys(src))}   # classes numbered by first byte
     bc = bytes(map(rank.__getitem__, src))

@@ -337,3 +337,14 @@ def test_distinct_rows(delta, cols):
     picked = [[r[c] for c in cols] for r in delta]
     assert len(rows) == len({tuple(p) for p in picked})
     assert [rows[i] for i in where.tolist()] == picked
+
+
+def test_classes_that_leave_gaps():
+    # a table over classes that do not cover the alphabet (characters in no class die)
+    classes = [CharSet.of("a"), CharSet.range("c", "d"), CharSet([(0xE9, 0xE9), (0x10000, 0x10000)])]
+    delta = [[0, 0, 0], [2, 0, 0], [0, 3, 1], [0, 0, 4], [1, 0, 0]]
+    d = DFA(classes, delta, {4}, 1, _minimal=True)
+    got = ByteDFA.from_codepoint_dfa(d)
+    assert same(got, ByteDFA._lower_general(d))
+    assert got.accepts("acé".encode()) and got.accepts("a\U00010000adé".encode())
+    assert not got.accepts(b"ab") and not got.accepts("ac\u00e8".encode())
