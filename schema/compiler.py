@@ -498,6 +498,7 @@ class _Compiler(Applicators, Containers):
         self.cache: dict = {}
         self._any: TypedLanguage | None = None
         self._strings: dict = {}
+        self._values: dict = {}  # const / enum lists (as JSON text) -> their TypedLanguage
         self._minimal: DFA | None = None
         # budget.max_seconds also bounds the whole compilation, checked per subschema
         self.deadline = None if budget.max_seconds is None else time.perf_counter() + budget.max_seconds
@@ -891,7 +892,11 @@ class _Compiler(Applicators, Containers):
                 if not ok:
                     complete.discard(t)
             if value_lang is not None:
-                part = part.intersect(value_lang.parts[t], self.budget)
+                if t == "string" and part is self.cached_string(0, None, None, None, ()):
+                    # every spelling of every string: the listed strings are all in it
+                    part = value_lang.parts[t]
+                else:
+                    part = part.intersect(value_lang.parts[t], self.budget)
                 if t not in value_lang.complete:
                     complete.discard(t)
             parts[t] = part
@@ -927,6 +932,18 @@ class _Compiler(Applicators, Containers):
 
     # ------------------------------------------------------------------ values (const / enum)
     def values_lang(self, values: list, ptr: str) -> TypedLanguage:
+        """The texts of the JSON values ``values`` (a ``const`` or ``enum``); the same list
+        written again (enums recur across definitions) is built once."""
+        try:
+            key = json.dumps(values)  # (key order kept: a long object value is written in it)
+        except (TypeError, ValueError):
+            return self._values_lang(values, ptr)  # not JSON: reported where it is
+        got = self._values.get(key)
+        if got is None:
+            got = self._values[key] = self._values_lang(values, ptr)
+        return got
+
+    def _values_lang(self, values: list, ptr: str) -> TypedLanguage:
         # String values are unioned as decoded literals and encoded once (encoding distributes over
         # union); every other value's automaton joins its type's part in one n-ary union, so a long
         # enum costs one determinisation per type, not one per value.
