@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
+from .gcpause import gc_paused
+
 __all__ = ["minimize_table", "minimize_groups", "prune_table", "prune_groups", "reachable",
            "coreachable"]
 
@@ -136,10 +138,13 @@ def minimize_table(delta, accepting, start, groups=None):
     """
     nsym = len(delta[0]) if len(delta) else 0
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
-        got = _minimize_finite(delta, accepting, start)
-        if got is not None:
-            return got
-        return _minimize_arrays(delta, accepting, start)
+        # (tens of thousands of rows, sets and tuples that stay alive, no cycles: the cyclic
+        # collector would traverse them again and again, freeing nothing)
+        with gc_paused():
+            got = _minimize_finite(delta, accepting, start)
+            if got is not None:
+                return got
+            return _minimize_arrays(delta, accepting, start)
     if len(delta) * nsym < MOORE_MIN_CELLS:
         if groups is None and hasattr(delta, "tolist"):
             # an array: its groups come cheaper from array sorts than from row scans
