@@ -753,14 +753,15 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     table, a wide level is expanded by one array round instead, which a queue in Python would
     crawl through."""
     total = tab.shape[0]
-    flat = tab[tab != 0].tolist()          # row by row, in column order
+    live = tab != 0
+    flat = tab[live].tolist()              # row by row, in column order
     off = [0]
-    off += np.cumsum(np.count_nonzero(tab, axis=1)).tolist()
+    off += live.sum(axis=1).cumsum().tolist()
     num = [-1] * total
     num[0] = 0
     num[start] = 1
     count = 2
-    order = [start]                        # the states by new number, from 1
+    order = [start]                        # the states in the order they are numbered
     if tab.size <= _PY_QUEUE_CELLS:
         for s in order:
             for t in flat[off[s]:off[s + 1]]:
@@ -800,11 +801,10 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
             unsynced = pos
     if count != total:
         return None
-    new = np.asarray(num, dtype=np.int32)
+    new = np.array(num, dtype=np.int32)
     old = np.empty(total, dtype=np.intp)   # old number of each new state
-    old[0] = 0
-    old[1:] = order
-    return new[tab.take(old, axis=0)], accepting[old]
+    old[new] = np.arange(total)
+    return new.take(tab.take(old, axis=0)), accepting.take(old)
 
 
 #: Columns up to this many bytes are compared as bytes; longer ones first by their sums.

@@ -16,10 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from oracles import fewer
-from tokenfsm.automata import DFA, ByteDFA, CharSet
-from tokenfsm.automata import bytedfa
+from tokenfsm.automata import DFA, ByteDFA, CharSet, bytedfa
 
 # Code points where UTF-8 changes: the ends of each sequence length, both sides of the surrogate
 # gap, the last scalar value, the lead bytes with a narrowed second byte (E0, ED, F0, F4).
