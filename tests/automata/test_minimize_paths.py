@@ -262,3 +262,140 @@ def test_moore_hands_a_stalled_chain_to_hopcroft(monkeypatch):
     assert _run(delta, accepting, start, cells=0, arrays=0) == want
     assert rounds == [False]        # stopped before stability: Hopcroft did the rest
     assert len(want[0]) == len(delta)
+
+
+# ---------------------------------------------------------------- sparse tables (chains)
+
+def _bfs_canonical(delta, accepting, start):
+    """A minimal table renumbered breadth-first from the start, symbols in order, dead state 0
+    (written independently of the module: the form ``minimize_table`` promises)."""
+    if start == 0:
+        return [[0] * len(delta[0])], set(), 0
+    num = {start: 1}
+    order = [start]
+    for s in order:
+        for t in delta[s]:
+            if t and t not in num:
+                num[t] = len(order) + 1
+                order.append(t)
+    rows = [[0] * len(delta[0])] + [[num.get(t, 0) for t in delta[s]] for s in order]
+    return rows, {num[a] for a in accepting if a in num}, 1
+
+
+def _oracle(delta, accepting, start):
+    k = len(delta[0])
+    return _bfs_canonical(*brzozowski([None] * k, delta, accepting, start))
+
+
+@st.composite
+def chain_tables(draw):
+    """Tables shaped like a schema object's: a chain of links on one symbol each, some links with
+    a looping piece (a state looping on several symbols), optional links (a skip edge), back
+    edges, reachable states that cannot reach acceptance (with loops of their own), and a copy
+    of the whole chain entered halfway (so that states merge across the copies); up to 130
+    symbols (past the 62 of one bit-set word), states numbered at random."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    k = rng.choice([1, 2, 5, 62, 63, 70, 101, 130])
+    links = rng.randint(1, 150)
+    delta = [[0] * k]
+
+    def new():
+        delta.append([0] * k)
+        return len(delta) - 1
+
+    chain = [new()]
+    skips = []
+    for _ in range(links):
+        s = chain[-1]
+        t = new()
+        delta[s][rng.randrange(k)] = t
+        r = rng.random()
+        if r < 0.3:                                   # a looping value
+            for a in rng.sample(range(k), rng.randint(1, min(k, 8))):
+                delta[t][a] = t
+        elif r < 0.4 and len(chain) > 1:              # a back edge
+            delta[t][rng.randrange(k)] = rng.choice(chain)
+        elif r < 0.5:                                 # an optional link
+            skips.append(s)
+        elif r < 0.6:                                 # a dead end that loops
+            x = new()
+            delta[s][rng.randrange(k)] = x
+            delta[x][rng.randrange(k)] = x
+        chain.append(t)
+    for s in skips:
+        later = [t for t in chain if t > s + 1]
+        if later:
+            delta[s][rng.randrange(k)] = rng.choice(later)
+    accepting = {chain[-1]} | {s for s in chain if rng.random() < 0.05}
+    if rng.random() < 0.6:                            # a copy, entered halfway
+        n = len(delta)
+        delta += [[t + n - 1 if t else 0 for t in row] for row in delta[1:]]
+        accepting |= {a + n - 1 for a in accepting}
+        p = rng.randrange(len(chain) - 1)
+        delta[chain[p]][rng.randrange(k)] = chain[p + 1] + n - 1
+    n = len(delta)
+    perm = [0] + rng.sample(range(1, n), n - 1)
+    shuffled = [None] * n
+    for s in range(n):
+        shuffled[perm[s]] = [perm[t] for t in delta[s]]
+    return shuffled, {perm[a] for a in accepting}, perm[chain[0]]
+
+
+@given(chain_tables())
+def test_sparse_path_on_chains_is_the_canonical_quotient(table):
+    delta, accepting, start = table
+    want = _oracle(delta, accepting, start)
+    assert _finite(delta, accepting, start) == want
+    import numpy as np
+    assert _finite(np.asarray(delta, dtype=np.int64), accepting, start) == want
+    old = mz.ARRAY_MIN_CELLS
+    mz.ARRAY_MIN_CELLS = 0
+    try:                                              # the default choice between the paths
+        assert mz.minimize_table(delta, accepting, start) == want
+    finally:
+        mz.ARRAY_MIN_CELLS = old
+    assert _run(delta, accepting, start, cells=0, arrays=0) == want          # arrays, Moore
+    assert _run(delta, accepting, start, cells=10**12, arrays=0) == want     # arrays, Hopcroft
+    assert _run(delta, accepting, start, cells=10**12) == want               # per successor
+
+
+@pytest.mark.parametrize("k", [1, 5, 62, 63, 124, 125, 200])
+def test_pair_masks_against_a_dict(k):
+    import numpy as np
+    rng = random.Random(k)
+    n = 30
+    cells = {(rng.randrange(n), rng.randrange(k)): rng.randrange(n) for _ in range(400)}
+    src = np.array([s for s, _ in cells], dtype=np.int64)
+    sym = np.array([a for _, a in cells], dtype=np.int64)
+    dst = np.array(list(cells.values()), dtype=np.int64)
+    want: dict = {}
+    for (s, a), t in cells.items():
+        want[s, t] = want.get((s, t), 0) | (1 << a)
+    got_s, got_t, got_m = mz._pair_masks(src, dst, sym, n, k)
+    assert list(zip(got_s, got_t)) == sorted(want)
+    assert dict(zip(zip(got_s, got_t), got_m)) == want
+    assert all(type(m) is int for m in got_m)
+    assert mz._pair_masks(src[:0], dst[:0], sym[:0], n, k) == ([], [], [])
+
+
+def test_sparse_tables_take_the_sparse_path():
+    # a chain of keys with looping values: few states have a finite future (everything before
+    # the last loop reaches it), but each state has few transitions, so the sparse path runs;
+    # a dense table of loops goes to the array path
+    d = DFA.concat_all([DFA.from_regex(f'"k{i}":(null|"[a-z]*"),') for i in range(300)])
+    delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
+    assert len(delta) * len(delta[0]) >= mz.ARRAY_MIN_CELLS
+    assert mz._minimize_finite(delta, accepting, start) is not None
+    assert _finite(delta, accepting, start, share=2.0) is not None     # by structure alone
+    old = mz.SPARSE_MAX_TRANSITIONS
+    mz.SPARSE_MAX_TRANSITIONS = 0
+    try:
+        assert _finite(delta, accepting, start, share=2.0) is None     # not by finite share
+    finally:
+        mz.SPARSE_MAX_TRANSITIONS = old
+    assert mz.minimize_table(delta, accepting, start) == _run(delta, accepting, start,
+                                                              cells=10**12)
+    rng = random.Random(1)
+    k = 40
+    dense = [[0] * k] + [[rng.randrange(1, 1000) for _ in range(k)] for _ in range(999)]
+    assert mz._minimize_finite(dense, {5, 7}, 1) is None
