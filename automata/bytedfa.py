@@ -458,7 +458,7 @@ def _partial_states(high: tuple, plan, rows: list):
     got = _TEMPLATES.get(key)
     if got is None:
         got = _template(plan, key[1], len(names))
-        if sum(a.size for a in got[2:] if a is not None) <= _TEMPLATE_CELLS:
+        if sum(a.size for a in got[2:4] if a is not None) <= _TEMPLATE_CELLS:
             if len(_TEMPLATES) >= _TEMPLATES_MAX:
                 _TEMPLATES.clear()
             _TEMPLATES[key] = got
@@ -466,14 +466,15 @@ def _partial_states(high: tuple, plan, rows: list):
 
 
 def _template(plan, rows: tuple, base: int):
-    """``(m, high_src, cont, lead)`` for renamed ``rows`` (see :func:`_partial_states`):
+    """``(m, high_src, cont, lead, shifted)`` for renamed ``rows`` (see :func:`_partial_states`):
 
     - ``m`` partial-sequence states, numbered from ``base`` as built, level by level;
     - ``high_src``: for bytes 0x80..0xFF, the number (from 1, in order of first byte) of their
       distinct nonzero columns, 0 for an all-dead column: continuation bytes' columns are their
       entries in the partial-sequence states, lead bytes' columns their state per row;
     - ``cont``: ``(m, continuation columns)`` and ``lead``: ``(rows, lead columns)`` arrays of
-      those columns in that order (the continuation ones come first: their bytes do), or None.
+      those columns in that order (the continuation ones come first: their bytes do), or None;
+    - ``shifted``: a cache of ``high_src`` as bytes with its numbers past some offset.
     """
     levels, leads, _ = plan
     next_id = base
@@ -516,7 +517,7 @@ def _template(plan, rows: tuple, base: int):
         if arr is not None:
             arr.setflags(write=False)           # shared by every user of a cached template
         arrays.append(arr)
-    return (next_id - base, high_src, *arrays)
+    return (next_id - base, high_src, *arrays, {})
 
 
 def _lower_small(delta, runs, values, template, rowidx, accepting, start):
@@ -530,7 +531,7 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
     byte (its entry in each partial-sequence row). Byte classes are the distinct columns;
     nonzero columns of different kinds never agree, and all-zero ones are the dead class."""
     n = delta.shape[0]
-    m, high_src, cont, lead = template
+    m, high_src, cont, lead, shifted = template
     # template numbers -> ours: 0, the targets, then the partial-sequence states n, n + 1, ...
     real = np.array([0, *values, *range(n, n + m)], dtype=np.int64)
 
@@ -549,9 +550,16 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
         src = [0] * 128
         for lo, hi, c in runs:
             src[lo:hi + 1] = [g_ascii[c]] * (hi - lo + 1)
-    src += [g + n_ascii if g else 0 for g in high_src]
-    rank = {g: j for j, g in enumerate(dict.fromkeys(src))}   # classes numbered by first byte
-    bc = bytes(map(rank.__getitem__, src))
+    # the numbers fit a byte: at most 128 ASCII columns, 115 others (C0, C1, F5..FF are dead)
+    high = shifted.get(n_ascii)
+    if high is None:
+        high = shifted[n_ascii] = bytes([g + n_ascii if g else 0 for g in high_src])
+    src_b = bytes(src) + high
+    rank = dict.fromkeys(src_b)            # column numbers in order of first byte: the classes
+    to_class = bytearray(256)
+    for j, g in enumerate(rank):
+        to_class[g] = j
+    bc = src_b.translate(to_class)
 
     # -- the table over byte classes, states numbered as built
     rep: dict = {}                        # a class of each ASCII group
