@@ -538,11 +538,16 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
     # -- byte classes: ASCII bytes' columns are their classes' delta columns, numbered 1, 2, ...
     # (0: all dead); the template's columns of the other bytes come after them
     live = sorted({c for _, _, c in runs})
-    first_of = {}
-    g_ascii = {}
-    for c, first in zip(live, _same_columns(delta, live)):
-        g_ascii[c] = 0 if first < 0 else first_of.setdefault(first, len(first_of) + 1)
-    n_ascii = len(first_of)
+    same = _same_columns(delta, live)
+    if same == list(range(len(live))):     # the usual case: all differ, none is dead
+        g_ascii = {c: g for g, c in enumerate(live, 1)}
+        n_ascii = len(live)
+    else:
+        first_of: dict = {}
+        g_ascii = {}
+        for c, first in zip(live, same):
+            g_ascii[c] = 0 if first < 0 else first_of.setdefault(first, len(first_of) + 1)
+        n_ascii = len(first_of)
     src: list = []
     for lo, hi, c in runs:
         src += [g_ascii[c]] * (hi - lo + 1)
@@ -851,12 +856,16 @@ def _same_columns(table: np.ndarray, which: list) -> list:
         else:
             return out
     flat = table.T.tobytes()
+    keys = [flat[c * width:(c + 1) * width] for c in which]
+    first = dict.fromkeys(keys)
     zero = bytes(width)
-    first: dict = {}
+    if len(first) == len(keys) and zero not in first:      # the usual case: all differ
+        return list(range(len(keys)))
     out = []
-    for j, c in enumerate(which):
-        key = flat[c * width:(c + 1) * width]
-        out.append(-1 if key == zero else first.setdefault(key, j))
+    for j, key in enumerate(keys):
+        if first[key] is None:
+            first[key] = j
+        out.append(-1 if key == zero else first[key])
     return out
 
 
