@@ -340,6 +340,11 @@ def minimize_groups(delta, accepting, start, groups=None):
 ARRAY_MIN_CELLS = 32_000
 
 
+#: Searches over arrays go a level at a time, but a level of at most this many states (a chain
+#: has one per level) is done in Python: its array operations would cost more than its steps.
+PYTHON_MAX_FRONTIER = 8
+
+
 def _bfs_levels(T, start: int, n: int, skip: int | None = None):
     """Breadth-first order (by symbol within a row) of the states reachable from ``start`` in the
     table ``T`` (an int array, rows = states), computed a level at a time; ``skip`` is a state
@@ -351,11 +356,27 @@ def _bfs_levels(T, start: int, n: int, skip: int | None = None):
     if skip is not None:
         number[skip] = -2
     number[start] = 0
+    seen = bytearray(n)                     # number[s] != -1, for the Python steps
+    seen_a = np.frombuffer(seen, dtype=np.uint8)
+    seen_a[number != -1] = 1
     slot = np.zeros(n, dtype=np.int64)      # scratch: first position of each candidate
     frontier = np.array([start], dtype=np.int64)
     parts = [frontier]
     count = 1
     while frontier.size:
+        if frontier.size <= PYTHON_MAX_FRONTIER:
+            # a narrow level (a chain): its successors in Python, distinct in order of symbol
+            nxt = []
+            for s in frontier.tolist():
+                for t in dict.fromkeys(T[s].tolist()):
+                    if not seen[t]:
+                        seen[t] = 1
+                        nxt.append(t)
+            frontier = np.array(nxt, dtype=np.int64)
+            number[frontier] = np.arange(count, count + frontier.size)
+            count += frontier.size
+            parts.append(frontier)
+            continue
         cand = T[frontier].ravel()
         cand = cand[number[cand] == -1]
         if not cand.size:
@@ -366,6 +387,7 @@ def _bfs_levels(T, start: int, n: int, skip: int | None = None):
         np.minimum.at(slot, cand, pos)
         frontier = cand[slot[cand] == pos]
         number[frontier] = np.arange(count, count + frontier.size)
+        seen_a[frontier] = 1
         count += frontier.size
         parts.append(frontier)
     return np.concatenate(parts), number
@@ -387,7 +409,20 @@ def _coreachable_mask(T, rows, accepting_mask):
     in_rows[rows] = True
     live = accepting_mask & in_rows
     frontier = np.flatnonzero(live)
+    src_list = bound_list = None
     while frontier.size:
+        if frontier.size <= PYTHON_MAX_FRONTIER:
+            # a narrow level (a chain): its predecessors in Python
+            if src_list is None:
+                src_list, bound_list = src.tolist(), bounds.tolist()
+            nxt = []
+            for t in frontier.tolist():
+                for s in src_list[bound_list[t]:bound_list[t + 1]]:
+                    if not live[s]:
+                        live[s] = True
+                        nxt.append(s)
+            frontier = np.array(nxt, dtype=np.int64)
+            continue
         lo, hi = bounds[frontier], bounds[frontier + 1]
         lens = hi - lo
         total = int(lens.sum())
@@ -787,6 +822,21 @@ def _inverse_masks(tab, dead):
     if total * k >= 4096 and k <= 62:
         src, dst, masks = _row_groups(tab, dead, masks=True)
         for s, t, m in zip(src.tolist(), dst.tolist(), masks.tolist()):
+            inv[t].append((s, m))
+        return inv
+    if total * k >= 4096:
+        # wider than one 64-bit word: the non-dead cells, joined into bit sets 62 symbols at a
+        # time by array operations
+        import numpy as np
+        T = np.asarray(tab, dtype=np.int64)
+        if dead is None:
+            src, sym = np.repeat(np.arange(total), k), np.tile(np.arange(k), total)
+        else:
+            src, sym = np.nonzero(T != dead)
+            keep = src != dead
+            src, sym = src[keep], sym[keep]
+        dst = T[src, sym]
+        for s, t, m in zip(*_pair_masks(src, dst, sym, total, k)):
             inv[t].append((s, m))
         return inv
     if not isinstance(tab, list):

@@ -9,6 +9,7 @@ Myhill-Nerode quotient (checked against Brzozowski's construction).
 """
 
 import random
+from collections import deque
 
 import pytest
 from hypothesis import given, strategies as st
@@ -399,3 +400,66 @@ def test_sparse_tables_take_the_sparse_path():
     k = 40
     dense = [[0] * k] + [[rng.randrange(1, 1000) for _ in range(k)] for _ in range(999)]
     assert mz._minimize_finite(dense, {5, 7}, 1) is None
+
+
+@pytest.mark.parametrize("k", [3, 62, 63, 101, 130])
+@pytest.mark.parametrize("dead", ["last", None])
+def test_inverse_masks_against_a_walk_of_the_cells(k, dead):
+    # past 62 symbols the bit sets are joined from 62-bit words; below 4096 cells a Python walk
+    rng = random.Random(k)
+    for n in (200, 10):
+        d = n - 1 if dead == "last" else None
+        tab = [[rng.randrange(n) if rng.random() < 0.2 else n - 1 for _ in range(k)]
+               for _ in range(n)]
+        if d is not None:
+            tab[d] = [d] * k                          # a dead state moves only to itself
+        want: list = [{} for _ in range(n)]
+        for s in range(n):
+            for a, t in enumerate(tab[s]):
+                if s != d and t != d:
+                    want[t][s] = want[t].get(s, 0) | (1 << a)
+        got = mz._inverse_masks(tab, d)
+        assert [dict(pairs) for pairs in got] == want
+        assert all(len(dict(pairs)) == len(pairs) for pairs in got)    # one entry per pair
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_array_searches_against_plain_walks(seed):
+    # a chain (narrow levels, walked in Python) that opens into a wide random part (levels as
+    # arrays) and narrows again: the breadth-first order by symbol and the co-reachable states
+    # must be those of plain walks
+    import numpy as np
+
+    rng = random.Random(seed)
+    n, k = 600, rng.choice([3, 20, 70])
+    tab = [[0] * k for _ in range(n)]
+    for s in range(200):
+        a, b, c = rng.sample(range(k), 3)
+        tab[s][a] = s + 1
+        tab[s][b] = rng.randrange(s + 1)
+        if rng.random() < 0.3:
+            tab[s][c] = s + 2                     # two new states from one: their order counts
+    for s in range(200, 400):
+        tab[s] = [rng.randrange(200, 400) if rng.random() < 0.5 else rng.randrange(n)
+                  for _ in range(k)]
+    for s in range(400, n - 1):
+        tab[s][rng.randrange(k)] = s + 1
+    skip = rng.choice([None, 0, 250])
+    want, seen = [], {1} if skip is None else {1, skip}
+    queue = deque([1])
+    while queue:
+        s = queue.popleft()
+        want.append(s)
+        for t in tab[s]:
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
+    T = np.asarray(tab, dtype=np.int64)
+    order, number = mz._bfs_levels(T, 1, n, skip=skip)
+    assert order.tolist() == want
+    assert [number[s] for s in want] == list(range(len(want)))
+    acc = {rng.randrange(n) for _ in range(3)} | {n - 1}
+    acc_mask = np.zeros(n, dtype=bool)
+    acc_mask[list(acc)] = True
+    live = mz._coreachable_mask(T, order, acc_mask)
+    assert set(np.flatnonzero(live).tolist()) == mz.coreachable(tab, acc, want)
