@@ -475,7 +475,11 @@ def _trimmed(classes: list[CharSet], T: np.ndarray, accepting, start: int, owner
 
 
 def union_composed(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
-    """The union of ``ds`` built by a :class:`Composer` (a start node linked to each)."""
+    """The union of ``ds`` built by a :class:`Composer` (a start node linked to each), or
+    side by side when their first characters are disjoint (see :func:`_union_disjoint`)."""
+    got = _union_disjoint(ds, budget)
+    if got is not None:
+        return got
     c = Composer()
     accept = c.node()
     start = c.node()
@@ -484,3 +488,34 @@ def union_composed(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
         if entry is not None:
             c.link(start, entry)
     return c.build(start, accept, budget, "union")
+
+
+def _union_disjoint(ds: Sequence[DFA], budget: Budget | None = None) -> DFA | None:
+    """The union of co-reachable automata whose start states move on pairwise disjoint
+    characters (texts of different JSON types: a value's first character tells its type), as a
+    :class:`LazyDFA`: their tables side by side over the joint classes and a new start state
+    whose row is the union of theirs. None when two start states share a character (or there is
+    nothing to put side by side)."""
+    ds = [d if isinstance(d, LazyDFA) else d.minimize() for d in ds if not d.is_empty()]
+    if len(ds) < 2:
+        return None
+    classes, colmaps = _joint(ds)
+    tables = [(d._array if isinstance(d, LazyDFA) else np.asarray(d.delta, dtype=np.int64))
+              [:, cm] for d, cm in zip(ds, colmaps)]
+    firsts = np.stack([t[d.start] != 0 for d, t in zip(ds, tables)])
+    if (firsts.sum(axis=0) > 1).any():
+        return None
+    total = 2 + sum(t.shape[0] - 1 for t in tables)   # dead, new start, every part's live rows
+    (budget or DEFAULT_BUDGET).meter("union").add(total - 1)
+    T = np.zeros((total, len(classes)), dtype=np.int64)
+    accepting: set = set()
+    at = 2
+    for d, t in zip(ds, tables):
+        n = t.shape[0] - 1
+        T[at:at + n] = np.where(t[1:] != 0, t[1:] + (at - 1), 0)
+        T[1] += T[at + d.start - 1]                  # the start rows touch disjoint columns
+        accepting.update(a + at - 1 for a in d.accepting)
+        if d.start in d.accepting:
+            accepting.add(1)
+        at += n
+    return LazyDFA(classes, T, accepting, 1)

@@ -141,6 +141,31 @@ def test_union_of_lazy_automata(monkeypatch):
         DFA.union_all([big.minimize(), DFA.literal("null")])
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    r'"[a-c]*"', r'-?[0-9]+(\.[0-9]+)?', r'\[(1(,1)*)?\]', r'null', r'true|false', r'\{\}',
+    r'"x(y|z)"', r'[0-9]', r'(ab)*', r'b+c', r'', r'n(ul)*l']), min_size=2, max_size=5))
+def test_side_by_side_union_when_the_first_characters_differ(patterns):
+    """The union of automata whose first characters are disjoint is their tables side by side
+    (a lazy automaton); it is refused (None) when two of them share a first character. Against
+    the product union."""
+    from tokenfsm.schema.compose import _union_disjoint
+    ds = [DFA.from_regex(p) for p in patterns]
+    firsts = [{c for c in range(len(d.classes)) if d.delta[d.start][c]} for d in ds]
+    chars = [set().union(*(set(range(lo, hi + 1)) for c in f for lo, hi in d.classes[c].ranges
+                           if hi - lo < 1000)) for d, f in zip(ds, firsts)]
+    disjoint = all(not (chars[i] & chars[j]) for i in range(len(ds)) for j in range(i))
+    got = _union_disjoint(ds)
+    live = [d for d in ds if not d.is_empty()]
+    if len(live) < 2 or not disjoint:
+        assert got is None
+        return
+    assert isinstance(got, LazyDFA)
+    assert got.minimize() == DFA.union_all(ds)
+    for t in DFA.union_all(ds).examples(20):
+        assert got.accepts(t)
+
+
 def test_budget_counts_copied_states():
     schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
     with pytest.raises(Exception, match="budget"):
