@@ -100,3 +100,28 @@ def test_schema_compilation_runs_paused(monkeypatch):
     with pytest.raises(compiler.SchemaError):
         compile_json_schema({"type": "no such type"})
     assert gc.isenabled()
+
+
+def test_kept_objects_go_to_the_oldest_generation():
+    """What a pause allocated and kept skips the young generations; nothing stays frozen."""
+    gc.collect()
+    with gc_paused():
+        kept = [[i] for i in range(5000)]
+    assert gc.get_freeze_count() == 0
+    young = {id(o) for o in gc.get_objects(generation=0)}
+    assert not any(id(x) in young for x in kept)
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert all(id(x) in oldest for x in kept)
+
+
+def test_a_callers_frozen_objects_stay_frozen():
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            kept = [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled() and len(kept) == 100
+    finally:
+        gc.unfreeze()
