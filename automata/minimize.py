@@ -720,6 +720,8 @@ def _quotient(tab, acc_local, block_of, n):
 #: minimised by :func:`_minimize_finite` (above 1: never).
 FINITE_MIN_SHARE = 0.5
 #: ... or at most this many non-dead transitions per live state (on average): sparse tables.
+#: Compiled schema tables (mostly minimal already, long chains) go faster that way at every
+#: density they show; dense tables with much to merge (Moore done in a few rounds) do not.
 SPARSE_MAX_TRANSITIONS = 24
 #: Tables with at least this many cells (states x symbols) are refined with array operations.
 MOORE_MIN_CELLS = 1_000_000
