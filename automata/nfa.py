@@ -237,29 +237,56 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     one pair), or None when the construction does not record them (patterns with assertions, and
     tables past :data:`GROUPS_MAX_CELLS`)."""
     meter = (budget or DEFAULT_BUDGET).meter(operation)
+    edges = nfa.edges
     # shared edge tuples (copies of an embedded automaton) are looked at once
-    distinct = list({id(out): out for out in nfa.edges}.values())
-    label_sets = {cs for out in distinct for cs, _ in out}
+    ids = list(map(id, edges))
+    distinct = dict(zip(ids, edges))
+    # the labels by identity (CharSet hashes in Python): equal copies are refined together
+    labels = {id(cs): cs for out in distinct.values() for cs, _ in out}
+    label_sets = list(labels.values())
     word_sets: list[CharSet] = []
     has_assertions = nfa.has_assertions
     if has_assertions:
-        label_sets.add(_NEWLINE)
+        label_sets.append(_NEWLINE)
         for out in nfa.asserts:
             for a, _ in out:
                 if a.word is not None and a.word not in word_sets:
                     word_sets.append(a.word)
-        label_sets.update(word_sets)
-    label_sets.update(extra_sets)
+        label_sets.extend(word_sets)
+    label_sets.extend(extra_sets)
+
+    if not has_assertions:
+        # the same labels come back often (the same embedded automata): their partition and
+        # covers are kept by the set of labels
+        key = frozenset(label_sets)
+        got = _partitions.get(key)
+        if got is None:
+            got = _partition(key)
+        classes, cover_of = got
+        cover = {k: cover_of[cs] for k, cs in labels.items()}      # by id(label)
+        # per distinct edge tuple: (classes, target - offset[q], bit set of the classes) per edge,
+        # and the bit set of all classes it moves on, None when two of its edges share one
+        moves_of: dict[int, list] = {}
+        union_of: dict[int, int | None] = {}
+        for k, out in distinct.items():
+            ml = []
+            u = 0
+            for cs, t in out:
+                cl, m = cover[id(cs)]
+                ml.append((cl, t, m))
+                u = None if u is None or u & m else u | m
+            moves_of[k] = ml
+            union_of[k] = u
+        moves = list(map(moves_of.__getitem__, ids))
+        union = list(map(union_of.__getitem__, ids))
+        return _determinize_plain(nfa, moves, union, list(classes), meter)
     classes = refine(label_sets)
     nclasses = len(classes)
-
-    # Which classes each label covers: a class lies wholly inside or outside every label.
+    # which classes each label covers: a class lies wholly inside or outside every label
     firsts = [c.ranges[0][0] for c in classes]
     cover_cache: dict[CharSet, list[int]] = {}
 
     def cover(cs: CharSet) -> list[int]:
-        # classes are sorted by first member and lie wholly inside or outside ``cs``: the ones
-        # inside are those whose first member falls in one of its ranges
         got = cover_cache.get(cs)
         if got is None:
             got = [i for lo, hi in cs.ranges
@@ -267,29 +294,6 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
             cover_cache[cs] = got
         return got
 
-    if not has_assertions:
-        # moves[q]: (classes, target - offset[q], bit set of the classes) per edge, shared by the
-        # states that share an edge tuple
-        # union[q]: the bit set of all classes q moves on, None when two of its edges share one
-        by_id: dict[int, tuple] = {}
-        moves = []
-        union = []
-        for out in nfa.edges:
-            got = by_id.get(id(out))
-            if got is None:
-                ml = []
-                u = 0
-                for cs, t in out:
-                    cl = cover(cs)
-                    m = 0
-                    for c in cl:
-                        m |= 1 << c
-                    ml.append((cl, t, m))
-                    u = None if u is None or u & m else u | m
-                got = by_id[id(out)] = (ml, u)
-            moves.append(got[0])
-            union.append(got[1])
-        return _determinize_plain(nfa, moves, union, classes, meter)
     # moves[q]: class -> list of targets
     moves: list[dict[int, list[int]]] = []
     for out, off in zip(nfa.edges, nfa.offset):
@@ -302,6 +306,38 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     wid_of = {w: i for i, w in enumerate(word_sets)}
     is_word = [[firsts[c] in w for c in range(nclasses)] for w in word_sets]
     return _determinize_asserts(nfa, moves, classes, meter, is_nl, is_word, wid_of) + (None,)
+
+
+#: Partitions kept (sets of labels -> classes and covers), the oldest dropped first.
+PARTITIONS_KEPT = 1024
+_partitions: dict[frozenset, tuple[list[CharSet], dict]] = {}
+
+
+def _partition(labels: frozenset):
+    """Record and return ``(classes, cover)`` for ``labels``: ``classes`` is their
+    :func:`~.charset.refine`, ``cover[cs]`` the list of the classes inside the label ``cs`` and
+    their bit set."""
+    classes = refine(labels)
+    # The classes are sorted by first member and lie wholly inside or outside each label: the
+    # ones inside are those whose first member falls in one of its ranges, a run of consecutive
+    # classes per range.
+    firsts = [c.ranges[0][0] for c in classes]
+    bl, br = bisect.bisect_left, bisect.bisect_right
+    cover: dict[CharSet, tuple[list[int], int]] = {}
+    for cs in labels:
+        cl: list[int] = []
+        m = 0
+        for lo, hi in cs.ranges:
+            a = bl(firsts, lo)
+            b = br(firsts, hi, a)
+            if a < b:
+                cl.extend(range(a, b))
+                m |= (1 << b) - (1 << a)
+        cover[cs] = (cl, m)
+    if len(_partitions) >= PARTITIONS_KEPT:
+        del _partitions[next(iter(_partitions))]
+    got = _partitions[labels] = (classes, cover)
+    return got
 
 
 #: Subset constructions record groups while their table has fewer cells than this (larger ones
@@ -349,6 +385,11 @@ class _Interner:
 
 
 def _determinize_plain(nfa: NFA, moves, union, classes, meter):
+    # A subset state is held as its one NFA state (an int) when that state has no epsilon moves
+    # (most states inside an embedded automaton), else as the frozenset of its closure. Only a
+    # single target without epsilon moves closes to a one-state set (the closure of several
+    # targets holds them all), and those are looked up by target, so the two forms never name
+    # the same set.
     eps = nfa.eps
     offset = nfa.offset
     accepting_nfa = nfa.accepting
@@ -372,7 +413,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
     delta: list = [[0] * nclasses]
     groups: list = [()]
     accepting: set[int] = set()
-    todo: list[frozenset] = []
+    todo: list = []                 # (state number, int or frozenset)
 
     def intern(S: frozenset) -> int:
         i = index.get(S)
@@ -388,12 +429,27 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                 groups.append(None)
             if not accepting_nfa.isdisjoint(S):
                 accepting.add(i)
-            todo.append(S)
+            todo.append((i, S))
         return i
 
-    start = intern(closure([nfa.start]))
+    def single(t: int) -> int:
+        """A new DFA state for the NFA state ``t``, which has no epsilon moves."""
+        i = len(delta)
+        if i > max_states or (timed and (i & 255) == 0):
+            meter.states = i - 1
+            meter.add()
+        delta.append(None)
+        if groups is not None:
+            groups.append(None)
+        if t in accepting_nfa:
+            accepting.add(i)
+        todo.append((i, t))
+        return i
+
     # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
-    target_state: dict = {}
+    start = nfa.start
+    target_state: dict = {start: intern(closure((start,))) if eps[start] else single(start)}
+    start = target_state[start]
 
     def state_of(ts: list) -> int:
         """The DFA state of the closure of the NFA targets ``ts`` (interned on first sight)."""
@@ -402,7 +458,8 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
             key = ts[0]
         j = target_state.get(key)
         if j is None:
-            j = target_state[key] = intern(closure(ts))
+            j = target_state[key] = (single(key) if key.__class__ is int and not eps[key]
+                                     else intern(closure(ts)))
         return j
 
     classes_of: dict[int, list[int]] = {}      # bit set -> its classes
@@ -411,39 +468,56 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
     while todo:
         if groups is not None and len(delta) > groups_max:
             groups = None
-        S = todo.pop()
+        i, S = todo.pop()
         row = [0] * nclasses
         grp = [] if groups is not None else _SINK
-        seen = 0
-        for q in S:
-            u = union[q]
-            if u is None or seen & u:
-                break
-            seen |= u
-        else:
-            # no class has two edges (always so inside an embedded automaton): one target each
-            for q in S:
-                off = offset[q]
-                for cl, t, m in moves[q]:
+        if S.__class__ is int:
+            if union[S] is not None:
+                # one NFA state whose edges do not overlap (always so inside an embedded
+                # automaton): one target per edge
+                off = offset[S]
+                for cl, t, m in moves[S]:
                     t += off
                     j = target_state.get(t)
                     if j is None:
-                        j = target_state[t] = intern(closure((t,)) if eps[t] else
-                                                     frozenset((t,)))
+                        j = target_state[t] = intern(closure((t,))) if eps[t] else single(t)
                     for c in cl:
                         row[c] = j
                     grp.append((j, m))
-            delta[index[S]] = row
-            if groups is not None:
-                groups[index[S]] = grp
-            continue
+                delta[i] = row
+                if groups is not None:
+                    groups[i] = grp
+                continue
+            S = (S,)
+        else:
+            seen = 0
+            for q in S:
+                u = union[q]
+                if u is None or seen & u:
+                    break
+                seen |= u
+            else:
+                # no class has two edges: one target each
+                for q in S:
+                    off = offset[q]
+                    for cl, t, m in moves[q]:
+                        t += off
+                        j = target_state.get(t)
+                        if j is None:
+                            j = target_state[t] = (intern(closure((t,))) if eps[t]
+                                                   else single(t))
+                        for c in cl:
+                            row[c] = j
+                        grp.append((j, m))
+                delta[i] = row
+                if groups is not None:
+                    groups[i] = grp
+                continue
         edges = [(cl, t + offset[q], m) for q in S for cl, t, m in moves[q]]
-        off = 0
         if len(edges) > 8:
             # many overlapping edges: class by class
             succ: dict[int, list[int]] = {}
             for cl, t, _ in edges:
-                t += off
                 for c in cl:
                     got = succ.get(c)
                     if got is None:
@@ -455,14 +529,13 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                 j = state_of(ts)
                 row[c] = j
                 by_j[j] = by_j.get(j, 0) | (1 << c)
-            delta[index[S]] = row
+            delta[i] = row
             if groups is not None:
-                groups[index[S]] = list(by_j.items())
+                groups[i] = list(by_j.items())
             continue
         # a few overlapping edges: split the classes they cover by the set of edges holding them
         parts: list = []            # (bit set, targets)
         for _, t, m in edges:
-            t += off
             nxt = []
             for pm, ts in parts:
                 both = pm & m
@@ -484,9 +557,9 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
             for c in cl:
                 row[c] = j
             grp.append((j, pm))
-        delta[index[S]] = row
+        delta[i] = row
         if groups is not None:
-            groups[index[S]] = grp
+            groups[i] = grp
     meter.states = len(delta) - 1
     return classes, delta, accepting, start, groups
 
