@@ -446,20 +446,26 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
         todo.append((i, t))
         return i
 
-    # the DFA state of the closure of a set of NFA targets, by the set (an int when it is one)
+    # the DFA state of the closure of one NFA target (0: not seen yet), and of several targets
+    # by their set
+    target_state = [0] * len(eps)
+    targets_state: dict[frozenset, int] = {}
     start = nfa.start
-    target_state: dict = {start: intern(closure((start,))) if eps[start] else single(start)}
-    start = target_state[start]
+    start = target_state[start] = intern(closure((start,))) if eps[start] else single(start)
 
     def state_of(ts: list) -> int:
         """The DFA state of the closure of the NFA targets ``ts`` (interned on first sight)."""
-        key = ts[0] if len(ts) == 1 else frozenset(ts)
-        if len(ts) > 1 and len(key) == 1:
-            key = ts[0]
-        j = target_state.get(key)
-        if j is None:
-            j = target_state[key] = (single(key) if key.__class__ is int and not eps[key]
-                                     else intern(closure(ts)))
+        t = ts[0]
+        if len(ts) > 1:
+            key = frozenset(ts)
+            if len(key) > 1:
+                j = targets_state.get(key)
+                if j is None:
+                    j = targets_state[key] = intern(closure(ts))
+                return j
+        j = target_state[t]
+        if not j:
+            j = target_state[t] = intern(closure((t,))) if eps[t] else single(t)
         return j
 
     classes_of: dict[int, list[int]] = {}      # bit set -> its classes
@@ -478,9 +484,23 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                 off = offset[S]
                 for cl, t, m in moves[S]:
                     t += off
-                    j = target_state.get(t)
-                    if j is None:
-                        j = target_state[t] = intern(closure((t,))) if eps[t] else single(t)
+                    j = target_state[t]
+                    if not j:
+                        if eps[t]:
+                            j = intern(closure((t,)))
+                        else:
+                            # single(t), inline
+                            j = len(delta)
+                            if j > max_states or (timed and (j & 255) == 0):
+                                meter.states = j - 1
+                                meter.add()
+                            delta.append(None)
+                            if groups is not None:
+                                groups.append(None)
+                            if t in accepting_nfa:
+                                accepting.add(j)
+                            todo.append((j, t))
+                        target_state[t] = j
                     for c in cl:
                         row[c] = j
                     grp.append((j, m))
@@ -502,8 +522,8 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                     off = offset[q]
                     for cl, t, m in moves[q]:
                         t += off
-                        j = target_state.get(t)
-                        if j is None:
+                        j = target_state[t]
+                        if not j:
                             j = target_state[t] = (intern(closure((t,))) if eps[t]
                                                    else single(t))
                         for c in cl:
