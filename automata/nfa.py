@@ -450,8 +450,8 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
     # by their set
     target_state = [0] * len(eps)
     targets_state: dict[frozenset, int] = {}
-    start = nfa.start
-    start = target_state[start] = intern(closure((start,))) if eps[start] else single(start)
+    q0 = nfa.start
+    start = target_state[q0] = intern(closure((q0,))) if eps[q0] else single(q0)
 
     def state_of(ts: list) -> int:
         """The DFA state of the closure of the NFA targets ``ts`` (interned on first sight)."""
