@@ -500,21 +500,22 @@ def _union_disjoint(ds: Sequence[DFA], budget: Budget | None = None) -> DFA | No
     if len(ds) < 2:
         return None
     classes, colmaps = _joint(ds)
-    tables = [(d._array if isinstance(d, LazyDFA) else np.asarray(d.delta, dtype=np.int64))
-              [:, cm] for d, cm in zip(ds, colmaps)]
-    firsts = np.stack([t[d.start] != 0 for d, t in zip(ds, tables)])
+    arrays = [d._array if isinstance(d, LazyDFA) else np.asarray(d.delta, dtype=np.int64)
+              for d in ds]
+    firsts = np.stack([a[d.start][cm] != 0 for d, a, cm in zip(ds, arrays, colmaps)])
     if (firsts.sum(axis=0) > 1).any():
         return None
-    total = 2 + sum(t.shape[0] - 1 for t in tables)   # dead, new start, every part's live rows
+    total = 2 + sum(a.shape[0] - 1 for a in arrays)   # dead, new start, every part's live rows
     (budget or DEFAULT_BUDGET).meter("union").add(total - 1)
     T = np.zeros((total, len(classes)), dtype=np.int64)
     accepting: set = set()
     at = 2
-    for d, t in zip(ds, tables):
-        n = t.shape[0] - 1
-        T[at:at + n] = np.where(t[1:] != 0, t[1:] + (at - 1), 0)
+    for d, a, cm in zip(ds, arrays, colmaps):
+        n = a.shape[0] - 1
+        rows = a[1:][:, cm]
+        np.add(rows, at - 1, out=T[at:at + n], where=rows != 0)   # moves into the dead state stay 0
         T[1] += T[at + d.start - 1]                  # the start rows touch disjoint columns
-        accepting.update(a + at - 1 for a in d.accepting)
+        accepting.update(x + at - 1 for x in d.accepting)
         if d.start in d.accepting:
             accepting.add(1)
         at += n
