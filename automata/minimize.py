@@ -186,11 +186,10 @@ def _array_groups(T, accepting):
     return groups
 
 
-def _sparse_rows(delta, accepting, start, groups=None):
+def _reach_rows(delta, accepting, start, groups=None):
     """The ``(target, bit set)`` pairs of every state reachable from ``start`` (``groups`` when
-    given, else a dict from the rows), and the set of those that can reach acceptance.
-    Transitions into state 0 are left out when it is a dead state (the usual case: most
-    transitions lead there)."""
+    given, else a dict from the rows), and those states in breadth-first order. Transitions into
+    state 0 are left out when it is a dead state (the usual case: most transitions lead there)."""
     if groups is not None:
         rows = groups
         seen = {start}
@@ -200,31 +199,37 @@ def _sparse_rows(delta, accepting, start, groups=None):
                 if t not in seen:
                     seen.add(t)
                     order.append(t)
-    else:
-        nsym = len(delta[0])
-        skip = 0 if 0 not in accepting and delta[0].count(0) == nsym else None
-        rows: dict[int, list] = {start: None}
-        seen = rows
-        order = [start]
-        for s in order:                 # breadth-first: ``order`` grows while it is walked
-            row = delta[s]
-            g = []
-            # a row's occurrences of a target found with C-speed scans (set, index, count): a few
-            # Python steps per target, not per symbol
-            for t in set(row):
-                if t != skip:
-                    i = row.index(t)
-                    m = 1 << i
-                    c = row.count(t)
-                    while c > 1:
-                        i = row.index(t, i + 1)
-                        m |= 1 << i
-                        c -= 1
-                    g.append((t, m))
-                    if t not in rows:
-                        rows[t] = None  # discovered (its pairs are filled in when it is visited)
-                        order.append(t)
-            rows[s] = g
+        return rows, order
+    nsym = len(delta[0])
+    skip = 0 if 0 not in accepting and delta[0].count(0) == nsym else None
+    rows: dict[int, list] = {start: None}
+    order = [start]
+    for s in order:                 # breadth-first: ``order`` grows while it is walked
+        row = delta[s]
+        g = []
+        # a row's occurrences of a target found with C-speed scans (set, index, count): a few
+        # Python steps per target, not per symbol
+        for t in set(row):
+            if t != skip:
+                i = row.index(t)
+                m = 1 << i
+                c = row.count(t)
+                while c > 1:
+                    i = row.index(t, i + 1)
+                    m |= 1 << i
+                    c -= 1
+                g.append((t, m))
+                if t not in rows:
+                    rows[t] = None  # discovered (its pairs are filled in when it is visited)
+                    order.append(t)
+        rows[s] = g
+    return rows, order
+
+
+def _sparse_rows(delta, accepting, start, groups=None):
+    """The ``(target, bit set)`` pairs of every state reachable from ``start`` (see
+    :func:`_reach_rows`), and the set of those that can reach acceptance."""
+    rows, order = _reach_rows(delta, accepting, start, groups)
     preds: dict[int, list[int]] = {}
     for s in order:
         for t, _ in rows[s]:
@@ -234,7 +239,7 @@ def _sparse_rows(delta, accepting, start, groups=None):
                     preds[t] = [s]
                 else:
                     got.append(s)
-    live = set(accepting).intersection(seen)
+    live = set(accepting).intersection(order)
     stack = list(live)
     while stack:
         for s in preds.get(stack.pop(), ()):
@@ -258,7 +263,7 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
     for b in queue:
         g = rows[members[b]]
         if len(g) > 1:
-            g = sorted(g, key=lambda tm: tm[1] & -tm[1])
+            g = sorted(g, key=_first_symbol)
         out = []
         for t, m in g:
             if t in live:
@@ -290,6 +295,12 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
     return new_delta, {number[block_of[a]] for a in accepting if a in live}, 1, new_groups
 
 
+def _first_symbol(tm):
+    """Sort key of a ``(target, bit set)`` pair: its lowest symbol's bit."""
+    m = tm[1]
+    return m & -m
+
+
 def prune_groups(delta, accepting, start, groups=None):
     """:func:`prune_table` working per (state, successor) pair; returns ``(delta, accepting,
     start, groups)`` as :func:`minimize_groups` does."""
@@ -307,29 +318,66 @@ def minimize_groups(delta, accepting, start, groups=None):
     Returns ``(delta, accepting, start, groups)``: the result and its groups (see
     :func:`minimize_table`; here each target appears once per state, in the order of its first
     symbol)."""
-    rows, live = _sparse_rows(delta, accepting, start, groups)
-    if start not in live:
-        return [[0] * len(delta[0])], set(), 0, [[]]
+    rows, order = _reach_rows(delta, accepting, start, groups)
     total = len(delta)
-    # inverse transitions between live states, one entry per (source, target) pair with the bit
-    # set of its symbols
+    # inverse transitions between reachable states, one entry per (source, target) pair with the
+    # bit set of its symbols; a live target (one that can reach acceptance) has live sources only
     inv: list = [None] * total
-    for s in live:
+    for s in order:
         inv[s] = []
-    for s in live:
+    for s in order:
         for t, m in rows[s]:
-            if t in live:
-                inv[t].append((s, m))
-    # Hopcroft on the partial automaton (non-live states are the dead state, left out): every
-    # initial block is a splitter
-    acc = live.intersection(accepting)
-    rest = live.difference(acc)
-    blocks = [b for b in (acc, rest) if b]
-    block_of: list = [None] * total
+            inv[t].append((s, m))
+    # the live states a level at a time backwards from acceptance: the length of a state's
+    # shortest accepted word is a language invariant, so the levels are a partition coarser than
+    # the answer (and finer than acceptance) to start Hopcroft from
+    acc = accepting if isinstance(accepting, (set, frozenset, dict)) else set(accepting)
+    level = [s for s in order if s in acc]
+    if not level:
+        return [[0] * len(delta[0])], set(), 0, [[]]
+    dist: list = [None] * total
+    levels = []
+    d = 0
+    while level:
+        for s in level:
+            dist[s] = d
+        levels.append(level)
+        nxt = []
+        for t in level:
+            for s, _ in inv[t]:
+                if dist[s] is None:
+                    dist[s] = -1
+                    nxt.append(s)
+        level = nxt
+        d += 1
+    if dist[start] is None:
+        return [[0] * len(delta[0])], set(), 0, [[]]
+    # ... and within a level by the symbols that lead to live states (those that do not lead to
+    # the dead state): equivalent states agree on both
+    block_of = dist             # (reused: every live state gets its block below)
+    blocks: list = []
+    live = set()
+    for level in levels:
+        live.update(level)
+        by_mask: dict[int, list] = {}
+        for s in level:
+            mm = 0
+            for t, m in rows[s]:
+                if dist[t] is not None:
+                    mm |= m
+            got = by_mask.get(mm)
+            if got is None:
+                by_mask[mm] = [s]
+            else:
+                got.append(s)
+        blocks += by_mask.values()
     for b, members in enumerate(blocks):
         for s in members:
             block_of[s] = b
     if len(live) > len(blocks):
+        # Hopcroft on the partial automaton (non-live states are the dead state, left out):
+        # every initial block is a splitter
+        blocks = [set(b) for b in blocks]
         _refine(blocks, block_of, inv, deque(range(len(blocks))))
     return _canonical(delta, accepting, start, live, block_of, [next(iter(b)) for b in blocks],
                       rows)
