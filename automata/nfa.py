@@ -227,7 +227,7 @@ def determinize(nfa: NFA, budget: Budget | None = None, operation: str = "determ
     accepting : set of int
     start : int
     """
-    return determinize_groups(nfa, budget, operation, extra_sets)[:4]
+    return _subsets(nfa, budget, operation, extra_sets, False)[:4]
 
 
 def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = "determinize",
@@ -236,6 +236,12 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     classes)`` pairs for the targets other than the dead state (a target may appear in more than
     one pair), or None when the construction does not record them (patterns with assertions, and
     tables past :data:`GROUPS_MAX_CELLS`)."""
+    return _subsets(nfa, budget, operation, extra_sets, True)
+
+
+def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequence[CharSet],
+             with_groups: bool):
+    """The subset construction; groups are recorded when ``with_groups`` (else None)."""
     meter = (budget or DEFAULT_BUDGET).meter(operation)
     edges = nfa.edges
     # shared edge tuples (copies of an embedded automaton) are looked at once
@@ -279,7 +285,7 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
             union_of[k] = u
         moves = list(map(moves_of.__getitem__, ids))
         union = list(map(union_of.__getitem__, ids))
-        return _determinize_plain(nfa, moves, union, list(classes), meter)
+        return _determinize_plain(nfa, moves, union, list(classes), meter, with_groups)
     classes = refine(label_sets)
     nclasses = len(classes)
     # which classes each label covers: a class lies wholly inside or outside every label
@@ -384,7 +390,7 @@ class _Interner:
         return i
 
 
-def _determinize_plain(nfa: NFA, moves, union, classes, meter):
+def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool = True):
     # A subset state is held as its one NFA state (an int) when that state has no epsilon moves
     # (most states inside an embedded automaton), else as the frozenset of its closure. Only a
     # single target without epsilon moves closes to a one-state set (the closure of several
@@ -411,7 +417,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
 
     index: dict[frozenset, int] = {frozenset(): 0}
     delta: list = [[0] * nclasses]
-    groups: list = [()]
+    groups: list | None = [()] if with_groups else None
     accepting: set[int] = set()
     todo: list = []                 # (state number, int or frozenset)
 
@@ -503,7 +509,8 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                         target_state[t] = j
                     for c in cl:
                         row[c] = j
-                    grp.append((j, m))
+                    if groups is not None:
+                        grp.append((j, m))
                 delta[i] = row
                 if groups is not None:
                     groups[i] = grp
@@ -528,7 +535,8 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter):
                                                    else single(t))
                         for c in cl:
                             row[c] = j
-                        grp.append((j, m))
+                        if groups is not None:
+                            grp.append((j, m))
                 delta[i] = row
                 if groups is not None:
                     groups[i] = grp

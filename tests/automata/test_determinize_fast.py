@@ -21,7 +21,7 @@ from hypothesis import given, strategies as st
 from tokenfsm.automata import nfa as nfa_mod
 from tokenfsm.automata.charset import CharSet, refine
 from tokenfsm.automata.errors import Budget, BudgetExceeded
-from tokenfsm.automata.nfa import NFA, determinize_groups, from_ast
+from tokenfsm.automata.nfa import NFA, determinize, determinize_groups, from_ast
 
 from oracles import asts, fewer
 
@@ -276,6 +276,8 @@ def test_equals_reference_on_random_nfas(nfa, extra, data):
     _same(got, want)
     # again, with the partition kept from the first run
     _same(determinize_groups(nfa, extra_sets=extra), want)
+    # without the groups
+    assert determinize(nfa, extra_sets=extra) == want[:4]
     # the language, walked on the NFA itself
     for text in data.draw(st.lists(st.text(st.sampled_from(_TEXT), max_size=5), max_size=8)):
         assert table_accepts(*got[:4], text) == nfa_accepts(nfa, text)
@@ -284,7 +286,9 @@ def test_equals_reference_on_random_nfas(nfa, extra, data):
 @given(asts(assertions=True))
 def test_equals_reference_on_regex_trees(node):
     nfa = from_ast(node)
-    _same(determinize_groups(nfa), reference_groups(nfa))
+    want = reference_groups(nfa)
+    _same(determinize_groups(nfa), want)
+    assert determinize(nfa) == want[:4]
 
 
 @fewer(2)
