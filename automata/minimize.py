@@ -282,17 +282,35 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
     # the rows, written from the groups (cells into the dead state stay 0)
     zero = [0] * len(delta[0])
     new_delta = [zero]
-    cells: dict[int, list[int]] = {}      # bit set -> its symbols
+    cells = _SYMBOLS_OF
+    if len(cells) > _SYMBOLS_OF_MAX:
+        cells.clear()
     for g in new_groups[1:]:
         row = zero[:]
         for j, m in g:
             cl = cells.get(m)
             if cl is None:
-                cl = cells[m] = [c for c in range(m.bit_length()) if m >> c & 1]
+                cl = cells[m] = _symbols(m)
             for c in cl:
                 row[c] = j
         new_delta.append(row)
     return new_delta, {number[block_of[a]] for a in accepting if a in live}, 1, new_groups
+
+
+#: bit set -> its symbols in increasing order, kept across calls (the same sets recur: the
+#: symbols are the classes of the automata being minimised); cleared when it grows past the cap
+_SYMBOLS_OF: dict[int, list[int]] = {}
+_SYMBOLS_OF_MAX = 1 << 14
+
+
+def _symbols(m: int) -> list[int]:
+    """The positions of the bits set in ``m``, in increasing order."""
+    out = []
+    while m:
+        low = m & -m
+        out.append(low.bit_length() - 1)
+        m ^= low
+    return out
 
 
 def _first_symbol(tm):
@@ -318,16 +336,39 @@ def minimize_groups(delta, accepting, start, groups=None):
     Returns ``(delta, accepting, start, groups)``: the result and its groups (see
     :func:`minimize_table`; here each target appears once per state, in the order of its first
     symbol)."""
-    rows, order = _reach_rows(delta, accepting, start, groups)
     total = len(delta)
     # inverse transitions between reachable states, one entry per (source, target) pair with the
-    # bit set of its symbols; a live target (one that can reach acceptance) has live sources only
+    # bit set of its symbols (a live target, one that can reach acceptance, has live sources
+    # only), and per state the symbols that do not lead to state 0 when it is dead
     inv: list = [None] * total
-    for s in order:
-        inv[s] = []
-    for s in order:
-        for t, m in rows[s]:
-            inv[t].append((s, m))
+    out: list = [0] * total
+    if groups is None:
+        rows, order = _reach_rows(delta, accepting, start)
+        for s in order:
+            inv[s] = []
+        for s in order:
+            mm = 0
+            for t, m in rows[s]:
+                inv[t].append((s, m))
+                mm |= m
+            out[s] = mm
+    else:
+        # the reachable states found while the inverse is built (a new target is one without
+        # predecessors yet)
+        rows = groups
+        inv[start] = []
+        order = [start]
+        for s in order:
+            mm = 0
+            for t, m in rows[s]:
+                mm |= m
+                got = inv[t]
+                if got is None:
+                    inv[t] = [(s, m)]
+                    order.append(t)
+                else:
+                    got.append((s, m))
+            out[s] = mm
     # the live states a level at a time backwards from acceptance: the length of a state's
     # shortest accepted word is a language invariant, so the levels are a partition coarser than
     # the answer (and finer than acceptance) to start Hopcroft from
@@ -359,12 +400,17 @@ def minimize_groups(delta, accepting, start, groups=None):
     live = set()
     for level in levels:
         live.update(level)
+    all_live = len(live) == len(order)
+    for level in levels:
         by_mask: dict[int, list] = {}
         for s in level:
-            mm = 0
-            for t, m in rows[s]:
-                if dist[t] is not None:
-                    mm |= m
+            if all_live:
+                mm = out[s]
+            else:
+                mm = 0
+                for t, m in rows[s]:
+                    if dist[t] is not None:
+                        mm |= m
             got = by_mask.get(mm)
             if got is None:
                 by_mask[mm] = [s]
