@@ -228,3 +228,23 @@ def test_array_tables_take_the_same_path(seed):
             break
     want = _expected(delta, accepting, start)
     assert mz.minimize_table(np.array(delta, dtype=np.int64), accepting, start) == want
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_list_groups_by_array_operations_against_a_walk(seed, monkeypatch):
+    """The groups of a list table found over its non-zero cells with array operations (tables
+    of at most 62 symbols) are a state's pairs by increasing target, and the result does not
+    depend on which way the groups were found."""
+    rng = random.Random(7000 + seed)
+    while True:
+        delta, accepting, start = _random_table(rng, dead0=True)
+        if len(delta[0]) <= 62:
+            break
+    want_groups = [sorted(g) for g in _groups_of(delta)]
+    assert mz._list_groups(delta) == want_groups
+    want = _expected(delta, accepting, start)
+    for cells in (0, 10**9):
+        monkeypatch.setattr(mz, "LIST_GROUPS_MIN_CELLS", cells)
+        got = mz.minimize_groups(delta, accepting, start)
+        assert got[:3] == want
+        assert got[3] == _groups_of(want[0])
