@@ -280,22 +280,28 @@ def _sparse_rows(delta, accepting, start, groups=None):
 def _canonical(delta, accepting, start, live, block_of, members, rows):
     """The quotient of ``delta`` by a congruence on the ``live`` states, numbered canonically.
 
-    ``block_of[s]`` is the block of a live state, ``members[b]`` one state of block ``b``,
-    ``rows[s]`` the ``(target, bit set)`` pairs of a state. States outside ``live`` all become
-    the dead state 0; the blocks are numbered 1, 2, ... breadth-first from the start's, each
-    row's successors in the order of their first symbol. Returns the new table, accepting states
-    and start, and its groups (per state, distinct targets in the order of their first symbol)."""
+    ``block_of[s]`` is the block of a live state (None for the others), ``members[b]`` one state
+    of block ``b``, ``rows[s]`` the ``(target, bit set)`` pairs of a state. States outside
+    ``live`` all become the dead state 0; the blocks are numbered 1, 2, ... breadth-first from
+    the start's, each row's successors in the order of their first symbol. Returns the new
+    table, accepting states and start, and its groups (per state, distinct targets in the order
+    of their first symbol)."""
     number: dict[int, int] = {block_of[start]: 1}
     queue = [block_of[start]]
     new_groups: list = [[]]
     for b in queue:
         g = rows[members[b]]
         if len(g) > 1:
-            g = sorted(g, key=_first_symbol)
+            if len(g) == 2:
+                (_, m0), (_, m1) = g
+                if m1 & -m1 < m0 & -m0:
+                    g = g[::-1]
+            else:
+                g = sorted(g, key=_first_symbol)
         out = []
         for t, m in g:
-            if t in live:
-                bt = block_of[t]
+            bt = block_of[t]
+            if bt is not None:
                 j = number.get(bt)
                 if j is None:
                     j = number[bt] = len(queue) + 1
@@ -353,8 +359,10 @@ def prune_groups(delta, accepting, start, groups=None):
     rows, live = _sparse_rows(delta, accepting, start, groups)
     if start not in live:
         return [[0] * len(delta[0])], set(), 0, [[]]
-    ident = range(len(delta))
-    return _canonical(delta, accepting, start, live, ident, ident, rows)
+    block_of: list = [None] * len(delta)
+    for s in live:
+        block_of[s] = s
+    return _canonical(delta, accepting, start, live, block_of, range(len(delta)), rows)
 
 
 def minimize_groups(delta, accepting, start, groups=None):
