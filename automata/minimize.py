@@ -277,15 +277,15 @@ def _sparse_rows(delta, accepting, start, groups=None):
     return rows, live
 
 
-def _canonical(delta, accepting, start, live, block_of, members, rows):
-    """The quotient of ``delta`` by a congruence on the ``live`` states, numbered canonically.
+def _canonical(delta, accepting, start, block_of, members, rows):
+    """The quotient of ``delta`` by a congruence on its live states, numbered canonically.
 
     ``block_of[s]`` is the block of a live state (None for the others), ``members[b]`` one state
-    of block ``b``, ``rows[s]`` the ``(target, bit set)`` pairs of a state. States outside
-    ``live`` all become the dead state 0; the blocks are numbered 1, 2, ... breadth-first from
-    the start's, each row's successors in the order of their first symbol. Returns the new
-    table, accepting states and start, and its groups (per state, distinct targets in the order
-    of their first symbol)."""
+    of block ``b``, ``rows[s]`` the ``(target, bit set)`` pairs of a state. The other states all
+    become the dead state 0; the blocks are numbered 1, 2, ... breadth-first from the start's,
+    each row's successors in the order of their first symbol. Returns the new table, accepting
+    states and start, and its groups (per state, distinct targets in the order of their first
+    symbol)."""
     number: dict[int, int] = {block_of[start]: 1}
     queue = [block_of[start]]
     new_groups: list = [[]]
@@ -328,7 +328,14 @@ def _canonical(delta, accepting, start, live, block_of, members, rows):
             for c in cl:
                 row[c] = j
         new_delta.append(row)
-    return new_delta, {number[block_of[a]] for a in accepting if a in live}, 1, new_groups
+    new_acc = set()
+    n = len(block_of)
+    for a in accepting:
+        if 0 <= a < n:
+            b = block_of[a]
+            if b is not None:
+                new_acc.add(number[b])
+    return new_delta, new_acc, 1, new_groups
 
 
 #: bit set -> its symbols in increasing order, kept across calls (the same sets recur: the
@@ -362,7 +369,7 @@ def prune_groups(delta, accepting, start, groups=None):
     block_of: list = [None] * len(delta)
     for s in live:
         block_of[s] = s
-    return _canonical(delta, accepting, start, live, block_of, range(len(delta)), rows)
+    return _canonical(delta, accepting, start, block_of, range(len(delta)), rows)
 
 
 def minimize_groups(delta, accepting, start, groups=None):
@@ -437,12 +444,10 @@ def minimize_groups(delta, accepting, start, groups=None):
     # the dead state): equivalent states agree on both
     block_of = dist             # (reused: every live state gets its block below)
     blocks: list = []
-    live = set()
+    n_live = sum(map(len, levels))
+    all_live = n_live == len(order)
     for level in levels:
-        live.update(level)
-    all_live = len(live) == len(order)
-    for level in levels:
-        by_mask: dict[int, list] = {}
+        first: dict[int, int] = {}      # symbols into live states -> block
         for s in level:
             if all_live:
                 mm = out[s]
@@ -451,22 +456,22 @@ def minimize_groups(delta, accepting, start, groups=None):
                 for t, m in rows[s]:
                     if dist[t] is not None:
                         mm |= m
-            got = by_mask.get(mm)
-            if got is None:
-                by_mask[mm] = [s]
+            b = first.get(mm)
+            if b is None:
+                first[mm] = b = len(blocks)
+                blocks.append([s])
             else:
-                got.append(s)
-        blocks += by_mask.values()
-    for b, members in enumerate(blocks):
-        for s in members:
+                blocks[b].append(s)
             block_of[s] = b
-    if len(live) > len(blocks):
+    if n_live > len(blocks):
         # Hopcroft on the partial automaton (non-live states are the dead state, left out):
         # every initial block is a splitter
         blocks = [set(b) for b in blocks]
         _refine(blocks, block_of, inv, deque(range(len(blocks))))
-    return _canonical(delta, accepting, start, live, block_of, [next(iter(b)) for b in blocks],
-                      rows)
+        members = [next(iter(b)) for b in blocks]
+    else:
+        members = [b[0] for b in blocks]
+    return _canonical(delta, accepting, start, block_of, members, rows)
 
 
 #: Tables with at least this many cells are pruned, numbered and quotiented with array operations
