@@ -341,7 +341,7 @@ def _partition(labels: frozenset):
                 m |= (1 << b) - (1 << a)
         cover[cs] = (cl, m)
     if len(_partitions) >= PARTITIONS_KEPT:
-        del _partitions[next(iter(_partitions))]
+        _partitions.pop(next(iter(_partitions), None), None)
     got = _partitions[labels] = (classes, cover)
     return got
 
@@ -391,11 +391,11 @@ class _Interner:
 
 
 def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool = True):
-    # A subset state is held as its one NFA state (an int) when that state has no epsilon moves
-    # (most states inside an embedded automaton), else as the frozenset of its closure. Only a
-    # single target without epsilon moves closes to a one-state set (the closure of several
-    # targets holds them all), and those are looked up by target, so the two forms never name
-    # the same set.
+    # A subset state is held as its one NFA state (an int) when it is reached as the closure of
+    # a target without epsilon moves (most states inside an embedded automaton), else as the
+    # frozenset of its closure. A closure holds its targets, so a one-state set {q} comes only
+    # from the target q itself, and targets are looked up by number first: the two forms never
+    # name the same set.
     eps = nfa.eps
     offset = nfa.offset
     accepting_nfa = nfa.accepting
