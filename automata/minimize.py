@@ -10,7 +10,9 @@ accepting states. This module works on that representation only:
   rest and to finish long chains), and numbers the result canonically (breadth-first from the
   start, symbols in order), so equal languages over the same alphabet give identical tables.
   Tables of moderate size are handled per distinct successor of a state rather than per symbol
-  (their rows mostly repeat the dead state). Large ones that are sparse (few non-dead
+  (their rows mostly repeat the dead state), and Hopcroft starts there from the length of each
+  state's shortest accepted word and its symbols into live states (most tables are then already
+  split into single states and need no refinement). Large ones that are sparse (few non-dead
   transitions per state) or mostly made of states with a finite future (long chains of fixed
   keys) are handled over their non-dead transitions, by Revuz's construction for the states with
   a finite future and Hopcroft's for the rest; the others with array operations.
