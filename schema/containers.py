@@ -30,7 +30,7 @@ from . import rewrite
 from .applicators import _int, _is_count, _ptr
 from .ecma import ecma_pattern_dfa
 from .errors import SchemaError
-from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa
+from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa, separators
 from .strings import string_value
 
 
@@ -228,7 +228,7 @@ class Containers:
                             (inside, v.difference(wv, self.budget), bits)]
                 nxt.append((k.difference(wk, self.budget), v, bits))
             pieces = nxt
-        colon = DFA.concat_all([self.ws, DFA.literal(":"), self.ws])
+        colon = separators(self.ws)[0]
         by_bits: dict = {}
         for k, v, bits in pieces:
             if k.is_empty() or v.is_empty():

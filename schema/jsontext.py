@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Hashable, Iterable, Sequence
 
 from tokenfsm.automata.charset import CharSet
@@ -60,10 +61,18 @@ WS_CHARS = CharSet.from_chars(" \t\n\r")
 CANONICAL_NUMBER = DFA.from_regex(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")
 
 
+@lru_cache(maxsize=64)
 def whitespace_dfa(n: int | None) -> DFA:
     """At most ``n`` JSON whitespace characters (``None``: any number)."""
     one = DFA.from_charset(WS_CHARS)
     return one.star() if n is None else one.repeat(0, n)
+
+
+@lru_cache(maxsize=64)
+def separators(ws: DFA) -> tuple[DFA, DFA]:
+    """``ws : ws`` and ``, ws``: the texts between a key and its value, and before a further
+    member or item (built once per whitespace policy: every object and array needs them)."""
+    return DFA.concat_all([ws, DFA.literal(":"), ws]), DFA.concat_all([DFA.literal(","), ws])
 
 
 def key_text(name: str) -> DFA:
@@ -279,8 +288,7 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
     """
     budget = budget or DEFAULT_BUDGET
     meter = budget.meter("object")
-    colon = DFA.concat_all([ws, DFA.literal(":"), ws])
-    comma = DFA.concat_all([DFA.literal(","), ws])
+    colon, comma = separators(ws)
     # bodies[i]: (member text, witness bits) pairs of declared member i; index k: the extras
     # (embedded as chains of parts: the object automaton is determinised and minimised once)
     bodies = [[((m.key, colon, v, ws), bits)
@@ -406,7 +414,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
     """
     budget = budget or DEFAULT_BUDGET
     meter = budget.meter("array")
-    comma = DFA.concat_all([DFA.literal(","), ws])
+    comma = separators(ws)[1]
     cap = max(fixed, min_items, max_items if max_items is not None else 0, 1)
     ccap = 0
     if contains is not None:
