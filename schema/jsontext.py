@@ -48,7 +48,7 @@ from typing import Callable, Hashable, Iterable, Sequence
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, _embed
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
-from tokenfsm.automata.nfa import NFA, determinize
+from tokenfsm.automata.nfa import NFA, determinize_groups
 
 from .numbers import integer_range, json_number  # noqa: F401  (integer_range used in the example)
 
@@ -103,8 +103,9 @@ def embed_chain(nfa: NFA, parts: Sequence[DFA], exit_: int) -> int | None:
 
 
 def nfa_to_dfa(nfa: NFA, budget: Budget | None, operation: str) -> DFA:
-    """Determinise and minimise an NFA under ``budget``."""
-    return DFA._minimal_of(*determinize(nfa, budget, operation))
+    """Determinise and minimise an NFA under ``budget`` (the construction hands its
+    ``(target, classes)`` groups on to the minimisation, which then need not find them)."""
+    return DFA._minimal_of(*determinize_groups(nfa, budget, operation))
 
 
 #: Object and array automata built by :class:`.compose.Composer` (True) or as one NFA
