@@ -484,63 +484,31 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool
         row = [0] * nclasses
         grp = [] if groups is not None else _SINK
         if S.__class__ is int:
-            if union[S] is not None:
-                # one NFA state whose edges do not overlap (always so inside an embedded
-                # automaton): one target per edge
-                off = offset[S]
-                for cl, t, m in moves[S]:
+            S = (S,)
+        seen = 0
+        for q in S:
+            u = union[q]
+            if u is None or seen & u:
+                break
+            seen |= u
+        else:
+            # no class has two edges (always so inside an embedded automaton): one target each
+            for q in S:
+                off = offset[q]
+                for cl, t, m in moves[q]:
                     t += off
                     j = target_state[t]
                     if not j:
-                        if eps[t]:
-                            j = intern(closure((t,)))
-                        else:
-                            # single(t), inline
-                            j = len(delta)
-                            if j > max_states or (timed and (j & 255) == 0):
-                                meter.states = j - 1
-                                meter.add()
-                            delta.append(None)
-                            if groups is not None:
-                                groups.append(None)
-                            if t in accepting_nfa:
-                                accepting.add(j)
-                            todo.append((j, t))
-                        target_state[t] = j
+                        j = target_state[t] = (intern(closure((t,))) if eps[t]
+                                               else single(t))
                     for c in cl:
                         row[c] = j
                     if groups is not None:
                         grp.append((j, m))
-                delta[i] = row
-                if groups is not None:
-                    groups[i] = grp
-                continue
-            S = (S,)
-        else:
-            seen = 0
-            for q in S:
-                u = union[q]
-                if u is None or seen & u:
-                    break
-                seen |= u
-            else:
-                # no class has two edges: one target each
-                for q in S:
-                    off = offset[q]
-                    for cl, t, m in moves[q]:
-                        t += off
-                        j = target_state[t]
-                        if not j:
-                            j = target_state[t] = (intern(closure((t,))) if eps[t]
-                                                   else single(t))
-                        for c in cl:
-                            row[c] = j
-                        if groups is not None:
-                            grp.append((j, m))
-                delta[i] = row
-                if groups is not None:
-                    groups[i] = grp
-                continue
+            delta[i] = row
+            if groups is not None:
+                groups[i] = grp
+            continue
         edges = [(cl, t + offset[q], m) for q in S for cl, t, m in moves[q]]
         if len(edges) > 8:
             # many overlapping edges: class by class
