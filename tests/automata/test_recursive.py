@@ -159,9 +159,11 @@ def descent_array(s, i, frames, depth):
         return -1
 
 
+@pytest.mark.parametrize("holes", ["single", "pairs"])
 @pytest.mark.parametrize("depth", [0, 1, 2, 3])
-def test_nested_arrays_against_recursive_descent(depth):
-    r = build([ARRAY], {1: 0}, 0, depth)
+def test_nested_arrays_against_recursive_descent(depth, holes):
+    srcs, calls = ([ARRAY], {1: 0}) if holes == "single" else as_pairs([ARRAY], {1: 0})
+    r = build(srcs, calls, 0, depth)
     pb = r.to_bytes()
     assert pb.max_stack == depth
     alive, _ = walk_all(pb, "[],7", 9)
@@ -169,10 +171,11 @@ def test_nested_arrays_against_recursive_descent(depth):
         for p in itertools.product("[],7", repeat=n):
             w = "".join(p)
             want = descent_array(w, 0, 0, depth) == len(w)
-            got = w in alive and pb.can_end(*alive[w])
-            assert got == want, w
+            assert (w in alive and pb.can_end(*alive[w])) == want == r.accepts(w), w
     deepest = "[" * (depth + 1) + "]" * (depth + 1)
     assert r.accepts(deepest) and not r.accepts("[" + deepest + "]")
+    # the holes themselves are never text
+    assert not r.accepts("[\x03\x03]") and not r.accepts("[\x03]")
     q, stack = pb.walk(("[" * (depth + 1)).encode())
     assert q and len(stack) == depth
 
@@ -527,22 +530,6 @@ def test_pair_grammar_against_unrolled_regex(name, depth):
         for p in itertools.product(alphabet, repeat=n):
             w = "".join(p)
             assert single.accepts(w) == r.accepts(w) == (w in want)
-
-
-@pytest.mark.parametrize("depth", [0, 1, 2, 3])
-def test_pair_nested_arrays_against_recursive_descent(depth):
-    srcs, calls = as_pairs([ARRAY], {1: 0})
-    r = build(srcs, calls, 0, depth)
-    pb = r.to_bytes()
-    assert pb.max_stack == depth
-    alive, _ = walk_all(pb, "[],7", 9)
-    for n in range(10):
-        for p in itertools.product("[],7", repeat=n):
-            w = "".join(p)
-            want = descent_array(w, 0, 0, depth) == len(w)
-            assert (w in alive and pb.can_end(*alive[w])) == want == r.accepts(w), w
-    # the holes themselves are never text
-    assert not r.accepts("[\x03\x03]") and not r.accepts("[\x03]")
 
 
 def test_pair_cut_where_insides_are_shared():
