@@ -182,11 +182,7 @@ def _array_groups(T, accepting):
     n, k = T.shape
     if k > 62 or n * k < 1000 or 0 in accepting or T[0].any():
         return None
-    src, dst, masks = _row_groups(T, 0, masks=True)
-    groups: list = [[] for _ in range(n)]
-    for s, t, m in zip(src.tolist(), dst.tolist(), masks.tolist()):
-        groups[s].append((t, m))
-    return groups
+    return _groups_of(T)
 
 
 def _reach_rows(delta, accepting, start, groups=None):
@@ -236,12 +232,20 @@ LIST_GROUPS_MIN_CELLS = 1000
 
 
 def _list_groups(delta):
-    """The groups (see :func:`minimize_table`) of a list table of at most 62 symbols whose state 0
-    is dead: its non-zero cells found, paired by (source, target) and their symbols joined into
-    bit sets with array operations. A state's pairs come in increasing target order."""
+    """:func:`_groups_of` a list table (of at most 62 symbols, state 0 dead)."""
     import numpy as np
     n, k = len(delta), len(delta[0])
-    T = np.fromiter(chain.from_iterable(delta), dtype=np.int64, count=n * k).reshape(n, k)
+    return _groups_of(np.fromiter(chain.from_iterable(delta), dtype=np.int64,
+                                  count=n * k).reshape(n, k))
+
+
+def _groups_of(T):
+    """The groups (see :func:`minimize_table`) of an integer array table of at most 62 symbols
+    whose state 0 is dead: its non-zero cells found, paired by (source, target) and their symbols
+    joined into bit sets with array operations. A state's pairs come in increasing target
+    order."""
+    import numpy as np
+    n = T.shape[0]
     src, sym = np.nonzero(T)
     key = src * n + T[src, sym]
     order = np.argsort(key, kind="stable")
