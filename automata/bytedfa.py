@@ -18,8 +18,8 @@ Example
 -------
 >>> from tokenfsm.automata import DFA
 >>> b = DFA.from_regex("é+").to_bytes()
->>> b.accepts("éé".encode()), b.accepts(b"\\xc3"), b.num_states
-(True, False, 3)
+>>> b.accepts("éé".encode()), b.accepts(b"\\xc3"), b.num_states   # dead state 0 included
+(True, False, 4)
 
 Suffix sharing of continuation-byte states is regex-automata's ``Utf8SuffixMap`` idea
 (rust-lang/regex); byte classes are its ``ByteClasses``.

@@ -32,7 +32,7 @@ Example
 >>> from tokenfsm.masks import kernels
 >>> flat = np.frombuffer(b"aab", dtype=np.uint8); offsets = np.array([0, 1, 3], dtype=np.int64)
 >>> sym, depth, end, key = kernels.build_trie(flat, offsets)   # "a", "ab"
->>> list(sym[1:]), list(depth), list(end), list(key)
+>>> sym[1:].tolist(), depth.tolist(), end.tolist(), key.tolist()
 ([97, 98], [0, 1, 2], [3, 3, 3], [-1, 0, 1])
 
 The flattened trie with subtree skipping follows outlines-core's index construction and
