@@ -16,10 +16,11 @@ Example
 from .bytedfa import ByteDFA
 from .charset import CharSet, refine
 from .dfa import DFA
-from .errors import AutomatonError, Budget, BudgetExceeded, RegexError
+from .errors import AutomatonError, Budget, BudgetExceeded, RegexError, TokenfsmError
 from .recursive import NondeterministicCall, PushdownBytes, RecursiveDFA
 from .regex_ast import Alt, Assert, Chars, Repeat, Seq
 
 __all__ = ["DFA", "ByteDFA", "CharSet", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
+           "TokenfsmError",
            "refine", "Chars", "Seq", "Alt", "Repeat", "Assert", "RecursiveDFA", "PushdownBytes",
            "NondeterministicCall"]

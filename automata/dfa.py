@@ -37,29 +37,13 @@ from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
 from .charset import CharSet, refine
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, OpaqueSymbolError
 from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_groups,
                        prune_table)
 from .nfa import NFA, determinize_groups, from_ast
 from .regex_ast import Node
 
 __all__ = ["DFA", "OpaqueSymbolError", "opaque_symbols"]
-
-
-class OpaqueSymbolError(AutomatonError):
-    """A product or complement met a symbol that stands for a whole sub-language (see
-    :func:`opaque_symbols`): taken symbol by symbol, the operation would not mean what it should.
-
-    ``symbols`` holds the placeholder characters the operand reads (when known); a caller that
-    knows what the placeholders stand for may also set ``targets``."""
-
-    def __init__(self, msg: str, symbols: frozenset = frozenset(), targets: frozenset = frozenset()):
-        super().__init__(msg)
-        self.symbols = frozenset(symbols)
-        self.targets = frozenset(targets)
-
-    def __reduce__(self):
-        return (type(self), (self.args[0], self.symbols, self.targets))
 
 
 _OPAQUE = threading.local()
@@ -88,7 +72,7 @@ def opaque_symbols(chars: CharSet | None, companions: CharSet | None = None):
     ...     calls & DFA.from_regex(".*")
     Traceback (most recent call last):
     ...
-    tokenfsm.automata.dfa.OpaqueSymbolError: intersect of an automaton that reads a placeholder symbol (a call of another automaton)
+    tokenfsm.automata.errors.OpaqueSymbolError: intersect of an automaton that reads a placeholder symbol (a call of another automaton)
     """
     outer = getattr(_OPAQUE, "guard", None)
     if chars is None:

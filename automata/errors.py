@@ -20,14 +20,65 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["Budget", "BudgetExceeded", "RegexError", "AutomatonError"]
+__all__ = ["TokenfsmError", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
+           "NondeterministicCall", "OpaqueSymbolError"]
 
 
-class AutomatonError(ValueError):
+class TokenfsmError(Exception):
+    """Base class of every error tokenfsm raises on purpose (automata, schema and masks alike), so
+    that a caller can catch them all with one ``except TokenfsmError``."""
+
+
+class AutomatonError(TokenfsmError, ValueError):
     """An automaton was given input it cannot represent (bad ranges, inconsistent tables)."""
 
 
-class RegexError(ValueError):
+class NondeterministicCall(AutomatonError):
+    """The deterministic stack walk would be ambiguous: some byte both continues the current
+    module and starts a callee (or starts two callees), or both continues a module that may end
+    here and continues its caller.
+
+    Attributes
+    ----------
+    module : int
+        The module (index into ``RecursiveDFA.modules``) whose state is ambiguous.
+    frames : tuple of int
+        The variant: frames of each module on the stack.
+    state : int
+        The state in the global byte table (:class:`PushdownBytes`).
+    byte : int
+        A byte that has two meanings there.
+    """
+
+    def __init__(self, msg: str, module: int | None = None, frames: tuple | None = None,
+                 state: int | None = None, byte: int | None = None):
+        self.module = module
+        self.frames = frames
+        self.state = state
+        self.byte = byte
+        super().__init__(msg)
+
+    def __reduce__(self):
+        return (NondeterministicCall, (self.args[0], self.module, self.frames, self.state, self.byte))
+
+
+class OpaqueSymbolError(AutomatonError):
+    """A product or complement met a symbol that stands for a whole sub-language (see
+    :func:`opaque_symbols`): taken symbol by symbol, the operation would not mean what it should.
+
+    ``symbols`` holds the placeholder characters the operand reads (when known); a caller that
+    knows what the placeholders stand for may also set ``targets``."""
+
+    def __init__(self, msg: str, symbols: frozenset = frozenset(), targets: frozenset = frozenset()):
+        super().__init__(msg)
+        self.symbols = frozenset(symbols)
+        self.targets = frozenset(targets)
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.symbols, self.targets))
+
+
+class RegexError(TokenfsmError, ValueError):
     """A pattern that is malformed or not regular.
 
     Attributes
@@ -54,7 +105,7 @@ class RegexError(ValueError):
         super().__init__(text)
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(TokenfsmError, RuntimeError):
     """An automaton construction went over its :class:`Budget`.
 
     Attributes

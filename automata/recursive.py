@@ -52,7 +52,7 @@ import numpy as np
 
 from .charset import CharSet, refine
 from .dfa import DFA, _edge_lists, _embed
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
 from .nfa import NFA
 
 __all__ = ["HOLES", "HOLE_SET", "HOLE_PAIRS", "RecursiveDFA", "PushdownBytes",
@@ -69,35 +69,6 @@ _NONHOLE_BYTES = np.array([b for b in range(256) if b not in HOLES], dtype=np.in
 #: ``calls`` when 28 single holes are not enough.
 HOLE_PAIRS: tuple[str, ...] = tuple(a + b for a in _HOLE_CHARS for b in _HOLE_CHARS)
 _HOLES_TEXT = "U+0001-U+0008, U+000B, U+000C, U+000E-U+001F"
-
-
-class NondeterministicCall(AutomatonError):
-    """The deterministic stack walk would be ambiguous: some byte both continues the current
-    module and starts a callee (or starts two callees), or both continues a module that may end
-    here and continues its caller.
-
-    Attributes
-    ----------
-    module : int
-        The module (index into ``RecursiveDFA.modules``) whose state is ambiguous.
-    frames : tuple of int
-        The variant: frames of each module on the stack.
-    state : int
-        The state in the global byte table (:class:`PushdownBytes`).
-    byte : int
-        A byte that has two meanings there.
-    """
-
-    def __init__(self, msg: str, module: int | None = None, frames: tuple | None = None,
-                 state: int | None = None, byte: int | None = None):
-        self.module = module
-        self.frames = frames
-        self.state = state
-        self.byte = byte
-        super().__init__(msg)
-
-    def __reduce__(self):
-        return (NondeterministicCall, (self.args[0], self.module, self.frames, self.state, self.byte))
 
 
 def _show_byte(b: int) -> str:

@@ -18,6 +18,8 @@ Where the ideas come from: outlines-core's index (per-state token walk), llguida
 (subtree skipping), xgrammar's adaptive token mask cache (shared mask rows, bitmask layout).
 """
 
+from tokenfsm.automata.errors import TokenfsmError
+
 from .compiler import IndexCompiler
 from .errors import (
     BitmaskError,
@@ -63,4 +65,5 @@ __all__ = [
     "VocabularyMismatch",
     "CorruptIndexError",
     "RollbackError",
+    "TokenfsmError",
 ]

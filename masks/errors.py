@@ -16,6 +16,8 @@ Example
 
 from __future__ import annotations
 
+from tokenfsm.automata.errors import TokenfsmError
+
 __all__ = [
     "MaskError",
     "TokenRejected",
@@ -28,7 +30,7 @@ __all__ = [
 ]
 
 
-class MaskError(Exception):
+class MaskError(TokenfsmError):
     """Base class of every error raised by ``tokenfsm.masks``."""
 
 

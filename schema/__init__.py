@@ -10,10 +10,10 @@ Example
 """
 
 from .compiler import CompiledSchema, compile_json_schema
-from .errors import SchemaError, SchemaWarning, UnsupportedSchema
+from .errors import SchemaError, SchemaWarning, TokenfsmError, UnsupportedSchema
 
 __all__ = ["compile_json_schema", "CompiledSchema", "SchemaError", "UnsupportedSchema",
-           "SchemaWarning"]
+           "SchemaWarning", "TokenfsmError"]
 
 # --- slot templates and tool-call formats (schema/template.py, schema/toolcalls.py) ---
 # ``compile_json_schema`` is re-exported with a ``style`` keyword: "json" calls the compiler

@@ -15,10 +15,12 @@ Example
 
 from __future__ import annotations
 
-__all__ = ["SchemaError", "UnsupportedSchema", "SchemaWarning"]
+from tokenfsm.automata.errors import TokenfsmError
+
+__all__ = ["SchemaError", "UnsupportedSchema", "SchemaWarning", "TemplateError"]
 
 
-class SchemaError(ValueError):
+class SchemaError(TokenfsmError, ValueError):
     """An invalid or unsatisfiable schema.
 
     Attributes
@@ -52,3 +54,23 @@ class UnsupportedSchema(SchemaError):
 class SchemaWarning(UserWarning):
     """Something the automaton does not enforce exactly (lenient mode, unbounded whitespace,
     length bounds dropped under exclusions, recursion cut at the depth limit)."""
+
+
+class TemplateError(SchemaError):
+    """A template that cannot be compiled, or a text that :meth:`Template.parse` rejects.
+
+    A :class:`SchemaError` (so a ``ValueError``) without a JSON pointer.
+
+    Attributes
+    ----------
+    msg : str
+        What is wrong.
+    position : int or None
+        For a rejected text, the offset where it stops fitting the template, when known.
+    """
+
+    def __init__(self, msg: str, position: int | None = None):
+        self.msg = msg
+        self.pointer = ""
+        self.position = position
+        ValueError.__init__(self, msg if position is None else f"{msg} (at offset {position})")

@@ -46,6 +46,8 @@ from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, RegexError
 
+from .errors import TemplateError
+
 __all__ = ["Slot", "Template", "TemplateError", "compile_template", "SLOT_NAME_PATTERN",
            "DEFAULT_OPEN_TAG", "DEFAULT_CLOSE_TAG", "MARKER"]
 
@@ -55,35 +57,6 @@ DEFAULT_OPEN_TAG = '<|MASKED id="{name}"|>'
 DEFAULT_CLOSE_TAG = "<|/MASKED|>"
 #: Special markers in literal text (``<|GIM_RESPONSE|>``) that slots may not write by default.
 MARKER = re.compile(r"<\|[^<>|\s]{1,64}\|>")
-
-
-def _schema_error_base() -> type:
-    """The schema compiler's ``SchemaError`` when it is available, else ``ValueError``."""
-    try:
-        from .errors import SchemaError
-    except ImportError:  # pragma: no cover - only without the schema compiler's errors module
-        return ValueError
-    return SchemaError
-
-
-class TemplateError(_schema_error_base()):
-    """A template that cannot be compiled, or a text that :meth:`Template.parse` rejects.
-
-    A ``ValueError`` (and a ``SchemaError``, where the schema compiler is installed).
-
-    Attributes
-    ----------
-    msg : str
-        What is wrong.
-    position : int or None
-        For a rejected text, the offset where it stops fitting the template, when known.
-    """
-
-    def __init__(self, msg: str, position: int | None = None):
-        self.msg = msg
-        self.pointer = ""
-        self.position = position
-        ValueError.__init__(self, msg if position is None else f"{msg} (at offset {position})")
 
 
 @dataclass(frozen=True)
