@@ -247,12 +247,13 @@ def _groups_of(T):
     import numpy as np
     n = T.shape[0]
     src, sym = np.nonzero(T)
+    if not src.size:                            # no transitions at all
+        return [[] for _ in range(n)]
     key = src * n + T[src, sym]
     order = np.argsort(key, kind="stable")
     key = key[order]
     starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), sym[order]), starts).tolist() \
-        if starts.size else []
+    masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), sym[order]), starts).tolist()
     key = key[starts]
     groups: list = [[] for _ in range(n)]
     for s, t, m in zip((key // n).tolist(), (key % n).tolist(), masks):

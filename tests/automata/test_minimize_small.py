@@ -248,3 +248,17 @@ def test_list_groups_by_array_operations_against_a_walk(seed, monkeypatch):
         got = mz.minimize_groups(delta, accepting, start)
         assert got[:3] == want
         assert got[3] == _groups_of(want[0])
+
+
+@pytest.mark.parametrize("k", [1, 40, 62])
+def test_tables_without_transitions(k):
+    """A table whose every cell is the dead state 0, large enough for its groups to come from
+    array operations: no groups, and a start that accepts the empty word alone or nothing."""
+    delta = [[0] * k for _ in range(1000 // k + 2)]
+    assert mz._list_groups(delta) == [[] for _ in delta]
+    for acc in (set(), {1}):
+        want = _expected(delta, acc, 1)
+        assert want == (([[0] * k, [0] * k], {1}, 1) if acc else ([[0] * k], set(), 0))
+        assert mz.minimize_groups(delta, acc, 1)[:3] == want
+        assert mz.minimize_table(delta, acc, 1) == want
+        assert mz.minimize_table(np.array(delta, dtype=np.int64), acc, 1) == want
