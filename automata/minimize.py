@@ -15,7 +15,9 @@ accepting states. This module works on that representation only:
   split into single states and need no refinement). Large ones that are sparse (few non-dead
   transitions per state) or mostly made of states with a finite future (long chains of fixed
   keys) are handled over their non-dead transitions, by Revuz's construction for the states with
-  a finite future and Hopcroft's for the rest; the others with array operations.
+  a finite future and Hopcroft's for the rest; the others with array operations. These ways
+  are declared as data, with the reference and the rule that chooses among them, in
+  :data:`MINIMIZERS`; the tests run every entry on the same tables.
 - :func:`prune_table` only does the first two steps (no merging).
 
 Example
@@ -31,6 +33,7 @@ formulation of Valmari & Lehtinen (2008) with blocks as lists and a splitter wor
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from functools import partial
 from itertools import chain
 
 from .gcpause import gc_paused
@@ -138,22 +141,43 @@ def minimize_table(delta, accepting, start, groups=None):
     (delta, accepting, start)
         ``delta`` as a list of lists with dead state 0 (all-zero row), ``start`` 1 unless the
         language is empty (then 0 and a single dead state).
+
+    Notes
+    -----
+    The table is minimised one of the ways declared in :data:`MINIMIZERS`, all with the same
+    result, chosen by its size (see there).
     """
     nsym = len(delta[0]) if len(delta) else 0
     if len(delta) * nsym >= ARRAY_MIN_CELLS:
         # (tens of thousands of rows, sets and tuples that stay alive, no cycles: the cyclic
         # collector would traverse them again and again, freeing nothing)
         with gc_paused():
-            got = _minimize_finite(delta, accepting, start)
-            if got is not None:
-                return got
-            return _minimize_arrays(delta, accepting, start)
+            return _minimize_large(delta, accepting, start)
     if len(delta) * nsym < MOORE_MIN_CELLS:
         if groups is None and hasattr(delta, "tolist"):
             # an array: its groups come cheaper from array sorts than from row scans
             groups = _array_groups(delta, accepting)
             delta = delta.tolist()
         return minimize_groups(delta, accepting, start, groups)[:3]
+    return _minimize_local(delta, accepting, start)
+
+
+def _minimize_large(delta, accepting, start):
+    """The default way for a large table: :func:`_minimize_finite` where :func:`_finite_pays`,
+    else :func:`_minimize_arrays`."""
+    got = _minimize_finite(delta, accepting, start, _finite_pays)
+    if got is not None:
+        return got
+    return _minimize_arrays(delta, accepting, start)
+
+
+def _minimize_local(delta, accepting, start, refine=None):
+    """:func:`minimize_table` the textbook way: prune, copy the live states into a local table
+    (plus a dead state), refine its partition with ``refine`` (a function ``(tab, acc_local,
+    dead) -> block_of``: :func:`_refine_hopcroft`, :func:`_refine_moore`, or by default
+    :func:`_refine_by_rule`) and number the quotient canonically. With Hopcroft's refinement it
+    is the reference of :data:`MINIMIZERS`."""
+    nsym = len(delta[0]) if len(delta) else 0
     order = reachable(delta, start)
     live = coreachable(delta, accepting, order)
     if start not in live:
@@ -166,21 +190,15 @@ def minimize_table(delta, accepting, start, groups=None):
     tab = [[local.get(t, DEAD) for t in delta[s]] for s in states]
     tab.append([DEAD] * nsym)
     acc_local = [i for i, s in enumerate(states) if s in accepting]
-    initial = None
-    if (n + 1) * nsym >= MOORE_MIN_CELLS:
-        block_of, stable = moore_blocks(tab, acc_local)
-        if stable:
-            return _quotient(tab, acc_local, block_of, n)
-        initial = block_of     # coarser than the answer, refines acceptance: finish with Hopcroft
-    return _quotient(tab, acc_local, hopcroft_blocks(tab, acc_local, initial, dead=DEAD), n)
+    return _quotient(tab, acc_local, (refine or _refine_by_rule)(tab, acc_local, DEAD), n)
 
 
 def _array_groups(T, accepting):
     """The groups (see :func:`minimize_table`) of an integer array table whose state 0 is dead,
     from array sorts; None when state 0 is not dead, the bit sets would not fit 62 symbols or
-    the table is too small for array operations to pay."""
+    the table is too small for array operations to pay (:func:`_groups_by_arrays`)."""
     n, k = T.shape
-    if k > 62 or n * k < 1000 or 0 in accepting or T[0].any():
+    if not _groups_by_arrays(n * k, k) or 0 in accepting or T[0].any():
         return None
     return _groups_of(T)
 
@@ -223,12 +241,6 @@ def _reach_rows(delta, accepting, start, groups=None):
                     order.append(t)
         rows[s] = g
     return rows, order
-
-
-#: A list table with at least this many cells (and at most 62 symbols, state 0 dead) gets its
-#: groups from array operations over its non-zero cells rather than from row scans (measured on
-#: the object automata of a large schema, ~40 classes: about a quarter less from ~1,000 cells)
-LIST_GROUPS_MIN_CELLS = 1000
 
 
 def _list_groups(delta):
@@ -386,11 +398,16 @@ def minimize_groups(delta, accepting, start, groups=None):
     Returns ``(delta, accepting, start, groups)``: the result and its groups (see
     :func:`minimize_table`; here each target appears once per state, in the order of its first
     symbol)."""
-    total = len(delta)
     nsym = len(delta[0])
-    if (groups is None and total * nsym >= LIST_GROUPS_MIN_CELLS and nsym <= 62
-            and 0 not in accepting and delta[0].count(0) == nsym):
+    if (groups is None and _groups_by_arrays(len(delta) * nsym, nsym) and 0 not in accepting
+            and delta[0].count(0) == nsym):
         groups = _list_groups(delta)
+    return _minimize_pairs(delta, accepting, start, groups)
+
+
+def _minimize_pairs(delta, accepting, start, groups=None):
+    """:func:`minimize_groups` with the groups given, or else found by scanning the rows."""
+    total = len(delta)
     # inverse transitions between reachable states, one entry per (source, target) pair with the
     # bit set of its symbols (a live target, one that can reach acceptance, has live sources
     # only), and per state the symbols that do not lead to state 0 when it is dead
@@ -479,11 +496,6 @@ def minimize_groups(delta, accepting, start, groups=None):
     else:
         members = [b[0] for b in blocks]
     return _canonical(delta, accepting, start, block_of, members, rows)
-
-
-#: Tables with at least this many cells are pruned, numbered and quotiented with array operations
-#: (or, when most states have a finite future, minimised by :func:`_minimize_finite`).
-ARRAY_MIN_CELLS = 32_000
 
 
 #: Searches over arrays go a level at a time, but a level of at most this many states (a chain
@@ -582,9 +594,10 @@ def _coreachable_mask(T, rows, accepting_mask):
     return live
 
 
-def _minimize_arrays(delta, accepting, start):
+def _minimize_arrays(delta, accepting, start, refine=None):
     """:func:`minimize_table` with the pruning, the local table and the canonical numbering of
-    the quotient done with array operations (same result)."""
+    the quotient done with array operations (same result); ``refine`` as for
+    :func:`_minimize_local`."""
     import numpy as np
     D = np.asarray(delta, dtype=np.int64)
     n_all, nsym = D.shape
@@ -601,13 +614,7 @@ def _minimize_arrays(delta, accepting, start):
     local[states] = np.arange(n)
     tab = np.vstack([local[D[states]], np.full((1, nsym), n, dtype=np.int64)])
     acc_local = np.flatnonzero(acc_mask[states]).tolist()
-    initial = None
-    if (n + 1) * nsym >= MOORE_MIN_CELLS:
-        block_of, stable = moore_blocks(tab, acc_local)
-        if not stable:
-            initial = block_of
-    if initial is not None or (n + 1) * nsym < MOORE_MIN_CELLS:
-        block_of = hopcroft_blocks(tab, acc_local, initial, dead=n)
+    block_of = (refine or _refine_by_rule)(tab, acc_local, n)
     # quotient: one row per block (its first state), the dead state's block dropped as 0
     blk = np.asarray(block_of, dtype=np.int64)
     nb = int(blk.max()) + 1
@@ -626,10 +633,13 @@ def _minimize_arrays(delta, accepting, start):
     return new_delta, new_accepting, 1
 
 
-def _minimize_finite(delta, accepting, start):
+def _minimize_finite(delta, accepting, start, pays=None):
     """:func:`minimize_table` for large *sparse* tables, or those made mostly of states with a
     finite future, over the non-dead transitions only; None when the table does not qualify (the
-    array path then runs).
+    array path then runs): when state 0 is not dead, or when ``pays`` says the way does not pay
+    on this table (a function ``(peeled, live, transitions) -> bool`` of the numbers of live
+    states with a finite future, of live states and of their non-dead transitions, such as the
+    default rule :func:`_finite_pays`; None: the way is taken whenever state 0 is dead).
 
     A state that cannot reach a cycle of live states has a finite language, and only such states
     can be equivalent to it. Those states are classed exactly by Revuz's construction: in reverse
@@ -641,11 +651,7 @@ def _minimize_finite(delta, accepting, start):
     level-by-level array search one step per link; here it costs a few passes over its
     transitions.
 
-    Qualifies: state 0 dead (all-zero row, not accepting), and either a share of at least
-    :data:`FINITE_MIN_SHARE` of the live states with a finite future or at most
-    :data:`SPARSE_MAX_TRANSITIONS` non-dead transitions per live state (past that, on tables
-    where most states loop, Moore's rounds over the array are cheaper). The result and its
-    breadth-first numbering are those of :func:`_minimize_arrays`."""
+    The result and its breadth-first numbering are those of :func:`_minimize_arrays`."""
     import numpy as np
     D = np.asarray(delta, dtype=np.int64)
     n_all, nsym = D.shape
@@ -715,10 +721,10 @@ def _minimize_finite(delta, accepting, start):
             pending[s] -= 1
             if not pending[s]:
                 peel.append(s)
-    if len(peel) < FINITE_MIN_SHARE * len(states):
-        counts = np.diff(ptr_a)
-        if int(counts[np.asarray(states, dtype=np.int64)].sum()) > \
-                SPARSE_MAX_TRANSITIONS * len(states):
+    if pays is not None:
+        live_mask = np.frombuffer(bytes(live), dtype=np.uint8).view(bool)
+        transitions = int(np.diff(ptr_a)[live_mask].sum())     # non-dead, of the live states
+        if not pays(len(peel), len(states), transitions):
             return None
     cl = cols.tolist()
     blk = [-1] * n_all                         # the class of each live state
@@ -862,15 +868,6 @@ def _quotient(tab, acc_local, block_of, n):
     return _renumber(tab, set(acc_local), 0, [s for s in range(n) if s in rep], rep)
 
 
-#: Large tables where at least this share of the live states have a finite future are
-#: minimised by :func:`_minimize_finite` (above 1: never).
-FINITE_MIN_SHARE = 0.5
-#: ... or at most this many non-dead transitions per live state (on average): sparse tables.
-#: Compiled schema tables (mostly minimal already, long chains) go faster that way at every
-#: density they show; dense tables with much to merge (Moore done in a few rounds) do not.
-SPARSE_MAX_TRANSITIONS = 24
-#: Tables with at least this many cells (states x symbols) are refined with array operations.
-MOORE_MIN_CELLS = 1_000_000
 #: Rounds of array refinement before Hopcroft finishes (long chains need one round per link).
 MOORE_MAX_ROUNDS = 400
 #: After this many rounds, a round that adds fewer than one block per ``MOORE_STALL_STATES``
@@ -880,7 +877,7 @@ MOORE_STALL_ROUNDS = 12
 MOORE_STALL_STATES = 500
 
 
-def moore_blocks(tab, acc_local, max_rounds: int | None = None):
+def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None):
     """Moore's partition refinement with array operations.
 
     Each round gives every state the signature (its block, the blocks of its successors) and
@@ -889,6 +886,18 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None):
     checked once: if every state agrees with its block's first state on acceptance and on the
     blocks of all successors, it is a congruence coarser than none of the Myhill-Nerode classes,
     hence exactly them.
+
+    Parameters
+    ----------
+    tab : sequence of sequences of int, or int array
+        A complete table (``k`` symbols).
+    acc_local : list of int
+        Its accepting states.
+    max_rounds : int, optional
+        Stop after this many rounds (default :data:`MOORE_MAX_ROUNDS`, and earlier when rounds
+        stall, see :data:`MOORE_STALL_ROUNDS`).
+    weights : int array of ``k + 1``, optional
+        The multipliers of the row hash (default: odd numbers drawn from a fixed seed).
 
     Returns
     -------
@@ -905,7 +914,10 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None):
     acc[acc_local] = 1
     block = acc.copy()
     count = len(np.unique(block))
-    mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
+    if weights is None:
+        mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
+    else:
+        mult = np.asarray(weights, dtype=np.int64)
     limit = MOORE_MAX_ROUNDS if max_rounds is None else max_rounds
     stable = False
     stall = max(1, total // MOORE_STALL_STATES)
@@ -1131,3 +1143,98 @@ def _refine(blocks: list, block_of, inv, work) -> None:
                 for s in p:
                     block_of[s] = z
                 work.append(z)
+
+
+# ---------------------------------------------------------------- the ways, and the rule
+
+#: Tables with at least this many cells are pruned, numbered and quotiented with array operations
+#: (or, when most states have a finite future, minimised by :func:`_minimize_finite`).
+ARRAY_MIN_CELLS = 32_000
+#: Tables with at least this many cells (states x symbols) are refined with array operations
+#: (Moore's rounds, :func:`_refine_moore`).
+MOORE_MIN_CELLS = 1_000_000
+#: Large tables where at least this share of the live states have a finite future are
+#: minimised by :func:`_minimize_finite` (above 1: never).
+FINITE_MIN_SHARE = 0.5
+#: ... or at most this many non-dead transitions per live state (on average): sparse tables.
+#: Compiled schema tables (mostly minimal already, long chains) go faster that way at every
+#: density they show; dense tables with much to merge (Moore done in a few rounds) do not.
+SPARSE_MAX_TRANSITIONS = 24
+#: A table with at least this many cells (and at most 62 symbols, state 0 dead) gets its groups
+#: from array operations over its non-zero cells rather than from row scans (measured on the
+#: object automata of a large schema, ~40 classes: about a quarter less from ~1,000 cells)
+LIST_GROUPS_MIN_CELLS = 1000
+
+
+def _finite_pays(peeled: int, live: int, transitions: int) -> bool:
+    """Whether a large table goes to :func:`_minimize_finite` (else :func:`_minimize_arrays`):
+    ``peeled`` of its ``live`` states have a finite future, and they have ``transitions``
+    non-dead transitions (see :data:`FINITE_MIN_SHARE`, :data:`SPARSE_MAX_TRANSITIONS`)."""
+    return peeled >= FINITE_MIN_SHARE * live or transitions <= SPARSE_MAX_TRANSITIONS * live
+
+
+def _groups_by_arrays(cells: int, nsym: int) -> bool:
+    """Whether the groups of a table of ``cells`` cells and ``nsym`` symbols whose state 0 is
+    dead are found by array operations (:func:`_groups_of`) rather than by scanning its rows."""
+    return nsym <= 62 and cells >= LIST_GROUPS_MIN_CELLS
+
+
+def _refine_hopcroft(tab, acc_local, dead):
+    """The Myhill-Nerode partition of a local table (every state but ``dead`` live) by
+    Hopcroft's algorithm on the partial automaton: the reference refinement."""
+    return hopcroft_blocks(tab, acc_local, dead=dead)
+
+
+def _refine_moore(tab, acc_local, dead, max_rounds=None, weights=None):
+    """:func:`_refine_hopcroft` by Moore's rounds over arrays (:func:`moore_blocks`, which takes
+    ``max_rounds`` and ``weights``), finished by Hopcroft's algorithm when they stop short of a
+    stable partition (theirs is then coarser than the answer and refines acceptance: a valid
+    start)."""
+    block_of, stable = moore_blocks(tab, acc_local, max_rounds, weights)
+    if stable:
+        return block_of
+    return hopcroft_blocks(tab, acc_local, block_of, dead=dead)
+
+
+def _refine_by_rule(tab, acc_local, dead):
+    """The default refinement: Moore's rounds from :data:`MOORE_MIN_CELLS` cells, else
+    Hopcroft's algorithm."""
+    if len(tab) * len(tab[0]) >= MOORE_MIN_CELLS:
+        return _refine_moore(tab, acc_local, dead)
+    return _refine_hopcroft(tab, acc_local, dead)
+
+
+def _minimize_pairs_scanned(delta, accepting, start):
+    """:func:`minimize_groups` with the groups found by scanning the rows."""
+    return _minimize_pairs(delta, accepting, start)[:3]
+
+
+def _minimize_pairs_from_arrays(delta, accepting, start):
+    """:func:`minimize_groups` with the groups found by array operations; None where they do not
+    apply (more than 62 symbols, or state 0 not a dead state)."""
+    nsym = len(delta[0])
+    if nsym > 62 or 0 in accepting or any(delta[0]):
+        return None
+    return _minimize_pairs(delta, accepting, start, _list_groups(delta))[:3]
+
+
+#: Every way to minimise a table: name -> function ``(delta, accepting, start)`` returning what
+#: :func:`minimize_table` returns, or None where the way does not apply to the table. All give
+#: the reference's result (:data:`MINIMIZER_REFERENCE`), which the tests check by running every
+#: entry on the same tables. :func:`minimize_table` chooses among them by size: tables of at least
+#: :data:`ARRAY_MIN_CELLS` cells go to ``finite`` where :func:`_finite_pays`, else to ``arrays``
+#: (:func:`_minimize_large`), refined by Moore's rounds where :func:`_refine_by_rule` says so;
+#: smaller ones to ``pairs``, their groups found by arrays where :func:`_groups_by_arrays` (and
+#: ``moore`` would take tables between :data:`MOORE_MIN_CELLS` and :data:`ARRAY_MIN_CELLS` cells,
+#: were the first below the second).
+MINIMIZERS = {
+    "hopcroft": partial(_minimize_local, refine=_refine_hopcroft),
+    "moore": partial(_minimize_local, refine=_refine_moore),
+    "pairs": _minimize_pairs_scanned,
+    "pairs-from-arrays": _minimize_pairs_from_arrays,
+    "arrays": partial(_minimize_arrays, refine=_refine_hopcroft),
+    "arrays-moore": partial(_minimize_arrays, refine=_refine_moore),
+    "finite": _minimize_finite,
+}
+#: The way that defines the result: local table, Hopcroft's algorithm, canonical numbering.
+MINIMIZER_REFERENCE = "hopcroft"

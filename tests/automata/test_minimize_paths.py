@@ -1,16 +1,19 @@
-"""The refinement strategies and code paths of ``minimize_table`` agree exactly.
+"""The ways ``minimize_table`` can take agree exactly.
 
 Large tables are refined with array operations (Moore's rounds over hashed rows, checked for
 stability at the end); small ones, and long chains past the round limit, with Hopcroft's
 algorithm. Tables past ``ARRAY_MIN_CELLS`` are pruned and renumbered with array operations, and
-Hopcroft's algorithm skips the transitions into the dead state (a partial automaton). Forcing each
-path on the same random tables must give identical canonical results, and the result must be the
-Myhill-Nerode quotient (checked against Brzozowski's construction).
+Hopcroft's algorithm skips the transitions into the dead state (a partial automaton). Every way
+declared in ``minimize.MINIMIZERS`` must give the reference's canonical result on the same random
+tables, and the result must be the Myhill-Nerode quotient (checked against Brzozowski's
+construction).
 """
 
 import random
 from collections import deque
+from functools import partial
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -18,23 +21,17 @@ from tokenfsm.automata import DFA, minimize as mz
 from tokenfsm.automata.charset import CharSet
 
 from oracles import brzozowski, raw_tables
+from ways import minimized_every_way
 
 
-def _run(delta, accepting, start, *, cells, rounds=None, arrays=10**12):
-    """``minimize_table`` with its thresholds forced; past ``arrays`` cells, the array path
-    (the sparse path never qualifies)."""
-    old = (mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS, mz.FINITE_MIN_SHARE,
-           mz.SPARSE_MAX_TRANSITIONS)
-    mz.MOORE_MIN_CELLS = cells
-    mz.ARRAY_MIN_CELLS = arrays
-    mz.FINITE_MIN_SHARE, mz.SPARSE_MAX_TRANSITIONS = 2.0, -1
-    if rounds is not None:
-        mz.MOORE_MAX_ROUNDS = rounds
-    try:
-        return mz.minimize_table(delta, accepting, start)
-    finally:
-        (mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS, mz.FINITE_MIN_SHARE,
-         mz.SPARSE_MAX_TRANSITIONS) = old
+def _moore(rounds=None, weights=None):
+    """Moore's refinement (finished by Hopcroft's) cut to ``rounds`` rounds or hashing with
+    ``weights``."""
+    return partial(mz._refine_moore, max_rounds=rounds, weights=weights)
+
+
+def _reference(delta, accepting, start):
+    return mz.MINIMIZERS[mz.MINIMIZER_REFERENCE](delta, accepting, start)
 
 
 @st.composite
@@ -59,17 +56,19 @@ def big_random_tables(draw):
 
 
 @given(big_random_tables())
-def test_array_refinement_equals_hopcroft(table):
+def test_every_way_equals_the_reference(table):
     delta, accepting, start = table
-    hop = _run(delta, accepting, start, cells=10**12)
-    assert _run(delta, accepting, start, cells=0) == hop
-    assert _run(delta, accepting, start, cells=0, rounds=1) == hop   # Hopcroft finishes the job
+    hop = minimized_every_way(delta, accepting, start)
+    assert mz.minimize_table(delta, accepting, start) == hop
+    # Moore's rounds cut short: Hopcroft finishes the job, on lists and on arrays
+    assert mz._minimize_local(delta, accepting, start, _moore(rounds=1)) == hop
+    assert mz._minimize_arrays(delta, accepting, start, _moore(rounds=1)) == hop
 
 
 @given(raw_tables(max_states=8, max_classes=3))
-def test_array_refinement_is_the_myhill_nerode_quotient(table):
+def test_every_way_is_the_myhill_nerode_quotient(table):
     classes, delta, accepting, start = table
-    got = _run(delta, accepting, start, cells=0)
+    got = minimized_every_way(delta, accepting, start)
     want_delta, _, want_start = brzozowski(classes, delta, accepting, start)
     assert len(got[0]) == len(want_delta)
     assert (got[2] == 0) == (want_start == 0)
@@ -85,47 +84,26 @@ def test_long_chain_past_the_round_limit():
     doubled = delta + [[t + n - 1 if t else 0 for t in row] for row in delta[1:]]
     doubled[start] = [n - 1 + start]
     acc2 = accepting | {a + n - 1 for a in accepting}
-    want = _run(doubled, acc2, start, cells=10**12)
-    assert _run(doubled, acc2, start, cells=0, rounds=50) == want
+    want = minimized_every_way(doubled, acc2, start)
+    assert mz._minimize_local(doubled, acc2, start, _moore(rounds=50)) == want
     assert len(want[0]) == n + 1 == len(DFA.from_charset(CharSet.any()).repeat(0, 301).delta)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_hash_collisions_are_caught(seed, monkeypatch):
+def test_hash_collisions_are_caught(seed):
     # with a degenerate hash every row collides; the stability check must notice and fall back
-    import numpy as np
-
     rng = random.Random(seed)
     k, n = 3, 40
     delta = [[0] * k] + [[rng.randrange(n) for _ in range(k)] for _ in range(n - 1)]
     accepting = {s for s in range(1, n) if rng.random() < 0.5}
-    want = _run(delta, accepting, 1, cells=10**12)
-
-    class ZeroRng:
-        def integers(self, lo, hi, size, dtype):
-            return np.zeros(size, dtype=dtype)
-
-    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: ZeroRng())
-    assert _run(delta, accepting, 1, cells=0) == want
-
-
-@given(big_random_tables())
-def test_array_path_equals_list_path(table):
-    delta, accepting, start = table
-    want = _run(delta, accepting, start, cells=10**12)
-    assert _run(delta, accepting, start, cells=10**12, arrays=0) == want
-    assert _run(delta, accepting, start, cells=0, arrays=0) == want
-    assert _run(delta, accepting, start, cells=0, rounds=1, arrays=0) == want
-
-
-@given(raw_tables(max_states=8, max_classes=3))
-def test_array_path_is_the_myhill_nerode_quotient(table):
-    classes, delta, accepting, start = table
-    got = _run(delta, accepting, start, cells=10**12, arrays=0)
-    assert got == _run(delta, accepting, start, cells=10**12)
-    want_delta, _, want_start = brzozowski(classes, delta, accepting, start)
-    assert len(got[0]) == len(want_delta)
-    assert (got[2] == 0) == (want_start == 0)
+    want = _reference(delta, accepting, 1)
+    zero = np.zeros(k + 1, dtype=np.int64)
+    assert mz._minimize_local(delta, accepting, 1, _moore(weights=zero)) == want
+    assert mz._minimize_arrays(delta, accepting, 1, _moore(weights=zero)) == want
+    # (the collisions happen: every state hashes alike, so Moore's rounds leave the partition by
+    # acceptance, which the check finds unstable)
+    assert mz.moore_blocks(delta, sorted(accepting), weights=zero) == \
+        ([int(s in accepting) for s in range(n)], False)
 
 
 def _same_partition(a, b) -> bool:
@@ -163,13 +141,9 @@ def test_partial_refinement_equals_complete(k, seed):
 
 # ---------------------------------------------------------------- finite futures (Revuz)
 
-def _finite(delta, accepting, start, share=0.0):
-    old = mz.FINITE_MIN_SHARE
-    mz.FINITE_MIN_SHARE = share
-    try:
-        return mz._minimize_finite(delta, accepting, start)
-    finally:
-        mz.FINITE_MIN_SHARE = old
+def _finite(delta, accepting, start):
+    """The finite-future way, taken whenever state 0 is dead (whether it pays or not)."""
+    return mz.MINIMIZERS["finite"](delta, accepting, start)
 
 
 @st.composite
@@ -202,16 +176,16 @@ def forward_tables(draw):
 @given(forward_tables())
 def test_finite_path_equals_hopcroft(table):
     delta, accepting, start = table
-    want = _run(delta, accepting, start, cells=10**12)
+    want = minimized_every_way(delta, accepting, start)
     got = _finite(delta, accepting, start)
-    assert got is not None          # share 0: every table with a dead state 0 qualifies
+    assert got is not None          # no rule: every table with a dead state 0 qualifies
     assert got == want
 
 
 @given(big_random_tables())
 def test_finite_path_equals_hopcroft_on_copies(table):
     delta, accepting, start = table
-    assert _finite(delta, accepting, start) == _run(delta, accepting, start, cells=10**12)
+    assert _finite(delta, accepting, start) == minimized_every_way(delta, accepting, start)
 
 
 @given(raw_tables(max_states=8, max_classes=3))
@@ -239,28 +213,25 @@ def test_finite_path_on_a_long_object_like_chain():
     doubled = delta + [[t + n - 1 if t else 0 for t in row] for row in delta[1:]]
     doubled[start] = [n - 1 + t if t else 0 for t in delta[start]]
     acc2 = accepting | {a + n - 1 for a in accepting}
-    assert mz._minimize_finite(doubled, acc2, start) is not None
-    want = _run(doubled, acc2, start, cells=10**12)
+    assert mz._minimize_finite(doubled, acc2, start, mz._finite_pays) is not None
+    want = minimized_every_way(doubled, acc2, start)
     assert mz.minimize_table(doubled, acc2, start) == want
     assert len(want[0]) == n
 
 
-def test_moore_hands_a_stalled_chain_to_hopcroft(monkeypatch):
+def test_moore_hands_a_stalled_chain_to_hopcroft():
     # a chain with loops hanging off it (not a finite future): Moore splits a block or two per
     # round; after MOORE_STALL_ROUNDS such rounds it stops and Hopcroft finishes, same result
     d = DFA.concat_all([DFA.from_regex(f'"k{i}":(null|"[a-z]*"),') for i in range(150)])
     delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
     rounds = []
-    real = mz.moore_blocks
 
-    def spy(tab, acc_local, max_rounds=None):
-        got = real(tab, acc_local, max_rounds)
-        rounds.append(got[1])
-        return got
+    def refine(tab, acc_local, dead):
+        rounds.append(mz.moore_blocks(tab, acc_local)[1])     # what the Moore way starts from
+        return mz._refine_moore(tab, acc_local, dead)
 
-    monkeypatch.setattr(mz, "moore_blocks", spy)
-    want = _run(delta, accepting, start, cells=10**12)
-    assert _run(delta, accepting, start, cells=0, arrays=0) == want
+    want = minimized_every_way(delta, accepting, start)
+    assert mz._minimize_arrays(delta, accepting, start, refine) == want
     assert rounds == [False]        # stopped before stability: Hopcroft did the rest
     assert len(want[0]) == len(delta)
 
@@ -347,22 +318,14 @@ def test_sparse_path_on_chains_is_the_canonical_quotient(table):
     delta, accepting, start = table
     want = _oracle(delta, accepting, start)
     assert _finite(delta, accepting, start) == want
-    import numpy as np
     assert _finite(np.asarray(delta, dtype=np.int64), accepting, start) == want
-    old = mz.ARRAY_MIN_CELLS
-    mz.ARRAY_MIN_CELLS = 0
-    try:                                              # the default choice between the paths
-        assert mz.minimize_table(delta, accepting, start) == want
-    finally:
-        mz.ARRAY_MIN_CELLS = old
-    assert _run(delta, accepting, start, cells=0, arrays=0) == want          # arrays, Moore
-    assert _run(delta, accepting, start, cells=10**12, arrays=0) == want     # arrays, Hopcroft
-    assert _run(delta, accepting, start, cells=10**12) == want               # per successor
+    # the default choice between the ways for large tables, taken on these small ones
+    assert mz._minimize_large(delta, accepting, start) == want
+    assert minimized_every_way(delta, accepting, start) == want
 
 
 @pytest.mark.parametrize("k", [1, 5, 62, 63, 124, 125, 200])
 def test_pair_masks_against_a_dict(k):
-    import numpy as np
     rng = random.Random(k)
     n = 30
     cells = {(rng.randrange(n), rng.randrange(k)): rng.randrange(n) for _ in range(400)}
@@ -386,20 +349,22 @@ def test_sparse_tables_take_the_sparse_path():
     d = DFA.concat_all([DFA.from_regex(f'"k{i}":(null|"[a-z]*"),') for i in range(300)])
     delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
     assert len(delta) * len(delta[0]) >= mz.ARRAY_MIN_CELLS
-    assert mz._minimize_finite(delta, accepting, start) is not None
-    assert _finite(delta, accepting, start, share=2.0) is not None     # by structure alone
-    old = mz.SPARSE_MAX_TRANSITIONS
-    mz.SPARSE_MAX_TRANSITIONS = 0
-    try:
-        assert _finite(delta, accepting, start, share=2.0) is None     # not by finite share
-    finally:
-        mz.SPARSE_MAX_TRANSITIONS = old
-    assert mz.minimize_table(delta, accepting, start) == _run(delta, accepting, start,
-                                                              cells=10**12)
+    facts = []
+
+    def pays(*got):
+        facts.append(got)
+        return mz._finite_pays(*got)
+
+    assert mz._minimize_finite(delta, accepting, start, pays) is not None
+    (peeled, live, transitions), = facts
+    assert peeled < mz.FINITE_MIN_SHARE * live                          # not by finite share
+    assert transitions <= mz.SPARSE_MAX_TRANSITIONS * live              # by structure alone
+    assert mz.minimize_table(delta, accepting, start) == _reference(delta, accepting, start)
     rng = random.Random(1)
     k = 40
     dense = [[0] * k] + [[rng.randrange(1, 1000) for _ in range(k)] for _ in range(999)]
-    assert mz._minimize_finite(dense, {5, 7}, 1) is None
+    assert mz._minimize_finite(dense, {5, 7}, 1, mz._finite_pays) is None
+    assert mz._minimize_finite(dense, {5, 7}, 1) is not None           # (no rule: it applies)
 
 
 @pytest.mark.parametrize("k", [3, 62, 63, 101, 130])

@@ -19,6 +19,7 @@ from hypothesis import given, settings, strategies as st
 from tokenfsm.automata import minimize as mz
 
 from oracles import brzozowski
+from ways import minimized_every_way
 
 
 def _bfs_renumber(delta, accepting, start):
@@ -136,6 +137,7 @@ def _check(delta, accepting, start, groups=None):
     assert got[:3] == want
     assert got[3] == _groups_of(got[0])
     assert mz.minimize_table(delta, accepting, start, groups) == want
+    assert minimized_every_way(delta, accepting, start) == want
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -231,10 +233,11 @@ def test_array_tables_take_the_same_path(seed):
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_list_groups_by_array_operations_against_a_walk(seed, monkeypatch):
+def test_list_groups_by_array_operations_against_a_walk(seed):
     """The groups of a list table found over its non-zero cells with array operations (tables
     of at most 62 symbols) are a state's pairs by increasing target, and the result does not
-    depend on which way the groups were found."""
+    depend on which way the groups were found (row scans, array operations, or the default
+    choice between them)."""
     rng = random.Random(7000 + seed)
     while True:
         delta, accepting, start = _random_table(rng, dead0=True)
@@ -243,11 +246,11 @@ def test_list_groups_by_array_operations_against_a_walk(seed, monkeypatch):
     want_groups = [sorted(g) for g in _groups_of(delta)]
     assert mz._list_groups(delta) == want_groups
     want = _expected(delta, accepting, start)
-    for cells in (0, 10**9):
-        monkeypatch.setattr(mz, "LIST_GROUPS_MIN_CELLS", cells)
-        got = mz.minimize_groups(delta, accepting, start)
+    for groups in (None, mz._list_groups(delta)):
+        got = mz._minimize_pairs(delta, accepting, start, groups)
         assert got[:3] == want
         assert got[3] == _groups_of(want[0])
+    assert mz.minimize_groups(delta, accepting, start) == got
 
 
 @pytest.mark.parametrize("k", [1, 40, 62])
@@ -262,3 +265,4 @@ def test_tables_without_transitions(k):
         assert mz.minimize_groups(delta, acc, 1)[:3] == want
         assert mz.minimize_table(delta, acc, 1) == want
         assert mz.minimize_table(np.array(delta, dtype=np.int64), acc, 1) == want
+        assert minimized_every_way(delta, acc, 1) == want

@@ -1,13 +1,14 @@
-"""``minimize_table``'s per-successor path (tables of moderate size) against the other paths.
+"""``minimize_table``'s per-successor way (tables of moderate size) against the other ways.
 
-The per-successor path works on the distinct successors of each state (``set(row)``) and finds a
+The per-successor way works on the distinct successors of each state (``set(row)``) and finds a
 successor's symbols with ``row.index``/``row.count`` scans, never per symbol in Python; the array
-path and Moore's rounds work per cell. On the same tables all must give identical results, the
-result must not depend on how the input states are numbered (canonical numbering), and its size
-must be Brzozowski's.
+way and Moore's rounds work per cell. On the same tables every way declared in
+``minimize.MINIMIZERS`` must give the reference's result, the result must not depend on how the
+input states are numbered (canonical numbering), and its size must be Brzozowski's.
 """
 
 import random
+from functools import partial
 
 import pytest
 from hypothesis import given, strategies as st
@@ -15,20 +16,19 @@ from hypothesis import given, strategies as st
 from tokenfsm.automata import minimize as mz
 
 from oracles import brzozowski, raw_tables, table_accepts
+from ways import minimized_every_way
 
 
 def _paths(delta, accepting, start):
-    """The result of every path: per successor, arrays, Moore's rounds (finished by Hopcroft)."""
-    old = mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS
-    try:
-        mz.MOORE_MIN_CELLS, mz.ARRAY_MIN_CELLS = 10**12, 10**12
-        sparse = mz.minimize_table(delta, accepting, start)
-        mz.ARRAY_MIN_CELLS = 0
-        arrays = mz.minimize_table(delta, accepting, start)
-        mz.MOORE_MIN_CELLS, mz.ARRAY_MIN_CELLS, mz.MOORE_MAX_ROUNDS = 0, 10**12, 2
-        moore = mz.minimize_table(delta, accepting, start)
-    finally:
-        mz.MOORE_MIN_CELLS, mz.MOORE_MAX_ROUNDS, mz.ARRAY_MIN_CELLS = old
+    """The result of the per-successor way, of the default choice for large tables (finite
+    futures or arrays) and of Moore's rounds cut to two (finished by Hopcroft); every declared
+    way is checked against the reference on the way."""
+    want = minimized_every_way(delta, accepting, start)
+    sparse = mz.minimize_groups(delta, accepting, start)[:3]
+    arrays = mz._minimize_large(delta, accepting, start)
+    moore = mz._minimize_local(delta, accepting, start,
+                               partial(mz._refine_moore, max_rounds=2))
+    assert sparse == want
     return sparse, arrays, moore
 
 
