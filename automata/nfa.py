@@ -37,6 +37,7 @@ from typing import Sequence
 
 from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, Budget
+from .minimize import ARRAY_MIN_CELLS
 from .regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
 
 __all__ = ["NFA", "from_ast", "determinize", "determinize_groups"]
@@ -346,9 +347,9 @@ def _partition(labels: frozenset):
     return got
 
 
-#: Subset constructions record groups while their table has fewer cells than this (larger ones
-#: are minimised with array operations, which do not use them).
-GROUPS_MAX_CELLS = 32_000
+#: Subset constructions record groups while their table has fewer cells than this: larger ones
+#: are minimised with array operations, which do not use them.
+GROUPS_MAX_CELLS = ARRAY_MIN_CELLS
 
 
 class _Sink:

@@ -305,35 +305,67 @@ def test_budget_stops_at_the_same_state(nfa, limit):
         _same(determinize_groups(nfa, budget), want)
 
 
-def test_partitions_kept_are_bounded_and_keyed_by_value(monkeypatch):
-    monkeypatch.setattr(nfa_mod, "PARTITIONS_KEPT", 3)
+def _one_label_nfa(cs: CharSet) -> NFA:
+    nfa = NFA()
+    a, b = nfa.new_state(), nfa.new_state()
+    nfa.edges[a].append((cs, b))
+    nfa.edges[a].append((CharSet.of("b"), a))
+    nfa.start, nfa.accepting = a, {b}
+    return nfa
+
+
+def test_partitions_kept_are_bounded_and_keyed_by_value():
+    kept = nfa_mod.PARTITIONS_KEPT
     nfa_mod._partitions.clear()
+    firsts = []
+    for k in range(kept + 4):       # one new set of labels each time: the oldest are dropped
+        nfa = _one_label_nfa(CharSet.range(0x100 + k, 0x100 + k))
+        got = determinize_groups(nfa)
+        if k < 4 or k >= kept:
+            _same(got, reference_groups(nfa))
+        firsts.append(frozenset(lab for out in nfa.edges for lab, _ in out))
+        assert len(nfa_mod._partitions) <= kept
+    assert len(nfa_mod._partitions) == kept
+    assert not any(key in nfa_mod._partitions for key in firsts[:4])
+    assert all(key in nfa_mod._partitions for key in firsts[4:])
     for k in range(8):
-        nfa = NFA()
-        a, b = nfa.new_state(), nfa.new_state()
         # a fresh but equal label object each time past the first four
         cs = CharSet.range(0x61, 0x61 + k % 4)
-        nfa.edges[a].append((CharSet._trusted(cs.ranges), b))
-        nfa.edges[a].append((CharSet.of("b"), a))
-        nfa.start, nfa.accepting = a, {b}
+        nfa = _one_label_nfa(CharSet._trusted(cs.ranges))
+        before = len(nfa_mod._partitions)
         got = determinize_groups(nfa)
         _same(got, reference_groups(nfa))
-        assert len(nfa_mod._partitions) <= 3
+        assert len(nfa_mod._partitions) <= kept
+        if k >= 4:
+            assert list(nfa_mod._partitions)[-4 + k % 4] == frozenset([cs, CharSet.of("b")])
+            assert len(nfa_mod._partitions) == before
     # the returned classes are the caller's own list
     got[0].append(None)
     assert determinize_groups(nfa)[0] == reference_groups(nfa)[0]
 
 
-def test_groups_stop_past_the_cell_limit(monkeypatch):
-    # a chain longer than the groups limit: groups are dropped the same way
-    monkeypatch.setattr(nfa_mod, "GROUPS_MAX_CELLS", 10)
+def test_groups_stop_past_the_cell_limit():
+    # a chain longer than the groups limit (many classes, so the limit comes early): groups are
+    # dropped the same way
+    letters = [CharSet.of(chr(0x100 + i)) for i in range(62)]          # 63 classes
+    n = nfa_mod.GROUPS_MAX_CELLS // 63 + 20
     nfa = NFA()
-    states = [nfa.new_state() for _ in range(30)]
-    for q, t in zip(states, states[1:]):
-        nfa.edges[q].append((CharSet.of("a"), t))
-        nfa.edges[q].append((CharSet.range("a", "b"), t))
+    states = [nfa.new_state() for _ in range(n)]
+    for i, (q, t) in enumerate(zip(states, states[1:])):
+        nfa.edges[q].append((letters[i % 62], t))
+        nfa.edges[q].append((letters[i % 62] | letters[(i + 1) % 62], t))
     nfa.eps[states[3]].append(states[7])
     nfa.start, nfa.accepting = states[0], {states[-1]}
     got = determinize_groups(nfa)
+    assert len(got[0]) == 63 and len(got[1]) > nfa_mod.GROUPS_MAX_CELLS // 63
     assert got[4] is None
     _same(got, reference_groups(nfa))
+    # one state less than the limit: groups kept
+    short = NFA()
+    states = [short.new_state() for _ in range(nfa_mod.GROUPS_MAX_CELLS // 63 - 2)]
+    for i, (q, t) in enumerate(zip(states, states[1:])):
+        short.edges[q].append((letters[i % 62], t))
+    short.start, short.accepting = states[0], {states[-1]}
+    got = determinize_groups(short)
+    assert got[4] is not None
+    _same(got, reference_groups(short))
