@@ -474,13 +474,20 @@ class DFA:
 
     # ------------------------------------------------------------------ products
     def _product(self, other: "DFA", accept: Callable[[bool, bool], bool], operation: str,
-                 budget: Budget | None, dead_if_either: bool) -> "DFA":
+                 budget: Budget | None, dead_if_either: bool, way: str | None = None) -> "DFA":
+        """The product automaton over reachable pairs, built the way named ``way`` in
+        :data:`PRODUCTS` (default: chosen by :func:`_product_way`)."""
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
-        na, nb = len(self.delta), len(other.delta)
-        if (PRODUCT_ARRAY_MIN <= na * nb <= PRODUCT_ARRAY_MAX and operation in _ACCEPT_ARRAYS
-                and not (dead_if_either and (self.start == 0 or other.start == 0))):
-            return self._product_arrays(other, classes, ca, cb, operation, meter, dead_if_either)
+        if way is None:
+            way = _product_way(len(self.delta), len(other.delta), operation,
+                               dead_if_either and (self.start == 0 or other.start == 0))
+        return PRODUCTS[way](self, other, classes, ca, cb, accept, operation, meter,
+                             dead_if_either)
+
+    def _product_pairs(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
+                       dead_if_either: bool) -> "DFA":
+        """:meth:`_product` pair by pair from a queue: the reference way."""
         da, db = self.delta, other.delta
         acc_a, acc_b = self.accepting, other.accepting
         # a pair (x, y) is the int x * nb + y
@@ -530,10 +537,11 @@ class DFA:
             delta[index[p]] = row
         return DFA._minimal_of(classes, delta, accepting, start)
 
-    def _product_arrays(self, other: "DFA", classes, ca, cb, operation: str, meter,
+    def _product_arrays(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
                         dead_if_either: bool) -> "DFA":
         """:meth:`_product` a breadth-first level at a time with array operations: a pair
-        ``(x, y)`` is the index ``x * nb + y`` of a dense table of pair numbers."""
+        ``(x, y)`` is the index ``x * nb + y`` of a dense table of pair numbers (a pair accepts by
+        the array form of ``operation`` in ``_ACCEPT_ARRAYS``; ``accept`` is not read)."""
         import numpy as np
         na, nb = len(self.delta), len(other.delta)
         K = len(classes)
@@ -993,7 +1001,8 @@ class DFA:
         return to_interegular(self.minimize())
 
 
-#: Products of ``na * nb`` pairs in this range are built with array operations.
+#: Products of ``na * nb`` pairs in this range are built with array operations (past it, their
+#: table of pair numbers would be too large).
 PRODUCT_ARRAY_MIN = 10_000
 PRODUCT_ARRAY_MAX = 4_000_000
 _ACCEPT_ARRAYS = {
@@ -1002,6 +1011,26 @@ _ACCEPT_ARRAYS = {
     "difference": lambda x, y: x & ~y,
     "symmetric_difference": lambda x, y: x ^ y,
 }
+#: The ways to build a product (:meth:`DFA._product`), all with the same result: name -> method
+#: taking ``(self, other, classes, ca, cb, accept, operation, meter, dead_if_either)``. The tests
+#: run every entry on the same automata; :func:`_product_way` chooses one by default.
+PRODUCTS = {
+    "pairs": DFA._product_pairs,
+    "arrays": DFA._product_arrays,
+}
+#: The way that defines the result.
+PRODUCT_REFERENCE = "pairs"
+
+
+def _product_way(na: int, nb: int, operation: str, dead_start: bool) -> str:
+    """The default way of :data:`PRODUCTS` for automata of ``na`` and ``nb`` states: arrays
+    for :data:`PRODUCT_ARRAY_MIN` to :data:`PRODUCT_ARRAY_MAX` pairs and the operations of
+    ``_ACCEPT_ARRAYS``, unless the start pair is dead (``dead_start``: an intersection with an
+    empty side, which the pair way answers at once); else pairs."""
+    if (PRODUCT_ARRAY_MIN <= na * nb <= PRODUCT_ARRAY_MAX and operation in _ACCEPT_ARRAYS
+            and not dead_start):
+        return "arrays"
+    return "pairs"
 
 
 def _show(cs: CharSet) -> str:

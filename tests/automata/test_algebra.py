@@ -457,20 +457,38 @@ def test_literal_is_built_canonical(s):
     assert d.accepts(s) and not d.accepts(s + "a") and (s == "" or not d.accepts(s[:-1]))
 
 
-@given(automata(), automata(), st.sampled_from(["intersect", "union", "difference",
-                                                "symmetric_difference"]))
-def test_array_product_equals_pair_walk(a, b, op):
-    # products past PRODUCT_ARRAY_MIN pairs are built a level at a time with arrays: forcing
-    # either path must give the identical canonical automaton
+#: What each product operation passes to ``DFA._product``: the acceptance of a pair, and whether a
+#: pair with a dead side is dead.
+_PRODUCT_OPERATIONS = {
+    "intersect": (lambda x, y: x and y, True),
+    "union": (lambda x, y: x or y, False),
+    "difference": (lambda x, y: x and not y, False),
+    "symmetric_difference": (lambda x, y: x != y, False),
+}
+
+
+@given(automata(), automata(), st.sampled_from(sorted(_PRODUCT_OPERATIONS)))
+def test_every_product_way_equals_the_pair_walk(a, b, op):
+    # products past PRODUCT_ARRAY_MIN pairs are built a level at a time with arrays: every way
+    # declared in PRODUCTS must give the identical canonical automaton, and so must the operation
+    # itself (which chooses a way by size)
     import tokenfsm.automata.dfa as dfa_mod
     x, y = a[0], b[0]
-    old = dfa_mod.PRODUCT_ARRAY_MIN
-    try:
-        dfa_mod.PRODUCT_ARRAY_MIN = 10**12
-        want = getattr(x, op)(y)
-        dfa_mod.PRODUCT_ARRAY_MIN = 0
-        got = getattr(x, op)(y)
-    finally:
-        dfa_mod.PRODUCT_ARRAY_MIN = old
-    assert (got.classes, got.delta, got.accepting, got.start) == \
-        (want.classes, want.delta, want.accepting, want.start)
+    accept, dead_if_either = _PRODUCT_OPERATIONS[op]
+    got = {way: x._product(y, accept, op, None, dead_if_either, way=way)
+           for way in dfa_mod.PRODUCTS}
+    want = got[dfa_mod.PRODUCT_REFERENCE]
+    for d in list(got.values()) + [getattr(x, op)(y)]:
+        assert (d.classes, d.delta, d.accepting, d.start) == \
+            (want.classes, want.delta, want.accepting, want.start)
+
+
+def test_product_way_by_size():
+    import tokenfsm.automata.dfa as dfa_mod
+    lo, hi = dfa_mod.PRODUCT_ARRAY_MIN, dfa_mod.PRODUCT_ARRAY_MAX
+    assert dfa_mod._product_way(1, lo - 1, "union", False) == "pairs"
+    assert dfa_mod._product_way(1, lo, "union", False) == "arrays"
+    assert dfa_mod._product_way(2, hi // 2, "intersect", False) == "arrays"
+    assert dfa_mod._product_way(2, hi // 2 + 1, "intersect", False) == "pairs"
+    assert dfa_mod._product_way(100, 100, "intersect", True) == "pairs"     # empty at once
+    assert dfa_mod._product_way(100, 100, "concatenate", False) == "pairs"
