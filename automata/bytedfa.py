@@ -14,6 +14,11 @@ language: no overlong forms, no surrogates, nothing above U+10FFFF.
 :meth:`ByteDFA.to_codepoints` is the exact inverse: it collapses byte paths back into code-point
 classes (one transition per ASCII character, never a second byte path for it).
 
+The lowering, the breadth-first numbering, the column comparisons and the byte classes each have
+a fast way beside the plain one; the ways are declared as data at the end of the module
+(:data:`LOWERINGS`, :data:`NUMBERINGS`, :data:`SAME_COLUMNS`, :data:`BYTE_CLASSES`, each with
+its reference and the rule that picks one by default), and the tests run every entry.
+
 Example
 -------
 >>> from tokenfsm.automata import DFA
@@ -316,7 +321,7 @@ _CP_END = 0x140000
 _LEAD_GROUPS = ((1, 0xC2, 0xDF, 0x1F, 0x80), (2, 0xE0, 0xEF, 0x0F, 0x800), (3, 0xF0, 0xF4, 0x07, 0x10000))
 
 
-def _lower_minimal(dfa):
+def _lower_minimal(dfa, way=None):
     """``(byte_classes, table, accepting, start)`` of a minimal code-point DFA, or None.
 
     The UTF-8 byte automaton has the code-point DFA's states plus, for every state, the states
@@ -339,7 +344,8 @@ def _lower_minimal(dfa):
     :func:`_partial_states`), and the byte classes come from the few distinct sources of columns
     (a code-point class, a lead node, a continuation position) instead of a 256-column table
     (:func:`_lower_small`); otherwise by array operations over all states at once
-    (:func:`_lower_arrays`). Both build the same automaton.
+    (:func:`_lower_arrays`). Both build the same automaton; ``way`` (``"templates"`` or
+    ``"arrays"``) takes one whatever the sizes (see :data:`LOWERINGS`).
 
     Minimal by construction when the input is: the code-point states are pairwise
     distinguishable, so are their UTF-8 encodings; states after partial sequences with different
@@ -361,10 +367,12 @@ def _lower_minimal(dfa):
     hcls = [c for _, c in high]
     rows, rowidx = _distinct_rows(dfa.delta, hcls)
     accepting = list(dfa.accepting)
-    if len(rows) * plan[2] <= _PY_LEVEL_PAIRS:
-        values, template = _partial_states(high_key, plan, rows)
-        return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start))
-    return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
+    if way is None:
+        way = _partial_states_way(len(rows), plan[2])
+    if way == "arrays":
+        return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
+    values, template = _partial_states(high_key, plan, rows)
+    return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start))
 
 
 def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
@@ -414,6 +422,14 @@ def _distinct_rows(delta, cols: list):
 
 #: Rows x class nodes up to which the partial-sequence states are built on tuples.
 _PY_LEVEL_PAIRS = 1024
+
+
+def _partial_states_way(rows: int, nodes: int) -> str:
+    """How :func:`_lower_minimal` builds the partial-sequence states of ``rows`` distinct rows
+    over a class tree of ``nodes`` nodes: from tuple templates up to :data:`_PY_LEVEL_PAIRS`
+    rows x nodes, else by array operations."""
+    return "templates" if rows * nodes <= _PY_LEVEL_PAIRS else "arrays"
+
 #: Templates kept by :func:`_partial_states` before it starts afresh, and the most cells a kept
 #: template's arrays may have (so the cache holds at most a few tens of megabytes).
 _TEMPLATES_MAX = 1024
@@ -757,62 +773,21 @@ _PY_QUEUE_CELLS = 200_000
 _NP_LEVEL_STATES = 256
 
 
-def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
+def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int, order=None):
     """``(table, accepting)`` renumbered breadth-first from ``start`` (to 1; 0 stays the dead
     state), each row read in column order -- or None if some state is not reached.
 
-    States are walked by a queue over the nonzero cells (most cells are zero; and deep automata
-    -- long counted repetitions -- have thousands of levels of a few states each). In a large
-    table, a wide level is expanded by one array round instead, which a queue in Python would
-    crawl through."""
+    The breadth-first order comes from ``order``, a way of :data:`NUMBERINGS` (default: by the
+    table's size, :data:`_PY_QUEUE_CELLS`)."""
     total = tab.shape[0]
     live = tab != 0
     flat = tab[live].tolist()              # row by row, in column order
     off = [0]
     off += live.sum(axis=1).cumsum().tolist()
-    num = [-1] * total
-    num[0] = 0
-    num[start] = 1
-    count = 2
-    order = [start]                        # the states in the order they are numbered
-    if tab.size <= _PY_QUEUE_CELLS:
-        for s in order:
-            for t in flat[off[s]:off[s + 1]]:
-                if num[t] < 0:
-                    num[t] = count
-                    count += 1
-                    order.append(t)
-    else:
-        pos = 0                              # order[:pos] are expanded
-        mirror = None        # ``num`` as an array, for the array rounds, and what it still lacks
-        unsynced = 0                         # order[unsynced:] are not in the mirror
-        while pos < len(order):
-            if len(order) - pos < _NP_LEVEL_STATES:
-                s = order[pos]
-                pos += 1
-                for t in flat[off[s]:off[s + 1]]:
-                    if num[t] < 0:
-                        num[t] = count
-                        count += 1
-                        order.append(t)
-                continue
-            # the states waiting in the queue, expanded at once: the first appearances of new
-            # targets in their rows, in order, are what the queue would append
-            if mirror is None:
-                mirror = np.full(total, -1, dtype=np.int64)
-                mirror[0] = 0
-            mirror[order[unsynced:]] = 1
-            cand = tab[order[pos:]].ravel()
-            cand = cand[mirror[cand] < 0]
-            _, first = np.unique(cand, return_index=True)
-            fresh = cand[np.sort(first)].tolist()
-            pos = len(order)
-            for t in fresh:
-                num[t] = count
-                count += 1
-            order += fresh
-            unsynced = pos
-    if count != total:
+    if order is None:
+        order = _order_by_queue if tab.size <= _PY_QUEUE_CELLS else _order_by_levels
+    num = order(tab, flat, off, start)
+    if num is None:
         return None
     new = np.array(num, dtype=np.int32)
     old = np.empty(total, dtype=np.intp)   # old number of each new state
@@ -820,41 +795,117 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int):
     return new.take(tab.take(old, axis=0)), accepting.take(old)
 
 
+def _order_by_queue(tab: np.ndarray, flat: list, off: list, start: int):
+    """The breadth-first number of each state of ``tab`` (its nonzero cells ``flat``, row ``s``
+    at ``flat[off[s]:off[s + 1]]``), walked by a queue over the nonzero cells (most cells are
+    zero; and deep automata -- long counted repetitions -- have thousands of levels of a few
+    states each); None if some state is not reached. The reference numbering."""
+    total = tab.shape[0]
+    num = [-1] * total
+    num[0] = 0
+    num[start] = 1
+    count = 2
+    order = [start]                        # the states in the order they are numbered
+    for s in order:
+        for t in flat[off[s]:off[s + 1]]:
+            if num[t] < 0:
+                num[t] = count
+                count += 1
+                order.append(t)
+    return num if count == total else None
+
+
+def _order_by_levels(tab: np.ndarray, flat: list, off: list, start: int, wide=None):
+    """:func:`_order_by_queue`, with a level of at least ``wide`` states (default
+    :data:`_NP_LEVEL_STATES`) expanded by one array round, which a queue in Python would crawl
+    through (large tables)."""
+    wide = _NP_LEVEL_STATES if wide is None else wide
+    total = tab.shape[0]
+    num = [-1] * total
+    num[0] = 0
+    num[start] = 1
+    count = 2
+    order = [start]                        # the states in the order they are numbered
+    pos = 0                                # order[:pos] are expanded
+    mirror = None            # ``num`` as an array, for the array rounds, and what it still lacks
+    unsynced = 0                           # order[unsynced:] are not in the mirror
+    while pos < len(order):
+        if len(order) - pos < wide:
+            s = order[pos]
+            pos += 1
+            for t in flat[off[s]:off[s + 1]]:
+                if num[t] < 0:
+                    num[t] = count
+                    count += 1
+                    order.append(t)
+            continue
+        # the states waiting in the queue, expanded at once: the first appearances of new
+        # targets in their rows, in order, are what the queue would append
+        if mirror is None:
+            mirror = np.full(total, -1, dtype=np.int64)
+            mirror[0] = 0
+        mirror[order[unsynced:]] = 1
+        cand = tab[order[pos:]].ravel()
+        cand = cand[mirror[cand] < 0]
+        _, first = np.unique(cand, return_index=True)
+        fresh = cand[np.sort(first)].tolist()
+        pos = len(order)
+        for t in fresh:
+            num[t] = count
+            count += 1
+        order += fresh
+        unsynced = pos
+    return num if count == total else None
+
+
 #: Columns up to this many bytes are compared as bytes; longer ones first by their sums.
 _BYTES_COLUMNS = 4096
 
 
-def _same_columns(table: np.ndarray, which: list) -> list:
+def _same_columns(table: np.ndarray, which: list, compare=None) -> list:
     """For each column ``which[i]`` of ``table`` (entries >= 0), the first ``j`` with an equal
     column ``which[j]`` (``i`` if none before), or -1 if it is all zeros.
 
-    Short columns are compared as bytes. Long ones are matched by their sums (one pass over the
-    table instead of a transposed copy) and then compared; should many differing columns share
-    sums, the byte comparison decides instead."""
-    width = table.shape[0] * table.itemsize
-    if width > _BYTES_COLUMNS:
-        sums = table.sum(axis=0, dtype=np.int64).tolist()
-        by_sum: dict = {}
-        out = []
-        budget = len(which)                     # comparisons of columns that turn out unequal
-        for j, c in enumerate(which):
-            total = sums[c]
-            if not total:                       # entries are >= 0: only the zero column
-                out.append(-1)
-                continue
-            seen = by_sum.setdefault(total, [])
-            for i in seen:
-                if np.array_equal(table[:, which[i]], table[:, c]):
-                    out.append(i)
-                    break
-                budget -= 1
-            else:
-                seen.append(j)
-                out.append(j)
-            if budget < 0:
+    Short columns are compared as bytes (:func:`_columns_by_bytes`), long ones first by their
+    sums (:func:`_columns_by_sums`); ``compare`` takes one of the two whatever the width."""
+    if compare is None:
+        width = table.shape[0] * table.itemsize
+        compare = _columns_by_sums if width > _BYTES_COLUMNS else _columns_by_bytes
+    return compare(table, which)
+
+
+def _columns_by_sums(table: np.ndarray, which: list) -> list:
+    """:func:`_same_columns`, columns matched by their sums (one pass over the table instead of
+    a transposed copy) and then compared; should many differing columns share sums, the byte
+    comparison decides instead."""
+    sums = table.sum(axis=0, dtype=np.int64).tolist()
+    by_sum: dict = {}
+    out = []
+    budget = len(which)                     # comparisons of columns that turn out unequal
+    for j, c in enumerate(which):
+        total = sums[c]
+        if not total:                       # entries are >= 0: only the zero column
+            out.append(-1)
+            continue
+        seen = by_sum.setdefault(total, [])
+        for i in seen:
+            if np.array_equal(table[:, which[i]], table[:, c]):
+                out.append(i)
                 break
+            budget -= 1
         else:
-            return out
+            seen.append(j)
+            out.append(j)
+        if budget < 0:
+            break
+    else:
+        return out
+    return _columns_by_bytes(table, which)
+
+
+def _columns_by_bytes(table: np.ndarray, which: list) -> list:
+    """:func:`_same_columns`, columns compared as bytes: the reference."""
+    width = table.shape[0] * table.itemsize
     flat = table.T.tobytes()
     keys = [flat[c * width:(c + 1) * width] for c in which]
     first = dict.fromkeys(keys)
@@ -873,20 +924,23 @@ def _same_columns(table: np.ndarray, which: list) -> list:
 _COL_WEIGHTS = np.zeros(0, dtype=np.int64)
 
 
-def _byte_classes_np(table: np.ndarray):
+def _byte_classes_np(table: np.ndarray, weights=None):
     """:func:`_byte_classes` by hashing: (class of each column, a representative column each),
     classes numbered by first column.
 
     Columns are grouped by an integer hash (a wrapping dot product with random weights, so equal
-    columns always hash equal), then every column is compared with its group's representative;
-    a collision between different columns falls back to sorting the columns themselves.
+    columns always hash equal; ``weights``, at least one per row, replaces them), then every
+    column is compared with its group's representative; a collision between different columns
+    falls back to sorting the columns themselves.
     """
     global _COL_WEIGHTS
     rows = table.shape[0]
-    if _COL_WEIGHTS.size < rows:
-        _COL_WEIGHTS = np.random.default_rng(0x5EED).integers(
-            1, 1 << 62, max(rows, 2 * _COL_WEIGHTS.size), dtype=np.int64) | 1
-    h = (table.astype(np.int64, copy=False) * _COL_WEIGHTS[:rows, None]).sum(axis=0)
+    if weights is None:
+        if _COL_WEIGHTS.size < rows:
+            _COL_WEIGHTS = np.random.default_rng(0x5EED).integers(
+                1, 1 << 62, max(rows, 2 * _COL_WEIGHTS.size), dtype=np.int64) | 1
+        weights = _COL_WEIGHTS
+    h = (table.astype(np.int64, copy=False) * weights[:rows, None]).sum(axis=0)
     _, first, inv = np.unique(h, return_index=True, return_inverse=True)
     rank = np.empty(first.size, dtype=np.int64)
     order = np.argsort(first, kind="stable")
@@ -920,7 +974,8 @@ def _append(out: list, lo: int, hi: int, t: int) -> None:
 def _byte_classes(table: np.ndarray):
     """Group identical columns: returns (class of each column, one representative column each).
 
-    Classes are numbered in order of their first byte, so the numbering is canonical."""
+    Classes are numbered in order of their first byte, so the numbering is canonical. The
+    reference of :data:`BYTE_CLASSES`."""
     ncols = table.shape[1]
     seen: dict[bytes, int] = {}
     cls = np.zeros(ncols, dtype=np.int64)
@@ -935,3 +990,55 @@ def _byte_classes(table: np.ndarray):
             reps.append(b)
         cls[b] = c
     return cls, np.array(reps, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- the ways, declared
+
+def _lowered(dfa, way: str):
+    """A minimal DFA lowered by :func:`_lower_minimal` the ``way`` way, through the checking
+    constructor; None where the way does not apply (it found a state unreachable: the DFA was
+    not minimal after all)."""
+    got = _lower_minimal(dfa, way)
+    return None if got is None else ByteDFA(*got)
+
+
+#: The ways to lower a minimal code-point DFA whose start is not the dead state, all with the
+#: same result: name -> function ``dfa -> ByteDFA`` (None where the way does not apply). The
+#: general lowering (every class range spelled out in UTF-8 sequences, then minimised) is the
+#: reference, and serves any DFA; :meth:`ByteDFA.from_codepoint_dfa` lowers a DFA marked minimal
+#: by :func:`_lower_minimal`, which chooses its way by :func:`_partial_states_way`. The tests
+#: run every entry on the same automata.
+LOWERINGS = {
+    "general": ByteDFA._lower_general,
+    "templates": functools.partial(_lowered, way="templates"),
+    "arrays": functools.partial(_lowered, way="arrays"),
+}
+LOWERING_REFERENCE = "general"
+
+#: The ways to number the states of a table breadth-first (the ``order`` of
+#: :func:`_number_states`, which takes the queue up to :data:`_PY_QUEUE_CELLS` cells and the
+#: levels past them): name -> function ``(tab, flat, off, start) -> numbers or None``.
+NUMBERINGS = {
+    "queue": _order_by_queue,
+    "levels": _order_by_levels,
+}
+NUMBERING_REFERENCE = "queue"
+
+#: The ways to find equal columns (the ``compare`` of :func:`_same_columns`, which compares
+#: columns of more than :data:`_BYTES_COLUMNS` bytes by their sums first): name -> function
+#: ``(table, which) -> list``.
+SAME_COLUMNS = {
+    "bytes": _columns_by_bytes,
+    "sums": _columns_by_sums,
+}
+SAME_COLUMNS_REFERENCE = "bytes"
+
+#: The ways to group a table's identical columns into byte classes: name -> function
+#: ``table -> (class of each column, a representative column each)``. The general lowering
+#: takes the reference, the minimal lowering the hashing.
+BYTE_CLASSES = {
+    "bytes": _byte_classes,
+    "hash": _byte_classes_np,
+    "sorted": _byte_classes_sorted,
+}
+BYTE_CLASSES_REFERENCE = "bytes"

@@ -1,9 +1,10 @@
 """The fast lowering of minimal code-point DFAs to UTF-8 byte DFAs, piece by piece.
 
 Oracles: the general lowering (UTF-8 sequences of every class range, suffix-shared, then a full
-minimisation -- it shares no code with the fast path), which the fast path must reproduce array
-for array; a plain breadth-first walk written out here; NumPy's own conversions and column
-comparisons; and Python's UTF-8 encoder for membership.
+minimisation -- it shares no code with the fast path), which every lowering declared in
+``bytedfa.LOWERINGS`` must reproduce array for array; a plain breadth-first walk written out
+here, which every way of ``bytedfa.NUMBERINGS`` must reproduce; NumPy's own conversions and
+column comparisons; and Python's UTF-8 encoder for membership.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import random
 import string
 from collections import deque
+from functools import partial
 
 import numpy as np
 import pytest
@@ -70,12 +72,19 @@ def probes(d: DFA) -> list[str]:
 
 
 def check(m: DFA) -> ByteDFA:
-    """The fast path took ``m`` and agrees with the general lowering; membership spot checks."""
+    """Every lowering of ``bytedfa.LOWERINGS`` took ``m`` and agrees with the general lowering,
+    and so does the fast path's own choice; membership spot checks."""
     assert m._minimal
-    want = ByteDFA._lower_general(m)
+    want = bytedfa.LOWERINGS[bytedfa.LOWERING_REFERENCE](m)
     if m.start == 0:
         assert same(ByteDFA.from_codepoint_dfa(m), want)
         return want
+    for name, lower in bytedfa.LOWERINGS.items():
+        if name == bytedfa.LOWERING_REFERENCE:
+            continue
+        got = lower(m)
+        assert got is not None, f"the {name} lowering gave up on a minimal DFA"
+        assert same(got, want), name
     got = bytedfa._lower_minimal(m)
     assert got is not None, "the fast lowering gave up on a minimal DFA"
     got = ByteDFA(*got)            # the checking constructor
@@ -92,27 +101,10 @@ def check(m: DFA) -> ByteDFA:
     return got
 
 
-@pytest.fixture(params=["tuples", "arrays"])
-def path(request, monkeypatch):
-    """Run a test with the partial-sequence states built on tuples (from templates) and again
-    by array operations over all states."""
-    if request.param == "arrays":
-        monkeypatch.setattr(bytedfa, "_PY_LEVEL_PAIRS", -1)
-    else:
-        monkeypatch.setattr(bytedfa, "_PY_LEVEL_PAIRS", 1 << 30)
-    return request.param
-
-
 @fewer(2)
 @given(minimal_dfas())
 def test_random_dfas_equal_general_lowering(m):
-    for limit in (1 << 30, -1):                    # both ways of building partial sequences
-        saved = bytedfa._PY_LEVEL_PAIRS
-        bytedfa._PY_LEVEL_PAIRS = limit
-        try:
-            check(m)
-        finally:
-            bytedfa._PY_LEVEL_PAIRS = saved
+    check(m)                # (every way of building partial sequences: templates, arrays)
 
 
 @fewer(3)
@@ -136,29 +128,47 @@ def test_templates_are_shared_across_numberings(classes, data):
         check(DFA.from_parts(classes, delta, {n - 1}, 1).minimize())
 
 
-def test_template_is_reused_under_renaming(monkeypatch):
-    built = []
-    real = bytedfa._template
-    monkeypatch.setattr(bytedfa, "_template", lambda *a: built.append(a[1]) or real(*a))
+def test_template_is_reused_under_renaming():
     bytedfa._TEMPLATES.clear()
     # the same pattern of targets on the non-ASCII class (dead, or one state), other states
     first = check(DFA.from_regex("ab[\u0080-\U0010ffff]x").minimize())
+    (template,) = bytedfa._TEMPLATES.values()
     second = check(DFA.from_regex("[\u0080-\U0010ffff]y").minimize())
-    assert len(built) == 1 and first.num_states != second.num_states
+    (again,) = bytedfa._TEMPLATES.values()
+    assert again is template and first.num_states != second.num_states    # built once
 
 
-@pytest.mark.parametrize("limits", [(2, 4096), (1024, 0)])
-def test_template_cache_is_bounded(monkeypatch, limits):
-    monkeypatch.setattr(bytedfa, "_TEMPLATES_MAX", limits[0])
-    monkeypatch.setattr(bytedfa, "_TEMPLATE_CELLS", limits[1])
+_HIGH = bytedfa._split_classes(DFA.from_charset(CharSet([(0x80, 0x10FFFF)])).minimize())[1]
+_HIGH_KEY = tuple(r for r, _ in _HIGH)
+
+
+def _template_inputs(n_rows: int, pattern: int):
+    """``_partial_states`` arguments for the class above ASCII of ``[\u0080-\U0010ffff]`` and
+    ``n_rows`` rows, row ``j`` dead where bit ``j`` of ``pattern`` is set: a distinct renamed
+    pattern for each ``pattern`` below ``2 ** n_rows``."""
+    rows = [[0] if pattern >> j & 1 else [j + 1] for j in range(n_rows)]
+    return _HIGH_KEY, bytedfa._tree_plan(_HIGH_KEY), rows
+
+
+def test_template_cache_is_bounded():
+    kept, cells = bytedfa._TEMPLATES_MAX, bytedfa._TEMPLATE_CELLS
     bytedfa._TEMPLATES.clear()
+    for pattern in range(kept - 2):          # small templates, all different
+        bytedfa._partial_states(*_template_inputs(10, pattern))
+    assert len(bytedfa._TEMPLATES) == kept - 2
+    # lowerings that fill the cache, and then make it start afresh, are still right
     any_high = CharSet([(0x80, 0x10FFFF)])
+    sizes = []
     for i in range(1, 8):        # ever longer chains: a new renamed row pattern each time
         d = DFA.from_charset(any_high | CharSet.of("a")).repeat(i, i)
         check(d.minimize())
-    assert len(bytedfa._TEMPLATES) <= limits[0]
-    if not limits[1]:
-        assert not bytedfa._TEMPLATES
+        sizes.append(len(bytedfa._TEMPLATES))
+    assert sizes == [kept - 1, kept, 1, 2, 3, 4, 5]
+    # a template past the cell limit is built and not kept
+    key, plan, rows = _template_inputs(400, 0)
+    values, template = bytedfa._partial_states(key, plan, rows)
+    assert sum(a.size for a in template[2:4] if a is not None) > cells
+    assert len(bytedfa._TEMPLATES) == 5 and values == list(range(1, 401))
 
 
 @pytest.mark.parametrize("pattern", [
@@ -167,11 +177,11 @@ def test_template_cache_is_bounded(monkeypatch, limits):
     r"(?:[\u0100-\u017f]x|[\u0400-\u04ff]+y|[\u0590-\u05ff]?z)*",
     r"[\u0080-\u00ff\u0800\u0fff\U00010000\U0010ffff]{0,3}",
 ])
-def test_patterns_equal_general_lowering(pattern, path):
+def test_patterns_equal_general_lowering(pattern):
     check(DFA.from_regex(pattern).minimize())
 
 
-def test_many_classes_above_ascii(path):
+def test_many_classes_above_ascii():
     # a class per 128 code points of the two-byte range: many class nodes and distinct rows
     d = DFA.epsilon()
     for lo in range(0x80, 0x800, 0x80):
@@ -238,25 +248,28 @@ def reachable_tables(draw):
     return tab.astype(draw(st.sampled_from(fits))), draw(st.integers(1, n - 1))
 
 
+def every_numbering():
+    """The default choice, every way of ``bytedfa.NUMBERINGS``, and the level-by-level way with
+    array rounds from levels of 1, 3 and 40 states."""
+    return [None, *bytedfa.NUMBERINGS.values()] + \
+        [partial(bytedfa.NUMBERINGS["levels"], wide=w) for w in (1, 3, 40)]
+
+
 @fewer(2)
-@given(reachable_tables(), st.sampled_from([(200_000, 256), (0, 256), (0, 1), (0, 3), (0, 40)]))
-def test_numbering_equals_plain_breadth_first(case, limits):
+@given(reachable_tables())
+def test_numbering_equals_plain_breadth_first(case):
     tab, start = case
     acc = np.arange(tab.shape[0]) % 3 == 1
     acc[0] = False
-    saved = bytedfa._PY_QUEUE_CELLS, bytedfa._NP_LEVEL_STATES
-    bytedfa._PY_QUEUE_CELLS, bytedfa._NP_LEVEL_STATES = limits
-    try:
-        got = bytedfa._number_states(tab, acc, start)
-    finally:
-        bytedfa._PY_QUEUE_CELLS, bytedfa._NP_LEVEL_STATES = saved
     want = reference_numbering(tab, start)
-    if want is None:
-        assert got is None
-        return
-    table, accepting = got
-    assert table.dtype == np.int32 and np.array_equal(table, want[0])
-    assert np.array_equal(accepting, acc[want[1]])
+    for order in every_numbering():
+        got = bytedfa._number_states(tab, acc, start, order)
+        if want is None:
+            assert got is None
+            continue
+        table, accepting = got
+        assert table.dtype == np.int32 and np.array_equal(table, want[0])
+        assert np.array_equal(accepting, acc[want[1]])
 
 
 def test_wide_levels_of_a_large_table_use_array_rounds():
@@ -272,10 +285,19 @@ def test_wide_levels_of_a_large_table_use_array_rounds():
 
 
 @pytest.mark.parametrize("pattern", [r"[^\"]{0,300}\"", r"(?:[a-c][\u0080-\U0010ffff]?){1,4}\.", r"\w{2,5}"])
-def test_array_rounds_in_lowering(pattern, monkeypatch):
-    monkeypatch.setattr(bytedfa, "_PY_QUEUE_CELLS", 0)
-    monkeypatch.setattr(bytedfa, "_NP_LEVEL_STATES", 2)
-    check(DFA.from_regex(pattern).minimize())
+def test_array_rounds_on_lowered_tables(pattern):
+    # byte tables as the lowering numbers them (deep chains, wide UTF-8 levels), their states
+    # shuffled: every way of numbering gives the canonical table back
+    b = check(DFA.from_regex(pattern).minimize())
+    n = b.num_states
+    perm = np.concatenate([[0], 1 + np.random.default_rng(n).permutation(n - 1)])
+    shuffled = np.zeros_like(b.table)
+    shuffled[perm] = perm[b.table]
+    accepting = np.zeros(n, dtype=bool)
+    accepting[perm] = b.accepting
+    for order in every_numbering() + [partial(bytedfa.NUMBERINGS["levels"], wide=2)]:
+        table, acc = bytedfa._number_states(shuffled, accepting, int(perm[b.start]), order)
+        assert np.array_equal(table, b.table) and np.array_equal(acc, b.accepting)
 
 
 # -- small pieces ----------------------------------------------------------------------------
@@ -291,8 +313,8 @@ def test_delta_array_widths(n, dtype):
 
 @fewer(2)
 @given(st.integers(1, 30), st.integers(1, 40), st.sampled_from([np.uint8, np.uint16, np.int32]),
-       st.sampled_from([4096, 0]), st.randoms(use_true_random=False))
-def test_same_columns(rows, cols, dtype, limit, rnd):
+       st.randoms(use_true_random=False))
+def test_same_columns(rows, cols, dtype, rnd):
     # columns drawn from a few, some of them permutations of one another (equal sums, unequal
     # columns), compared as bytes or by sums first
     base = [rnd.randrange(3) for _ in range(rows)]
@@ -306,12 +328,9 @@ def test_same_columns(rows, cols, dtype, limit, rnd):
             want.append(-1)
         else:
             want.append(next(j for j in range(i + 1) if np.array_equal(table[:, which[j]], table[:, c])))
-    saved = bytedfa._BYTES_COLUMNS
-    bytedfa._BYTES_COLUMNS = limit
-    try:
-        assert bytedfa._same_columns(table, which) == want
-    finally:
-        bytedfa._BYTES_COLUMNS = saved
+    assert bytedfa._same_columns(table, which) == want
+    for compare in bytedfa.SAME_COLUMNS.values():       # as bytes, or by sums first
+        assert bytedfa._same_columns(table, which, compare) == want
 
 
 @fewer(2)

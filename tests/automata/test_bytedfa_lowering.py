@@ -102,18 +102,18 @@ def test_cached_class_tree_equals_general_lowering(left, right, high):
 def test_hashed_byte_classes_equal_exact_grouping(rows, distinct, rnd):
     cols = [[rnd.randrange(rows) for _ in range(rows)] for _ in range(distinct)]
     table = np.array([cols[rnd.randrange(distinct)] for _ in range(256)], dtype=np.int64).T.copy()
-    want = bytedfa._byte_classes(table)
-    for got in (bytedfa._byte_classes_np(table), bytedfa._byte_classes_sorted(table)):
+    want = bytedfa.BYTE_CLASSES[bytedfa.BYTE_CLASSES_REFERENCE](table)
+    for way in bytedfa.BYTE_CLASSES.values():
+        got = way(table)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
-def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
+def test_hash_collisions_fall_back_to_exact_grouping():
     table = np.zeros((3, 256), dtype=np.int64)
     table[1, 7] = 2
     table[2, 200] = 1
     # all-zero weights: every column hashes alike, so the check must catch the collision
-    monkeypatch.setattr(bytedfa, "_COL_WEIGHTS", np.zeros(8, dtype=np.int64))
-    got = bytedfa._byte_classes_np(table)
+    got = bytedfa._byte_classes_np(table, weights=np.zeros(8, dtype=np.int64))
     want = bytedfa._byte_classes(table)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert int(got[0].max()) == 2
