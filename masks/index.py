@@ -356,7 +356,8 @@ class TokenIndex:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def build(cls, dfa, vocab: Vocabulary, strategy: str = "auto", group_states: bool = True,
-              share_walks: bool = True) -> "TokenIndex":
+              share_walks: bool = True, *, byte_walk_passes: int | None = None,
+              max_signature_states: int | None = None) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -377,6 +378,13 @@ class TokenIndex:
             the subtrees past its exits; and keep such walks for later builds with the same
             vocabulary (:class:`~.trie.WalkCache`, keyed by the region's canonical form). Same
             result.
+        byte_walk_passes : int, optional
+            For ``strategy="auto"``: how many times the byte trie's size the walks may visit
+            before the class-merged trie takes over (default :data:`AUTO_BYTE_WALK_PASSES`).
+            Same result.
+        max_signature_states : int, optional
+            Regions of more states than this are walked for each build rather than kept
+            (default :data:`MAX_SIGNATURE_STATES`). Same result.
 
         Returns
         -------
@@ -402,7 +410,8 @@ class TokenIndex:
         order, g_ptr = kernels.walk_groups(block, int(n_blocks), relaxed)
         if share_walks:
             share, sig_ptr, sig = kernels.component_signatures(
-                bt.table, bt.byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+                bt.table, bt.byte_classes, comp, order, g_ptr,
+                MAX_SIGNATURE_STATES if max_signature_states is None else max_signature_states)
             shared_groups = np.flatnonzero(share).tolist()
         else:
             shared_groups = []
@@ -419,7 +428,8 @@ class TokenIndex:
             # auto: the byte trie needs no per-automaton preparation, but when the walks turn out
             # long (many states each reaching much of the vocabulary) the trie merged over the
             # automaton's byte classes, built once, makes each of them cheaper
-            limit = AUTO_BYTE_WALK_PASSES * walk.num_nodes if attempt + 1 < len(tries) else -1
+            passes = AUTO_BYTE_WALK_PASSES if byte_walk_passes is None else byte_walk_passes
+            limit = passes * walk.num_nodes if attempt + 1 < len(tries) else -1
             g_entry, entries, visited_shared, kept = _shared_walks(
                 walk, shared_groups, sig_ptr if shared_groups else None,
                 sig if shared_groups else None, order, g_ptr, node_bit, n_tok_nodes, max_depth,

@@ -132,17 +132,11 @@ def test_string_properties_share_one_walk():
 
 @given(repeated_components() | random_byte_dfas(), small_vocabs())
 def test_auto_moves_to_the_class_trie_when_walks_run_long(dfa, vocab):
-    from tokenfsm.masks import index as index_module
     from tokenfsm.masks.trie import token_trie
 
     a = TokenIndex.build(dfa, vocab, strategy="bytes")
-    saved = index_module.AUTO_BYTE_WALK_PASSES
-    index_module.AUTO_BYTE_WALK_PASSES = 0
     token_trie(vocab).walk_cache.clear()   # kept walks are not walked again, so not "long"
-    try:
-        b = TokenIndex.build(dfa, vocab, strategy="auto")
-    finally:
-        index_module.AUTO_BYTE_WALK_PASSES = saved
+    b = TokenIndex.build(dfa, vocab, strategy="auto", byte_walk_passes=0)
     if a.build_info["visited"] > 0:
         assert b.build_info["strategy"] == "classes"
     assert np.array_equal(a.mask_rows, b.mask_rows) and np.array_equal(a.state_row, b.state_row)
@@ -193,15 +187,8 @@ def test_kept_walks_serve_a_renumbered_automaton(dfa, vocab, seed, extra):
 def test_split_regions_and_kept_walks_are_sound_and_complete(dfa, vocab, strategy, max_sig):
     """Components over MAX_SIGNATURE_STATES are split into regions (forced here on small DFAs);
     builds that reuse kept walks of earlier examples still match the reference walk."""
-    from tokenfsm.masks import index as index_module
-
-    saved = index_module.MAX_SIGNATURE_STATES
-    index_module.MAX_SIGNATURE_STATES = max_sig
-    try:
-        index = TokenIndex.build(dfa, vocab, strategy=strategy)
-        again = TokenIndex.build(dfa, vocab, strategy=strategy)
-    finally:
-        index_module.MAX_SIGNATURE_STATES = saved
+    index = TokenIndex.build(dfa, vocab, strategy=strategy, max_signature_states=max_sig)
+    again = TokenIndex.build(dfa, vocab, strategy=strategy, max_signature_states=max_sig)
     check_index_against_reference(index, dfa, vocab)
     plain = TokenIndex.build(dfa, vocab, strategy=strategy, share_walks=False)
     for built in (index, again):
