@@ -430,6 +430,7 @@ def _partial_states_way(rows: int, nodes: int) -> str:
     rows x nodes, else by array operations."""
     return "templates" if rows * nodes <= _PY_LEVEL_PAIRS else "arrays"
 
+
 #: Templates kept by :func:`_partial_states` before it starts afresh, and the most cells a kept
 #: template's arrays may have (so the cache holds at most a few tens of megabytes).
 _TEMPLATES_MAX = 1024
