@@ -322,6 +322,7 @@ def test_sparse_path_on_chains_is_the_canonical_quotient(table):
     # the default choice between the ways for large tables, taken on these small ones
     assert mz._minimize_large(delta, accepting, start) == want
     assert minimized_every_way(delta, accepting, start) == want
+    assert mz.minimize_table(delta, accepting, start) == want              # the default way
 
 
 @pytest.mark.parametrize("k", [1, 5, 62, 63, 124, 125, 200])
