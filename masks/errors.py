@@ -80,14 +80,30 @@ class VocabularyMismatch(MaskError, ValueError):
         Fingerprint of the vocabulary the index was built for.
     actual : str
         Fingerprint of the vocabulary given.
+    expected_name, actual_name : str or None
+        The two vocabularies' names, where known (an index saved by an older release has none).
+    expected_size, actual_size : int or None
+        Their sizes (token ids), where known.
     """
 
-    def __init__(self, expected: str, actual: str, what: str = "index"):
+    def __init__(self, expected: str, actual: str, what: str = "index", *,
+                 expected_name: str | None = None, expected_size: int | None = None,
+                 actual_name: str | None = None, actual_size: int | None = None):
         self.expected = expected
         self.actual = actual
+        self.expected_name, self.actual_name = expected_name, actual_name
+        self.expected_size = None if expected_size is None else int(expected_size)
+        self.actual_size = None if actual_size is None else int(actual_size)
         super().__init__(
-            f"{what} was built for vocabulary {expected[:16]}..., not {actual[:16]}..."
+            f"{what} was built for vocabulary {_described(expected, expected_name, self.expected_size)}, "
+            f"not {_described(actual, actual_name, self.actual_size)}"
         )
+
+
+def _described(fingerprint: str, name: str | None, size: int | None) -> str:
+    """``'qwen' (151,851 ids, fingerprint 3f2a...)``, with what is known."""
+    facts = ([f"{size:,} ids"] if size is not None else []) + [f"fingerprint {str(fingerprint)[:12]}..."]
+    return (f"{name!r} " if name else "") + f"({', '.join(facts)})"
 
 
 class CorruptIndexError(MaskError, ValueError):

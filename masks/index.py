@@ -588,7 +588,7 @@ class TokenIndex:
         """
         arrays = {n: getattr(self, n) for n in _ARRAY_FIELDS}
         meta = dict(magic=_MAGIC, version=FORMAT_VERSION, vocab_fingerprint=self.vocab_fingerprint,
-                    vocab_size=self.vocab_size, start=self.start, finished_row=self.finished_row,
+                    vocab_name=self.vocab.name, vocab_size=self.vocab_size, start=self.start, finished_row=self.finished_row,
                     checksum=_checksum(arrays), build_info=self.build_info)
         path = os.fspath(path)
         d = os.path.dirname(os.path.abspath(path))
@@ -629,7 +629,10 @@ class TokenIndex:
                         f"{path}: format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
                         + hint)
                 if meta.get("vocab_fingerprint") != vocab.fingerprint:
-                    raise VocabularyMismatch(str(meta.get("vocab_fingerprint")), vocab.fingerprint)
+                    raise VocabularyMismatch(
+                        str(meta.get("vocab_fingerprint")), vocab.fingerprint,
+                        expected_name=meta.get("vocab_name"), expected_size=meta.get("vocab_size"),
+                        actual_name=vocab.name, actual_size=vocab.size)
                 arrays = {n: z[n] for n in _ARRAY_FIELDS}
         except (VocabularyMismatch, CorruptIndexError):
             raise

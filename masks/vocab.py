@@ -7,10 +7,12 @@ automaton accepts, and never match text.
 
 Sources understood:
 
-* HuggingFace ``tokenizer.json`` (or a ``tokenizers.Tokenizer``): byte-level BPE, where every
+* HuggingFace ``tokenizer.json`` (:meth:`Vocabulary.from_tokenizer_file`), or the tokenizer object
+  in memory (:meth:`Vocabulary.from_tokenizer`: a ``tokenizers.Tokenizer``, a transformers
+  tokenizer, or a tiktoken ``Encoding``): byte-level BPE, where every
   character of a token stands for one byte through the GPT-2 byte map (GPT-2, Llama-3, Qwen), and
   SentencePiece-style vocabularies, where ``▁`` is a space and ``<0xNN>`` a single byte (byte
-  fallback, as in Llama-2 and Mistral). Unigram and WordLevel models are read the same way.
+  fallback, as in Llama-2, Mistral and Gemma). Unigram and WordLevel models are read the same way.
 * tiktoken rank files (``base64-token rank`` per line; cl100k, Qwen), plus their special tokens.
 * A plain list of ``bytes`` / ``None``.
 
@@ -35,12 +37,13 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .errors import UnknownTokenError, VocabularyError
 
-__all__ = ["Vocabulary", "gpt2_bytes_to_unicode", "KNOWN_EOS_TOKENS"]
+__all__ = ["Vocabulary", "gpt2_bytes_to_unicode", "KNOWN_EOS_TOKENS", "TOKENIZER_KINDS", "TokenizerKind"]
 
 #: Special-token spellings taken as end-of-sequence when no ids are given explicitly.
 KNOWN_EOS_TOKENS = (
@@ -112,6 +115,9 @@ class Vocabulary:
     size : int, optional
         Vocabulary size as the model sees it (logit count); at least ``len(tokens)``. Extra ids are
         ``None`` (models often pad their embedding matrix).
+    name : str, optional
+        What to call the vocabulary in messages (``"qwen"``, a file or model name). Not part of
+        the fingerprint: two vocabularies with the same tokens are the same whatever their names.
 
     Notes
     -----
@@ -124,6 +130,7 @@ class Vocabulary:
         tokens: Sequence[bytes | str | None],
         eos_token_ids: Iterable[int] = (),
         size: int | None = None,
+        name: str | None = None,
     ):
         toks: list[bytes | None] = []
         for i, t in enumerate(tokens):
@@ -155,6 +162,7 @@ class Vocabulary:
         for e in self._eos:  # EOS never stands for text
             toks[e] = None
         self._tokens = tuple(toks)
+        self._name = None if name is None else str(name)
 
     # -- basic access -----------------------------------------------------------------------
     @property
@@ -167,6 +175,15 @@ class Vocabulary:
 
     def __getitem__(self, token_id: int) -> bytes | None:
         return self._tokens[self.check_token_id(token_id)]
+
+    @property
+    def name(self) -> str | None:
+        """What the vocabulary is called in messages (``None`` if it was given no name)."""
+        return self._name
+
+    def describe(self) -> str:
+        """The vocabulary in a few words for messages: ``'qwen' (151,851 ids)``."""
+        return (f"{self._name!r} " if self._name else "") + f"({self.size:,} ids)"
 
     @property
     def tokens(self) -> tuple[bytes | None, ...]:
@@ -234,8 +251,9 @@ class Vocabulary:
 
     def __repr__(self) -> str:
         n_text = sum(t is not None for t in self._tokens)
+        named = f"name={self._name!r}, " if self._name else ""
         return (
-            f"Vocabulary(size={self.size}, text_tokens={n_text}, eos_token_ids={list(self._eos)}, "
+            f"Vocabulary({named}size={self.size}, text_tokens={n_text}, eos_token_ids={list(self._eos)}, "
             f"fingerprint={self.fingerprint[:12]})"
         )
 
@@ -245,7 +263,8 @@ class Vocabulary:
 
     # -- constructors -----------------------------------------------------------------------
     @classmethod
-    def from_file(cls, path, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
+    def from_tokenizer_file(cls, path, eos_token_ids=None, size: int | None = None,
+                            name: str | None = None) -> "Vocabulary":
         """Read a HuggingFace ``tokenizer.json``.
 
         Parameters
@@ -257,29 +276,67 @@ class Vocabulary:
             special tokens whose spelling is in :data:`KNOWN_EOS_TOKENS` are used.
         size : int, optional
             Pad the vocabulary to this many ids.
+        name : str, optional
+            Name for messages; by default the file's path.
+
+        Returns
+        -------
+        Vocabulary
         """
         try:
             with open(os.fspath(path), "rb") as fh:
                 data = json.loads(fh.read().decode("utf-8"))
         except (OSError, ValueError) as e:
-            raise VocabularyError(f"cannot read tokenizer file {path!r}: {e}") from e
-        return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size)
+            raise VocabularyError(f"cannot read tokenizer file {os.fspath(path)!r}: {e}") from e
+        return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size,
+                                       name=os.fspath(path) if name is None else name)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
-        """Read a ``tokenizers.Tokenizer`` (through its JSON serialisation).
+    def from_file(cls, path, eos_token_ids=None, size: int | None = None,
+                  name: str | None = None) -> "Vocabulary":
+        """The former name of :meth:`from_tokenizer_file` (it reads only ``tokenizer.json``)."""
+        return cls.from_tokenizer_file(path, eos_token_ids=eos_token_ids, size=size, name=name)
 
-        Parameters are as in :meth:`from_file`.
+    @classmethod
+    def from_tokenizer(cls, tokenizer, eos_token_ids=None, size: int | None = None,
+                       name: str | None = None) -> "Vocabulary":
+        """Read a tokenizer object: ``tokenizers.Tokenizer``, a transformers tokenizer, or a
+        tiktoken ``Encoding``.
+
+        Parameters
+        ----------
+        tokenizer : object
+            One of the kinds in :data:`TOKENIZER_KINDS` (recognised by what they offer, so that
+            none of those packages has to be installed to use the others).
+        eos_token_ids : iterable of int or str, optional
+            EOS ids or special-token spellings. By default the special tokens whose spelling is in
+            :data:`KNOWN_EOS_TOKENS`, plus a transformers tokenizer's own ``eos_token_id``.
+        size : int, optional
+            Pad the vocabulary to this many ids (the model's logit count, if larger).
+        name : str, optional
+            Name for messages; by default the tokenizer's own (``name_or_path``, ``name``).
+
+        Returns
+        -------
+        Vocabulary
+
+        Raises
+        ------
+        VocabularyError
+            The object is none of those kinds, or cannot be read.
         """
-        try:
-            data = json.loads(tokenizer.to_str())
-        except Exception as e:  # noqa: BLE001 - any failure here means "not a tokenizer"
-            raise VocabularyError(f"cannot serialise tokenizer {tokenizer!r}: {e}") from e
-        return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size)
+        for kind in TOKENIZER_KINDS:
+            if kind.recognise(tokenizer):
+                return kind.read(cls, tokenizer, eos_token_ids, size, name)
+        kinds = ", ".join(k.name for k in TOKENIZER_KINDS)
+        raise VocabularyError(f"cannot read a vocabulary from {type(tokenizer).__module__}."
+                              f"{type(tokenizer).__qualname__}; expected one of: {kinds}")
 
     @classmethod
-    def from_tokenizer_json(cls, data: Mapping, eos_token_ids=None, size: int | None = None) -> "Vocabulary":
-        """Build from the parsed contents of a ``tokenizer.json``."""
+    def from_tokenizer_json(cls, data: Mapping, eos_token_ids=None, size: int | None = None,
+                            name: str | None = None) -> "Vocabulary":
+        """Build from the parsed contents of a ``tokenizer.json`` (parameters as in
+        :meth:`from_tokenizer_file`)."""
         model = data.get("model") or {}
         mtype = model.get("type")
         vocab = model.get("vocab")
@@ -323,7 +380,7 @@ class Vocabulary:
         for i in added.values():  # added and special tokens never stand for text
             toks[i] = None
         eos = cls._resolve_eos(eos_token_ids, added, data)
-        return cls(toks, eos_token_ids=eos, size=size)
+        return cls(toks, eos_token_ids=eos, size=size, name=name)
 
     @classmethod
     def from_tiktoken(
@@ -332,6 +389,7 @@ class Vocabulary:
         special_tokens: Mapping[str, int] | None = None,
         eos_token_ids=None,
         size: int | None = None,
+        name: str | None = None,
     ) -> "Vocabulary":
         """Read a tiktoken rank file (one ``base64(token) rank`` per line).
 
@@ -343,9 +401,12 @@ class Vocabulary:
             Special tokens and their ids; they never match text.
         eos_token_ids : iterable of int or str, optional
             EOS ids or special-token spellings; by default the special tokens whose spelling is in
-            :data:`KNOWN_EOS_TOKENS`.
+            :data:`KNOWN_EOS_TOKENS`. An id past the ranks extends the vocabulary to hold it (a rank
+            file lists no special tokens, so this is how its EOS is given).
         size : int, optional
             Pad the vocabulary to this many ids.
+        name : str, optional
+            Name for messages; by default the file's path.
         """
         special_tokens = dict(special_tokens or {})
         ranks: dict[int, bytes] = {}
@@ -359,14 +420,22 @@ class Vocabulary:
                     ranks[int(rank)] = base64.b64decode(tok, validate=True)
         except (OSError, ValueError) as e:
             raise VocabularyError(f"cannot read tiktoken file {path!r}: {e}") from e
-        n = max([*ranks.keys(), *special_tokens.values(), -1]) + 1
+        return cls._from_ranks(ranks, special_tokens, eos_token_ids, size,
+                               os.fspath(path) if name is None else name)
+
+    @classmethod
+    def _from_ranks(cls, ranks: Mapping[int, bytes], special_tokens: Mapping[str, int], eos_token_ids,
+                    size, name) -> "Vocabulary":
+        # an EOS id given as a number may lie past the ranks (a rank file lists no special tokens)
+        given = [e for e in (eos_token_ids or ()) if not isinstance(e, (str, bool)) and hasattr(e, "__index__")]
+        n = max([*ranks.keys(), *special_tokens.values(), *(int(e) for e in given), -1]) + 1
         toks: list[bytes | None] = [None] * n
         for r, b in ranks.items():
             toks[r] = b
         for i in special_tokens.values():
             toks[int(i)] = None
         eos = cls._resolve_eos(eos_token_ids, special_tokens, None)
-        return cls(toks, eos_token_ids=eos, size=size)
+        return cls(toks, eos_token_ids=eos, size=size, name=name)
 
     @staticmethod
     def _resolve_eos(eos_token_ids, specials: Mapping[str, int], data) -> list[int]:
@@ -381,3 +450,92 @@ class Vocabulary:
             else:
                 out.append(e)
         return out
+
+
+# ------------------------------------------------------------------------------------------------
+# tokenizer objects Vocabulary.from_tokenizer reads: one entry per kind
+# ------------------------------------------------------------------------------------------------
+def _module_of(obj) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def _specials_of_json(data: Mapping) -> dict[str, int]:
+    return {a["content"]: int(a["id"]) for a in data.get("added_tokens") or ()}
+
+
+def _serialised(tokenizer, what: str) -> dict:
+    try:
+        return json.loads(tokenizer.to_str())
+    except Exception as e:  # noqa: BLE001 - any failure here means "cannot be read"
+        raise VocabularyError(f"cannot serialise {what} {tokenizer!r}: {e}") from e
+
+
+def _read_tokenizers(cls, tokenizer, eos_token_ids, size, name) -> Vocabulary:
+    data = _serialised(tokenizer, "tokenizer")
+    return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size, name=name)
+
+
+def _read_transformers(cls, tokenizer, eos_token_ids, size, name) -> Vocabulary:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        raise VocabularyError(
+            f"{type(tokenizer).__name__} has no tokenizers backend to read the vocabulary from; load "
+            "the fast tokenizer (AutoTokenizer.from_pretrained(..., use_fast=True)) or pass its "
+            "tokenizer.json to Vocabulary.from_tokenizer_file")
+    data = _serialised(backend, "tokenizer")
+    if eos_token_ids is None:
+        specials = _specials_of_json(data)
+        eos_token_ids = [specials[s] for s in KNOWN_EOS_TOKENS if s in specials]
+        own = getattr(tokenizer, "eos_token_id", None)
+        if isinstance(own, int) and not isinstance(own, bool):
+            eos_token_ids.append(own)
+    if name is None:
+        name = getattr(tokenizer, "name_or_path", None) or None
+    return cls.from_tokenizer_json(data, eos_token_ids=eos_token_ids, size=size, name=name)
+
+
+def _read_tiktoken(cls, encoding, eos_token_ids, size, name) -> Vocabulary:
+    specials = {s: int(encoding.encode_single_token(s)) for s in encoding.special_tokens_set}
+    special_ids = set(specials.values())
+    ranks: dict[int, bytes] = {}
+    for i in range(int(encoding.n_vocab)):
+        if i in special_ids:
+            continue
+        try:
+            ranks[i] = encoding.decode_single_token_bytes(i)
+        except KeyError:  # a gap in the ranks
+            continue
+    return cls._from_ranks(ranks, specials, eos_token_ids, size,
+                           getattr(encoding, "name", None) if name is None else name)
+
+
+@dataclass(frozen=True)
+class TokenizerKind:
+    """A kind of tokenizer object that :meth:`Vocabulary.from_tokenizer` reads.
+
+    Attributes
+    ----------
+    name : str
+        What the kind is called in messages.
+    recognise : callable
+        ``recognise(obj) -> bool``, by what the object offers (no import of its package).
+    read : callable
+        ``read(Vocabulary, obj, eos_token_ids, size, name) -> Vocabulary``.
+    """
+
+    name: str
+    recognise: Callable[[object], bool]
+    read: Callable[..., Vocabulary]
+
+
+#: The tokenizer objects :meth:`Vocabulary.from_tokenizer` understands, tried in this order.
+TOKENIZER_KINDS: tuple[TokenizerKind, ...] = (
+    TokenizerKind("tokenizers.Tokenizer",
+                  lambda t: _module_of(t) == "tokenizers" and hasattr(t, "to_str"), _read_tokenizers),
+    TokenizerKind("a transformers tokenizer",
+                  lambda t: _module_of(t) == "transformers" or hasattr(t, "backend_tokenizer"),
+                  _read_transformers),
+    TokenizerKind("a tiktoken Encoding",
+                  lambda t: all(hasattr(t, a) for a in ("decode_single_token_bytes", "n_vocab",
+                                                         "special_tokens_set")), _read_tiktoken),
+)
