@@ -25,6 +25,7 @@ from .errors import (
     BitmaskError,
     CorruptIndexError,
     MaskError,
+    ProcessorError,
     RollbackError,
     TokenRejected,
     UnknownTokenError,
@@ -65,5 +66,6 @@ __all__ = [
     "VocabularyMismatch",
     "CorruptIndexError",
     "RollbackError",
+    "ProcessorError",
     "TokenfsmError",
 ]

@@ -27,6 +27,7 @@ __all__ = [
     "VocabularyMismatch",
     "CorruptIndexError",
     "RollbackError",
+    "ProcessorError",
 ]
 
 
@@ -112,3 +113,8 @@ class CorruptIndexError(MaskError, ValueError):
 
 class RollbackError(MaskError, ValueError):
     """``rollback(n)`` asked to undo more steps than the matcher has taken (or a negative count)."""
+
+
+class ProcessorError(MaskError, ValueError):
+    """A logits processor given conflicting grammars, or a batch it cannot follow (the number of
+    rows, or rows that continue no sequence of the previous step)."""
