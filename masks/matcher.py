@@ -455,9 +455,10 @@ def _apply_torch(logits, bitmask, vocab_size, indices) -> None:
     n = lg.shape[1]
     limit = _vocab_limit(n, bm.shape[1], vocab_size)
     k = min(n, limit)
-    bm = bm.to(lg.device, non_blocking=True).to(torch.int64)
-    shifts = torch.arange(32, device=lg.device, dtype=torch.int64)
-    allowed = ((bm.unsqueeze(-1) >> shifts) & 1).bool().reshape(bm.shape[0], -1)[:, :k]
+    bm = bm.to(lg.device, non_blocking=True)
+    # bit i of each word, as int32 (bit 31 is the sign): no widening copy of the bitmask
+    bits = torch.tensor([1 << i for i in range(31)] + [-(1 << 31)], device=lg.device, dtype=torch.int32)
+    allowed = (torch.bitwise_and(bm.unsqueeze(-1), bits) != 0).reshape(bm.shape[0], -1)[:, :k]
     if indices is None:
         lg[:, :k].masked_fill_(~allowed, float("-inf"))
         lg[:, limit:] = float("-inf")
