@@ -109,13 +109,14 @@ README_SCHEMA = {"type": "object",
 
 def _case_grammar(name: str):
     from tokenfsm.automata import DFA
-    from tokenfsm.masks.cli import EXAMPLE_EXCLUDES, EXAMPLE_SCHEMA
+    from tokenfsm.masks.examples import get_weather
     from tokenfsm.schema import compile_json_schema
 
     if name == "readme":
         return compile_json_schema(README_SCHEMA)
     if name == "demo":
-        return compile_json_schema(EXAMPLE_SCHEMA, excludes=list(EXAMPLE_EXCLUDES))
+        example = get_weather()
+        return compile_json_schema(example.schema, excludes=list(example.excludes))
     if name == "any256":
         return DFA.from_regex(r"[\s\S]{0,256}").intersect(DFA.excluding(["<|im_end|>"]))
     raise ValueError(name)
@@ -166,7 +167,7 @@ def replay(quick: bool) -> None:
     import _peers
     from tokenfsm.masks import Matcher, TokenIndex, allocate_token_bitmask
     from tokenfsm.masks.builtin_vocab import load_vocabulary
-    from tokenfsm.masks.cli import sample_documents
+    from tokenfsm.masks.sampling import sample_documents
 
     vocab = load_vocabulary("qwen")
     index = TokenIndex.build(_case_grammar("demo"), vocab)

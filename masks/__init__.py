@@ -9,7 +9,7 @@ stack configuration, computed on demand), driven by the same :class:`Matcher` AP
 Example
 -------
 >>> from tokenfsm.masks import Vocabulary, IndexCompiler, Matcher, allocate_token_bitmask
->>> vocab = Vocabulary.from_file("tokenizer.json")              # doctest: +SKIP
+>>> vocab = Vocabulary.from_tokenizer_file("tokenizer.json")    # doctest: +SKIP
 >>> index = IndexCompiler(vocab).regex(r"[a-z]+@[a-z]+\\.com")   # doctest: +SKIP
 >>> m = Matcher(index); bitmask = allocate_token_bitmask(1, vocab.size)   # doctest: +SKIP
 >>> m.fill_next_token_bitmask(bitmask, row=0)                   # doctest: +SKIP

@@ -186,6 +186,11 @@ class LogitsProcessor(transformers.LogitsProcessor):
         return scores
 
     @property
+    def eos_token_ids(self) -> list[int]:
+        """The ids the grammars end with, to pass to ``generate(eos_token_id=...)``."""
+        return list(self.vocab.eos_token_ids)
+
+    @property
     def matchers(self) -> Sequence[Matcher]:
         """The current generation's matchers, one per row (empty before the first call)."""
         return tuple(self._matchers or ())

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import unicodedata
 from pathlib import Path
 
 import jsonschema
@@ -70,6 +71,21 @@ def files(tmp_path_factory):
     return d
 
 
+def columns(line: str) -> int:
+    """Terminal columns the line takes (wide East Asian characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def env80():
+    return dict(os.environ, COLUMNS="80")
+
+
+def assert_fits_80(*texts):
+    for text in texts:
+        for line in text.splitlines():
+            assert columns(line) <= 80, (columns(line), line)
+
+
 def assert_one_line_error(proc, *needles):
     assert proc.returncode != 0, proc.stdout
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
@@ -82,14 +98,16 @@ def assert_one_line_error(proc, *needles):
 
 # ------------------------------------------------------------------------------------------ help
 def test_help_lists_commands_vocabularies_and_examples():
-    proc = run("--help", check_rc=0)
+    proc = run("--help", env=env80(), check_rc=0)
+    assert_fits_80(proc.stdout)
     for word in ("demo", "compile", "sample", "inspect", "qwen3.6", "llama3", "cl100k", "examples:"):
         assert word in proc.stdout
 
 
 @pytest.mark.parametrize("command", ["demo", "compile", "sample", "inspect"])
 def test_subcommand_help_has_an_example(command):
-    proc = run(command, "--help", check_rc=0)
+    proc = run(command, "--help", env=env80(), check_rc=0)
+    assert_fits_80(proc.stdout)
     assert proc.stdout.startswith(f"usage: tokenfsm {command}")
     assert "example" in proc.stdout
 
@@ -111,7 +129,8 @@ def test_installed_script_runs():
 
 # ------------------------------------------------------------------------------------------ demo
 def test_demo_on_the_builtin_vocabulary():
-    proc = run("demo", "-n", "4", "--seed", "3", check_rc=0)
+    proc = run("demo", "-n", "4", "--seed", "3", env=env80(), check_rc=0)
+    assert_fits_80(proc.stdout, proc.stderr)  # the table, the documents and the progress lines
     out = proc.stdout
     for row in ("load vocabulary", "token trie + first index build", "compile schema",
                 "build token index", "mask per token: fill bitmask", "validate with jsonschema"):
@@ -119,6 +138,13 @@ def test_demo_on_the_builtin_vocabulary():
     assert "valid 4/4" in out
     assert "151,851 ids" in out
     assert out.count("[valid]") == 4
+    # the documents are shown whole (folded at the width), each valid for the example's schema
+    from tokenfsm.masks.examples import get_weather
+
+    shown = out.split("one a line):\n", 1)[1].split("  [valid] ")[1:]
+    for doc in shown:
+        jsonschema.validate(json.loads("".join(line.strip() for line in doc.splitlines())),
+                            get_weather().schema)
     assert "Traceback" not in proc.stderr
     assert "6/6 done" in proc.stderr  # the progress bar ends complete
 
@@ -212,7 +238,7 @@ def test_stack_route_compile_inspect_and_sample(files, tree):
     for word in ("route", "stack: 1 definition(s) as automata", "call edges", "first row", "warnings: 1"):
         assert word in out, word
     sizes = run("inspect", tree, "--recursion", "stack", check_rc=0).stdout
-    assert "byte states" in sizes and "call edges" in sizes
+    assert "states over bytes" in sizes and "call edges" in sizes
     assert_one_line_error(run("inspect", tree, "--recursion", "stack", "--rules"), "--recursion unroll")
     proc = run("sample", tree, "-n", "4", "--seed", "3", "--vocab", tok, "--recursion", "stack",
                "--max-tokens", "400", check_rc=0)
@@ -242,7 +268,7 @@ def test_error_missing_schema_file(files):
 
 
 def test_error_bad_regex():
-    assert_one_line_error(run("inspect", "--regex", r"(a)\1"), "back-reference")
+    assert_one_line_error(run("inspect", "--regex", r"(a)\1"), "back-reference", "cannot recall")
     assert_one_line_error(run("inspect", "--regex", "a(b"), "position")
 
 
@@ -284,3 +310,75 @@ def test_sample_into_a_closed_pipe_is_quiet(files):
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"[a-c]{2,4}\n", proc.stdout)
     assert proc.stderr == ""
+
+
+# ------------------------------------------------------------------- one default, files, plain text
+def states_reported(proc) -> int:
+    return int(re.search(r"^  states +([0-9,]+)", proc.stdout, flags=re.M).group(1).replace(",", ""))
+
+
+def test_one_whitespace_default_the_librarys(files):
+    from tokenfsm.schema import compile_json_schema
+
+    want = compile_json_schema(SCHEMA).dfa.num_states  # the library's default
+    compiled = run("compile", files / "schema.json", "--vocab", files / "tokenizer.json", check_rc=0)
+    inspected = run("inspect", files / "schema.json", check_rc=0)
+    assert states_reported(compiled) == states_reported(inspected) == want
+    assert want != compile_json_schema(SCHEMA, whitespace=0).dfa.num_states  # the test can tell
+    for command in ("compile", "sample", "inspect", "demo"):
+        assert "default 2, as in compile_json_schema" in " ".join(run(command, "--help").stdout.split())
+
+
+def test_save_needs_an_existing_folder_and_a_file_name(files, tmp_path):
+    args = ("compile", "--regex", "ab", "--vocab", files / "tokenizer.json", "--save")
+    assert_one_line_error(run(*args, tmp_path / "missing" / "ix.npz"), "does not exist", "missing")
+    assert not (tmp_path / "missing").exists()
+    assert_one_line_error(run(*args, tmp_path), "is a folder")
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_saved_index_mode_follows_the_umask(files, tmp_path, umask):
+    target = tmp_path / "ix.npz"
+    cmd = (f"umask {umask:03o}; {sys.executable} -m tokenfsm.masks.cli compile --regex ab "
+           f"--vocab {files / 'tokenizer.json'} --save {target}")
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_tiktoken_file_sample_with_eos(tmp_path):
+    import base64
+
+    ranks = [bytes([b]) for b in range(256)] + [b"ab", b"12"]
+    path = tmp_path / "tiny.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
+    assert_one_line_error(run("sample", "--regex", "(ab)+", "--vocab", path), "end-of-sequence", "give its id")
+    proc = run("sample", "--regex", "(ab)+", "--vocab", path, "--eos", "300", "-n", "3", check_rc=0)
+    assert all(re.fullmatch("(ab)+", line) for line in proc.stdout.splitlines())
+
+
+def test_sample_writes_the_plain_spelling(files):
+    proc = run("sample", files / "schema.json", "-n", "8", "--seed", "2", "--vocab", files / "tokenizer.json",
+               check_rc=0)
+    for line in proc.stdout.splitlines():
+        doc = json.loads(line)
+        jsonschema.validate(doc, SCHEMA)
+        assert line == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        assert type(doc["days"]) is int
+    indented = run("sample", files / "schema.json", "-n", "2", "--seed", "2", "--indent", "2",
+                   "--vocab", files / "tokenizer.json", check_rc=0).stdout
+    assert indented.startswith("{\n  ") and indented.count("\n}") == 2
+
+
+def test_readme_commands_run_at_80_columns(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### The command", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    assert len(commands) >= 4 and all(c.startswith("tokenfsm ") for c in commands)
+    for command in commands:
+        shell = command.replace("tokenfsm ", f"{sys.executable} -m tokenfsm.masks.cli ", 1)
+        proc = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, cwd=tmp_path,
+                              env=env80(), timeout=600)
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert_fits_80(proc.stdout, proc.stderr)
