@@ -434,7 +434,7 @@ def cmd_demo(args) -> int:
     rows.append(("load vocabulary", time.perf_counter() - t0,
                  f"{args.vocab}: {vocab.size:,} ids, EOS {list(vocab.eos_token_ids)}"))
 
-    progress.step("compiling kernels (first run) or loading them")
+    progress.step("loading or compiling kernels")
     t0 = time.perf_counter()
     for strategy in ("bytes", "classes"):  # both walks, so that every kernel is compiled here
         TokenIndex.build(DFA.literal("{}"), vocab, strategy=strategy)
