@@ -84,7 +84,12 @@ class LogitsProcessor(transformers.LogitsProcessor):
     -----
     Indexes are compiled once per distinct grammar and kept (an :class:`IndexCompiler` per
     processor). The vocabulary's EOS ids are the ones the grammar ends with: give ``generate`` the
-    same ids as ``eos_token_id`` (and a ``pad_token_id``) so that it stops rows there.
+    same ids as ``eos_token_id`` (:attr:`eos_token_ids`) so that it stops rows there.
+
+    A call continues the generation when its sequences are the previous call's (rows possibly
+    reordered) plus one token each; any other input starts a new one. Assisted (speculative)
+    generation, which calls processors on drafted tokens and then steps back, is therefore not
+    supported: its rows would be taken for a new generation.
     """
 
     def __init__(self, tokenizer, schema=None, *, regex=None, index=None, **compile_options):
