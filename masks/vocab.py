@@ -181,10 +181,6 @@ class Vocabulary:
         """What the vocabulary is called in messages (``None`` if it was given no name)."""
         return self._name
 
-    def describe(self) -> str:
-        """The vocabulary in a few words for messages: ``'qwen' (151,851 ids)``."""
-        return (f"{self._name!r} " if self._name else "") + f"({self.size:,} ids)"
-
     @property
     def tokens(self) -> tuple[bytes | None, ...]:
         """``tokens[i]``: the bytes of token ``i`` or ``None``."""
