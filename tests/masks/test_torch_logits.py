@@ -24,6 +24,7 @@ from tokenfsm.masks import (  # noqa: E402
     fill_next_token_bitmasks,
     unpack_bitmask,
 )
+from tokenfsm.masks.matcher import _apply_torch  # noqa: E402
 
 TOKENS = [bytes([c]) for c in b"abxyz0123456789"] + [b"ab", b"12", b"yz", b"aba", b"9x"]
 VOCAB = Vocabulary(TOKENS + [None], eos_token_ids=[len(TOKENS)], size=70)  # three bitmask words
@@ -53,7 +54,12 @@ def problems(draw):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_torch_matches_numpy(device, dtype):
+@pytest.mark.parametrize("route", ["public", "torch kernel"])
+def test_torch_matches_numpy(device, dtype, route):
+    # the public function masks CPU float32/float16 through a NumPy view; the torch kernel (CUDA,
+    # bfloat16) is also driven directly for every dtype, so that both are held to the NumPy path
+    apply = apply_token_bitmask_inplace if route == "public" else _apply_torch
+
     @given(problems(), st.booleans())
     def check(problem, one_row):
         logits, bm, vocab_size, indices = problem
@@ -62,7 +68,7 @@ def test_torch_matches_numpy(device, dtype):
         want = logits.copy()
         apply_token_bitmask_inplace(want, bm, vocab_size=vocab_size, indices=indices)
         t = torch.from_numpy(logits.copy()).to(device=device, dtype=getattr(torch, dtype))
-        apply_token_bitmask_inplace(t, torch.from_numpy(bm), vocab_size=vocab_size, indices=indices)
+        apply(t, torch.from_numpy(bm), vocab_size=vocab_size, indices=indices)
         got = t.float().cpu().numpy()
         assert np.array_equal(np.isneginf(got), np.isneginf(want))
         kept = ~np.isneginf(want)
@@ -70,6 +76,14 @@ def test_torch_matches_numpy(device, dtype):
         assert np.array_equal(got[kept], expect)
 
     check()
+
+
+def test_cpu_logits_are_masked_in_place_through_a_view():
+    logits = torch.zeros(2, 64)
+    view = logits[:, ::2]  # not contiguous
+    apply_token_bitmask_inplace(view, torch.tensor([[1, 0], [0, 0]], dtype=torch.int32))
+    assert torch.isneginf(logits[:, ::2]).sum() == 63 and (logits[:, 1::2] == 0).all()
+    assert logits[0, 0] == 0
 
 
 def test_numpy_bitmask_on_torch_logits_and_torch_bitmask_on_numpy_logits():
