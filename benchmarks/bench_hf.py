@@ -48,6 +48,7 @@ def main(argv=None) -> int:
     if root:
         sys.path.insert(0, root)
     import json
+    from importlib.metadata import version
 
     import torch
     import transformers
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
         for k in times:
             per_repeat[k].append(float(np.median(times[k][mark[k]:])))
     print(f"tokenfsm {commit}; transformers {transformers.__version__}, torch {torch.__version__}, "
-          f"xgrammar {xgr.__version__}; batch {B}, {V:,} logits, {steps} steps, "
+          f"xgrammar {version('xgrammar')}; batch {B}, {V:,} logits, {steps} steps, "
           f"masks agree on {agree}/{steps} steps")
     for k, ts in times.items():
         ms = np.array(ts) * 1e3
