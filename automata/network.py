@@ -1,0 +1,325 @@
+"""Lazy networks: small pieces that call each other, with counts and key sets in the configuration.
+
+Unrolling a grammar into one flat DFA multiplies sizes: ``[\\s\\S]{0,100000000}`` is a hundred
+million states, a JSON string of ``maxLength: 5000`` is 5,000 copies of the string body, an object
+whose keys may come in any order has a state per subset of its keys. A :class:`Network` keeps the
+parts small and lets the walk hold what the flat automaton would have copied:
+
+* a **piece** is an expression over code-point automata (:class:`Text`), calls of pieces added
+  before it (:class:`Call`), concatenation, choice and star; a call reads one text of its callee
+  with the caller's state kept on a stack;
+* a **counted** piece also holds a count in its frame: :class:`Tick` (or a ``Text`` whose marker
+  character stands for a tick, or ``Call(..., tick=True)``) adds one, and the piece ends only
+  with a count in ``lo..hi``; ``hi`` may be ``None`` (unbounded) or a billion, it costs nothing;
+* a **key-set** piece (an object) holds the set of declared keys written: each member is a call of
+  its value piece naming its key (``Call(value, key=i)``, or ``key=None`` for an undeclared key);
+  a key is never written twice, the object ends only when its required keys are in the set, and
+  its members are counted (``lo..hi`` members: ``minProperties``/``maxProperties``).
+
+:meth:`Network.build` links the pieces into a :class:`~.lazy_bytes.LazyBytes`, the form token
+masks walk (rows per configuration, on demand). The language is exactly the flat expansion's:
+:meth:`Network.to_dfa` builds that (every configuration a state, under a budget), for tests and
+for grammars small enough to index eagerly. Where the deterministic walk would be ambiguous (a
+piece whose next copy and its caller's text share a first byte, as in ``a{2,9}a``; a count that a
+text does not fix), the construction raises :class:`~.errors.NondeterministicCall` and the caller
+builds the flat expansion instead.
+
+Example
+-------
+>>> from tokenfsm.automata import DFA
+>>> net = Network()
+>>> char = Text(DFA.from_regex("[\\\\s\\\\S]"))
+>>> body = net.counted(star(concat(char, Tick())), lo=0, hi=10**8)   # [\\s\\S]{0,10**8}
+>>> lb = net.build(body)
+>>> lb.num_states, lb.accepts(("é" * 1000).encode())
+(9, True)
+>>> net2 = Network()
+>>> small = net2.counted(star(concat(char, Tick())), lo=1, hi=2)
+>>> net2.to_dfa(small) == DFA.from_regex("[\\\\s\\\\S]{1,2}")
+True
+
+The pieces-and-calls form is the stack route of :mod:`.recursive` (xgrammar's persistent stack,
+llguidance's lazy lexer); counts in the configuration follow counting automata (Turonova et al.,
+OOPSLA 2020).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+from .dfa import DFA
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .lazy_bytes import COUNTED, KEY_SET, PLAIN, LazyBytes
+from .network_link import link
+from .network_piece import BytePiece, build_piece
+
+__all__ = ["Network", "Text", "Call", "Tick", "Concat", "Choice", "Star", "EMPTY", "concat",
+           "choice", "star", "optional", "expand"]
+
+
+@dataclass(frozen=True, eq=False)
+class Text:
+    """One text of a code-point automaton. ``tick``: a character (below U+0080) that the
+    automaton's texts contain as a marker, standing for a tick of the piece's count (it must be
+    forced: after it is read nothing else could have been)."""
+
+    dfa: DFA
+    tick: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.dfa, DFA):
+            raise AutomatonError(f"Text needs a DFA, not {type(self.dfa).__name__}")
+        if self.tick is not None and (isinstance(self.tick, bool) or not isinstance(self.tick, int)
+                                      or not 0 < self.tick < 0x80):
+            raise AutomatonError(f"a tick marker is a code point in 1..0x7F, not {self.tick!r}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One text of piece ``piece`` (added to the network before the caller). ``tick``: the call
+    ticks the caller's count; ``key``: in a key-set piece, the declared key this member writes
+    (None: an undeclared key)."""
+
+    piece: int
+    tick: bool = False
+    key: int | None = None
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A tick of the piece's count (reads nothing; must be forced, see :class:`Text`)."""
+
+
+@dataclass(frozen=True)
+class Concat:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Choice:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Star:
+    item: object
+
+
+EMPTY = Concat(())
+
+
+def concat(*items) -> Concat:
+    return Concat(tuple(items))
+
+
+def choice(*items) -> Choice:
+    return Choice(tuple(items))
+
+
+def star(item) -> Star:
+    return Star(item)
+
+
+def optional(item) -> Choice:
+    return Choice((item, EMPTY))
+
+
+@dataclass
+class _Spec:
+    piece: BytePiece
+    kind: int
+    lo: int = 0
+    hi: int | None = None
+    n_keys: int = 0
+    required: tuple = ()
+    body: object = field(default=None, repr=False)
+
+
+def _count(x, name: str, allow_none: bool = False):
+    if x is None and allow_none:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise AutomatonError(f"{name} must be a non-negative int, not {x!r}")
+    if x >= 1 << 62:
+        raise AutomatonError(f"{name} = {x} is too large (at most 2**62 - 1)")
+    return int(x)
+
+
+class Network:
+    """Pieces of a lazy network (see the module docstring).
+
+    Parameters
+    ----------
+    budget : Budget, optional
+        Bounds each piece's subset construction and the linked table (``DEFAULT_BUDGET``).
+    """
+
+    def __init__(self, budget: Budget | None = None):
+        self.budget = budget or DEFAULT_BUDGET
+        self._specs: list[_Spec] = []
+        self._built: dict[int, LazyBytes] = {}
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        kinds = [s.kind for s in self._specs]
+        return (f"<Network: {kinds.count(PLAIN)} plain, {kinds.count(COUNTED)} counted, "
+                f"{kinds.count(KEY_SET)} key-set pieces>")
+
+    def _check(self, body, kind: int, n_keys: int) -> None:
+        n = len(self._specs)
+        todo = [body]
+        while todo:
+            e = todo.pop()
+            if isinstance(e, Call):
+                if isinstance(e.piece, bool) or not isinstance(e.piece, (int, np.integer)) \
+                        or not 0 <= e.piece < n:
+                    raise AutomatonError(f"Call({e.piece!r}): a piece calls pieces added before it "
+                                         f"(0..{n - 1})")
+                if e.tick and kind != COUNTED:
+                    raise AutomatonError("Call(tick=True) in a piece without a count")
+                if e.key is not None:
+                    if kind != KEY_SET:
+                        raise AutomatonError("Call(key=...) outside a key-set piece")
+                    if isinstance(e.key, bool) or not isinstance(e.key, (int, np.integer)) \
+                            or not 0 <= e.key < n_keys:
+                        raise AutomatonError(f"Call(key={e.key!r}) outside 0..{n_keys - 1}")
+            elif isinstance(e, Tick) or (isinstance(e, Text) and e.tick is not None):
+                if kind != COUNTED:
+                    raise AutomatonError("a tick in a piece without a count")
+            elif isinstance(e, (Concat, Choice)):
+                if not isinstance(e.items, tuple):
+                    raise AutomatonError(f"{type(e).__name__}.items must be a tuple")
+                todo.extend(e.items)
+            elif isinstance(e, Star):
+                todo.append(e.item)
+            elif not isinstance(e, Text):
+                raise AutomatonError(f"{type(e).__name__} is not a network expression")
+
+    def _add(self, body, kind: int, **kw) -> int:
+        self._check(body, kind, kw.get("n_keys", 0))
+        index = len(self._specs)
+        bp = build_piece(body, index, self.budget)
+        self._specs.append(_Spec(bp, kind, body=body, **kw))
+        return index
+
+    def piece(self, body) -> int:
+        """Add a plain piece; returns its number (for :class:`Call`)."""
+        return self._add(body, PLAIN)
+
+    def counted(self, body, lo: int = 0, hi: int | None = None) -> int:
+        """Add a counted piece: its text ends only with ``lo <= ticks <= hi``."""
+        lo, hi = _count(lo, "lo"), _count(hi, "hi", allow_none=True)
+        if hi is not None and hi < lo:
+            raise AutomatonError(f"bounds {lo}..{hi} are inverted")
+        return self._add(body, COUNTED, lo=lo, hi=hi)
+
+    def key_set(self, body, n_keys: int, required: Iterable[int] = (), lo: int = 0,
+                hi: int | None = None) -> int:
+        """Add a key-set piece with declared keys ``0 .. n_keys - 1`` (see the module docstring):
+        ``required`` keys must be written, between ``lo`` and ``hi`` members in all."""
+        n_keys = _count(n_keys, "n_keys")
+        lo, hi = _count(lo, "lo"), _count(hi, "hi", allow_none=True)
+        if hi is not None and hi < lo:
+            raise AutomatonError(f"bounds {lo}..{hi} are inverted")
+        req = tuple(sorted(set(required)))
+        for r in req:
+            if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r < n_keys:
+                raise AutomatonError(f"required key {r!r} outside 0..{n_keys - 1}")
+        return self._add(body, KEY_SET, lo=lo, hi=hi, n_keys=n_keys, required=req)
+
+    def build(self, top: int) -> LazyBytes:
+        """The linked byte form of piece ``top`` and what it calls (built once per ``top``).
+
+        Raises
+        ------
+        NondeterministicCall
+            The walk would be ambiguous somewhere.
+        BudgetExceeded
+        """
+        top = int(top)
+        if not 0 <= top < len(self._specs):
+            raise AutomatonError(f"piece {top} out of range 0..{len(self._specs) - 1}")
+        got = self._built.get(top)
+        if got is None:
+            got = self._built[top] = link(self._specs, top, self.budget)
+        return got
+
+    def to_dfa(self, top: int, budget: Budget | None = None) -> DFA:
+        """The minimal code-point DFA of the same language (every configuration a state).
+
+        Raises
+        ------
+        BudgetExceeded
+            More configurations than ``budget`` allows (a large ``hi``).
+        """
+        return expand(self.build(top), budget)
+
+
+def _capped(lb: LazyBytes, frame: tuple) -> tuple:
+    """``frame`` with a count past ``lo`` of an unbounded piece set to ``lo``: from there on the
+    count changes nothing (every guard holds, liveness no longer depends on it)."""
+    q, c, k = frame
+    L = lb._lists()
+    p = L["piece"][q]
+    if L["hi"][p] < 0 and c > L["lo"][p]:
+        return (q, L["lo"][p], k)
+    return frame
+
+
+def expand(lb: LazyBytes, budget: Budget | None = None) -> DFA:
+    """The flat DFA of a :class:`LazyBytes`: its reachable configurations as states.
+
+    Parameters
+    ----------
+    lb : LazyBytes
+    budget : Budget, optional
+        Bounds the configurations (``DEFAULT_BUDGET``).
+
+    Returns
+    -------
+    DFA
+        Minimal, over code points (the byte automaton read back through UTF-8).
+    """
+    from .bytedfa import ByteDFA
+
+    if lb.start == 0:
+        return DFA.empty()
+    meter = (budget or DEFAULT_BUDGET).meter("network expansion")
+    C = lb.num_byte_classes
+    rep = [-1] * C
+    for b in range(256):
+        c = int(lb.byte_classes[b])
+        if rep[c] < 0:
+            rep[c] = b
+    start = ((lb.start, 0, 0), ())
+    ids = {start: 1}
+    order = [start]
+    rows = [[0] * C]
+    acc = [False]
+    i = 0
+    while i < len(order):
+        frame, stack = order[i]
+        i += 1
+        meter.add()
+        row = [0] * C
+        for c in range(C):
+            st = list(stack)
+            f = lb.step(frame, st, rep[c])
+            if f is None:
+                continue
+            cfg = (_capped(lb, f), tuple(_capped(lb, s) for s in st))
+            k = ids.get(cfg)
+            if k is None:
+                k = ids[cfg] = len(order) + 1
+                order.append(cfg)
+            row[c] = k
+        rows.append(row)
+        acc.append(lb.can_end(frame, stack))
+    bd = ByteDFA(lb.byte_classes, np.array(rows, dtype=np.int32), np.array(acc, dtype=bool), 1)
+    return bd.to_codepoints().minimize()
+

@@ -1,0 +1,573 @@
+"""Link the pieces of a lazy network into one :class:`~.lazy_bytes.LazyBytes`.
+
+Pieces are linked callees first. A piece whose language is empty (or a key-set piece that cannot
+write one of its required keys) is dropped together with every call of it; the states that can
+then no longer end are trimmed. Each kept piece gets what the walk needs to decide liveness:
+
+* a counted piece, the lasso of ``T(q)`` for each state: the numbers of ticks on the paths from
+  ``q`` to an accepting state, found by following the sets of states reachable with ``0, 1, 2,
+  ...`` ticks until one repeats (the tail and period of a unary automaton);
+* a key-set piece, per state: whether the object can end without another member, and which
+  declared keys (and whether an undeclared key) the next member can still write. After every
+  member the object must be able to close or to write any member again (the shape of a JSON
+  object); the linker checks that.
+
+Then the pieces are numbered into one table over joint byte classes, each call knows the bytes
+that begin a live text of its callee (``call_first``, exact), and the walk is checked to be
+deterministic, as for :class:`~.recursive.PushdownBytes`: at every state the module's own moves
+and the first bytes of its calls are disjoint, and where a called piece may end, its own bytes
+are disjoint from what may follow the call (:class:`~.errors.NondeterministicCall` otherwise,
+naming the piece, the state and a byte).
+
+Example
+-------
+>>> from tokenfsm.automata import DFA
+>>> from tokenfsm.automata.network import Network, Text, Call, concat
+>>> net = Network()
+>>> a = net.piece(Text(DFA.literal("a")))
+>>> lb = net.build(net.piece(concat(Call(a), Text(DFA.literal("b")))))
+>>> lb.num_calls, lb.max_stack, lb.accepts(b"ab")
+(1, 1, True)
+
+The checks are those of the stack route (:mod:`.recursive`); the lasso of a unary automaton is
+Chrobak's normal form, found here by iteration rather than built.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+import numpy as np
+
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, NondeterministicCall
+from .lazy_bytes import COUNTED, KEY_SET, STATE_MASK, TICK_BIT, LazyBytes, _keys_live
+from .network_piece import BytePiece, _joint_classes
+
+__all__ = ["link", "LASSO_LIMIT"]
+
+#: Most bits of the lasso (tail + period) a counted piece may need per state.
+LASSO_LIMIT = 4096
+
+
+def _show_byte(b: int) -> str:
+    return f"0x{b:02X}" + (f" {chr(b)!r}" if 0x20 <= b < 0x7F else "")
+
+
+def _lowest_bit(x: int) -> int:
+    return (x & -x).bit_length() - 1
+
+
+def _post_order(specs, top: int) -> list[int]:
+    """Pieces reachable from ``top``, callees first; a cycle is an error."""
+    state: dict[int, int] = {}
+    out: list[int] = []
+    stack = [(top, False)]
+    path: list[int] = []
+    while stack:
+        p, done = stack.pop()
+        if done:
+            state[p] = 2
+            out.append(p)
+            path.pop()
+            continue
+        if state.get(p) == 2:
+            continue
+        if state.get(p) == 1:
+            raise AutomatonError(f"piece {p} calls itself (through {path}); a lazy network is "
+                                 "acyclic (recursion goes through RecursiveDFA's stack route)")
+        state[p] = 1
+        path.append(p)
+        stack.append((p, True))
+        for callee in sorted({c for c, _, _ in specs[p].piece.call_specs}, reverse=True):
+            if state.get(callee) == 1:
+                raise AutomatonError(f"piece {callee} is called from piece {p} while calling it; "
+                                     "a lazy network is acyclic (recursion goes through "
+                                     "RecursiveDFA's stack route)")
+            if state.get(callee) != 2:
+                stack.append((callee, False))
+    return out
+
+
+class _Kept:
+    """A piece after dropping calls of empty pieces: local tables and liveness data."""
+
+    def __init__(self, p: int, bp: BytePiece, calls: list, spec):
+        self.p, self.bp, self.calls, self.spec = p, bp, calls, spec
+        self.tail = self.period = 0
+        self.bits: dict[int, list] = {}
+        self.close = self.kmask = self.kextra = None
+        self.keys = 0
+        self.extras = False
+        self.live = None
+
+
+def _trim(bp: BytePiece, calls: list) -> tuple[np.ndarray, list]:
+    """States of ``bp`` that can still end (given ``calls``), and the calls among them."""
+    tab = np.asarray(bp.table) & STATE_MASK
+    n = tab.shape[0]
+    pred: list[list[int]] = [[] for _ in range(n)]
+    for q in range(1, n):
+        for t in set(tab[q].tolist()):
+            if t:
+                pred[t].append(q)
+    for q, _, r, _, _ in calls:
+        pred[r].append(q)
+    live = np.asarray(bp.accepting, dtype=bool).copy()
+    live[0] = False
+    todo = np.flatnonzero(live).tolist()
+    while todo:
+        t = todo.pop()
+        for q in pred[t]:
+            if not live[q]:
+                live[q] = True
+                todo.append(q)
+    return live, [c for c in calls if live[c[0]] and live[c[2]]]
+
+
+def _lasso(k: _Kept, live: np.ndarray) -> None:
+    """Tail, period and bits of ``T(q)`` for every live state of a counted piece."""
+    tab = np.asarray(k.bp.table)
+    n = tab.shape[0]
+    eps = [0] * n
+    tick = [0] * n
+    for q in range(1, n):
+        if not live[q]:
+            continue
+        for v in set(tab[q].tolist()):
+            t = v & STATE_MASK
+            if t and live[t]:
+                if v & TICK_BIT:
+                    tick[q] |= 1 << t
+                else:
+                    eps[q] |= 1 << t
+    for q, _, r, t, _ in k.calls:
+        if t:
+            tick[q] |= 1 << r
+        else:
+            eps[q] |= 1 << r
+    # epsilon closures (bit sets), by iteration to a fixpoint
+    clo = [(1 << q) | eps[q] if live[q] else 0 for q in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for q in range(1, n):
+            c = clo[q]
+            x = c & ~(1 << q)
+            acc = c
+            while x:
+                b = x & -x
+                acc |= clo[b.bit_length() - 1]
+                x ^= b
+            if acc != c:
+                clo[q] = acc
+                changed = True
+    acc_bits = 0
+    for q in np.flatnonzero(np.asarray(k.bp.accepting) & live).tolist():
+        acc_bits |= 1 << q
+
+    def closure(x: int) -> int:
+        out = 0
+        while x:
+            b = x & -x
+            out |= clo[b.bit_length() - 1]
+            x ^= b
+        return out
+
+    def after_tick(x: int) -> int:
+        out = 0
+        while x:
+            b = x & -x
+            out |= tick[b.bit_length() - 1]
+            x ^= b
+        return closure(out)
+
+    per: dict[int, tuple] = {}
+    tail, period = 0, 1
+    for q in range(1, n):
+        if not live[q]:
+            continue
+        seen: dict[int, int] = {}
+        seq: list[bool] = []
+        x = clo[q]
+        while x not in seen:
+            if len(seq) > LASSO_LIMIT:
+                raise BudgetExceeded(LASSO_LIMIT, len(seq), f"lasso of counted piece {k.p}")
+            seen[x] = len(seq)
+            seq.append(bool(x & acc_bits))
+            x = after_tick(x)
+        a = seen[x]
+        per[q] = (a, len(seq) - a, seq)
+        tail = max(tail, a)
+        period = period * (len(seq) - a) // gcd(period, len(seq) - a)
+        if tail + period > LASSO_LIMIT:
+            raise BudgetExceeded(LASSO_LIMIT, tail + period, f"lasso of counted piece {k.p}")
+    width = tail + period
+    for q, (a, pq, seq) in per.items():
+        k.bits[q] = [seq[x] if x < a + pq else seq[a + (x - a) % pq] for x in range(width)]
+    k.tail, k.period = tail, period
+
+
+def _key_tables(k: _Kept, live: np.ndarray) -> None:
+    """Per state of a key-set piece: close without a member; keys and extras of the next one."""
+    tab = np.asarray(k.bp.table)
+    if (tab & TICK_BIT).any():
+        raise AutomatonError(f"key-set piece {k.p}: members are counted by their calls; no Tick")
+    n = tab.shape[0]
+    succ = [[t for t in set((tab[q] & STATE_MASK).tolist()) if t and live[t]] for q in range(n)]
+    own_keys = [0] * n
+    own_extra = [False] * n
+    keys_all, extras = 0, False
+    for q, _, _, _, key in k.calls:
+        if key is None:
+            own_extra[q] = True
+            extras = True
+        else:
+            own_keys[q] |= 1 << key
+            keys_all |= 1 << key
+    close = [bool(k.bp.accepting[q]) and bool(live[q]) for q in range(n)]
+    kmask = own_keys[:]
+    kextra = own_extra[:]
+    changed = True
+    while changed:
+        changed = False
+        for q in range(n - 1, 0, -1):
+            if not live[q]:
+                continue
+            c, m, e = close[q], kmask[q], kextra[q]
+            for t in succ[q]:
+                c, m, e = c or close[t], m | kmask[t], e or kextra[t]
+            if (c, m, e) != (close[q], kmask[q], kextra[q]):
+                close[q], kmask[q], kextra[q] = c, m, e
+                changed = True
+    for q, _, r, _, _ in k.calls:
+        if not (close[r] and kmask[r] == keys_all and kextra[r] == extras):
+            raise AutomatonError(
+                f"key-set piece {k.p}: after a member (return state {r}) the object must be able "
+                "to close or to write any member again")
+    k.close, k.kmask, k.kextra, k.keys, k.extras = close, kmask, kextra, keys_all, extras
+
+
+def _fresh_live(k: _Kept) -> bool:
+    """Whether the piece's start with a fresh frame (count 0, no keys) can end."""
+    sp, q = k.spec, k.bp.start
+    hi = -1 if sp.hi is None else sp.hi
+    if sp.kind == COUNTED:
+        A, P, bits = k.tail, k.period, k.bits[q]
+        return any(bits[x if x < A + P else A + (x - A) % P]
+                   for x in range(sp.lo, sp.lo + A + P) if hi < 0 or x <= hi)
+    if sp.kind == KEY_SET:
+        return _keys_live(k.close[q], k.kmask[q], k.kextra[q], k.keys,
+                          sum(1 << i for i in sp.required), k.extras, sp.lo, hi, 0, 0)
+    return True
+
+
+def link(specs: list, top: int, budget: Budget | None = None) -> LazyBytes:
+    """One :class:`LazyBytes` of the pieces reachable from ``top``.
+
+    Parameters
+    ----------
+    specs : list
+        Per piece, an object with ``piece`` (:class:`BytePiece`), ``kind``, ``lo``, ``hi``
+        (None: unbounded), ``n_keys`` and ``required`` (key-set pieces).
+    top : int
+    budget : Budget, optional
+        Bounds the states of the linked table.
+
+    Raises
+    ------
+    NondeterministicCall, AutomatonError, BudgetExceeded
+    """
+    meter = (budget or DEFAULT_BUDGET).meter("network link")
+    order = _post_order(specs, top)
+    kept: dict[int, _Kept] = {}
+    for p in order:
+        sp = specs[p]
+        bp = sp.piece
+        if bp.start == 0:
+            continue
+        calls = []
+        for q, c, r, tick in bp.calls:
+            callee, _, key = bp.call_specs[c]
+            if callee not in kept:
+                continue
+            if sp.kind == KEY_SET:
+                if tick:
+                    raise AutomatonError(f"key-set piece {p}: members are counted by their calls; "
+                                         "no Tick")
+                tick = True
+            calls.append((q, callee, r, tick, key))
+        live, calls = _trim(bp, calls)
+        if not live[bp.start]:
+            continue
+        k = _Kept(p, bp, calls, sp)
+        if sp.kind == COUNTED:
+            _lasso(k, live)
+        elif sp.kind == KEY_SET:
+            _key_tables(k, live)
+            req = sum(1 << i for i in sp.required)
+            if req & ~k.keys:
+                continue
+        k.live = live
+        if not _fresh_live(k):
+            continue
+        kept[p] = k
+    if top not in kept:
+        return _empty()
+    # number the pieces: the top first, then breadth first along calls
+    seq = [top]
+    seen = {top}
+    i = 0
+    while i < len(seq):
+        for _, callee, _, _, _ in kept[seq[i]].calls:
+            if callee not in seen:
+                seen.add(callee)
+                seq.append(callee)
+        i += 1
+    return _assemble([kept[p] for p in seq], meter)
+
+
+def _empty() -> LazyBytes:
+    return LazyBytes(
+        start=0, max_stack=0, byte_classes=np.zeros(256, np.uint8),
+        table=np.zeros((1, 1), np.int32), accepting=np.zeros(1, bool),
+        call_ptr=np.zeros(2, np.int32), call_entry=np.zeros(0, np.int32),
+        call_return=np.zeros(0, np.int32), call_first=np.zeros((0, 256), bool),
+        call_tick=np.zeros(0, bool), call_commit=np.zeros(0, np.int32),
+        state_piece=np.zeros(1, np.int32), piece_kind=np.zeros(1, np.int8),
+        piece_lo=np.zeros(1, np.int64), piece_hi=np.full(1, -1, np.int64),
+        piece_keys=np.zeros((1, 1), np.uint64), piece_required=np.zeros((1, 1), np.uint64),
+        piece_extras=np.zeros(1, bool), piece_tail=np.zeros(1, np.int32),
+        piece_period=np.ones(1, np.int32), count_off=np.full(1, -1, np.int32),
+        count_bits=np.zeros(0, bool), key_close=np.zeros(1, bool),
+        key_mask=np.zeros((1, 1), np.uint64), key_extra=np.zeros(1, bool))
+
+
+def _words(x: int, W: int) -> list[int]:
+    return [(x >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(W)]
+
+
+def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
+    P = len(pieces)
+    index = {k.p: i for i, k in enumerate(pieces)}
+    byte_cls, colmaps = _joint_classes([np.asarray(k.bp.byte_classes, np.int64) for k in pieces])
+    J = int(byte_cls.max()) + 1
+    # local live states renumbered 1.. per piece, then offset
+    local: list[np.ndarray] = []
+    bases = []
+    S = 1
+    for k in pieces:
+        keep = np.flatnonzero(k.live)
+        ren = np.zeros(k.bp.num_states, dtype=np.int64)
+        ren[keep] = np.arange(keep.size) + S
+        local.append(ren)
+        bases.append(S)
+        S += keep.size
+        meter.add(keep.size)
+    if S >= TICK_BIT:
+        raise BudgetExceeded(TICK_BIT - 1, S, "network link")
+    table = np.zeros((S, J), dtype=np.int32)
+    accepting = np.zeros(S, dtype=bool)
+    state_piece = np.zeros(S, dtype=np.int32)
+    W = max(1, (max((k.spec.n_keys for k in pieces), default=0) + 63) // 64)
+    count_off = np.full(S, -1, dtype=np.int32)
+    bits: list[bool] = []
+    key_close = np.zeros(S, dtype=bool)
+    key_mask = np.zeros((S, W), dtype=np.uint64)
+    key_extra = np.zeros(S, dtype=bool)
+    kinds = np.zeros(P, np.int8)
+    lo = np.zeros(P, np.int64)
+    hi = np.full(P, -1, np.int64)
+    pkeys = np.zeros((P, W), np.uint64)
+    preq = np.zeros((P, W), np.uint64)
+    pext = np.zeros(P, bool)
+    ptail = np.zeros(P, np.int32)
+    pperiod = np.ones(P, np.int32)
+    starts = []
+    edges = []
+    for i, k in enumerate(pieces):
+        ren = local[i]
+        tab = np.asarray(k.bp.table).astype(np.int64)[:, colmaps[i]]
+        tgt = tab & STATE_MASK
+        mapped = np.where(tgt > 0, ren[tgt] | (tab & TICK_BIT), 0)
+        keep = np.flatnonzero(k.live)
+        table[ren[keep]] = mapped[keep]
+        accepting[ren[keep]] = np.asarray(k.bp.accepting)[keep]
+        state_piece[ren[keep]] = i
+        starts.append(int(ren[k.bp.start]))
+        sp = k.spec
+        kinds[i] = sp.kind
+        lo[i] = sp.lo
+        hi[i] = -1 if sp.hi is None else sp.hi
+        if sp.kind == COUNTED:
+            ptail[i], pperiod[i] = k.tail, k.period
+            for q in keep.tolist():
+                count_off[ren[q]] = len(bits)
+                bits.extend(k.bits[q])
+        elif sp.kind == KEY_SET:
+            pkeys[i] = _words(k.keys, W)
+            preq[i] = _words(sum(1 << j for j in sp.required), W)
+            pext[i] = k.extras
+            for q in keep.tolist():
+                key_close[ren[q]] = k.close[q]
+                key_mask[ren[q]] = _words(k.kmask[q], W)
+                key_extra[ren[q]] = k.kextra[q]
+        for q, callee, r, tick, key in k.calls:
+            edges.append((int(ren[q]), index[callee], int(ren[r]), bool(tick),
+                          -1 if key is None else int(key)))
+    edges = sorted(set(edges))
+    E = len(edges)
+    call_state = np.array([e[0] for e in edges], dtype=np.int64)
+    call_ptr = np.searchsorted(call_state, np.arange(S + 1)).astype(np.int32)
+    arrays = dict(
+        byte_classes=byte_cls, table=table, accepting=accepting, call_ptr=call_ptr,
+        call_entry=np.array([starts[e[1]] for e in edges], dtype=np.int32),
+        call_return=np.array([e[2] for e in edges], dtype=np.int32),
+        call_first=np.zeros((E, 256), dtype=bool),
+        call_tick=np.array([e[3] for e in edges], dtype=bool),
+        call_commit=np.array([e[4] for e in edges], dtype=np.int32),
+        state_piece=state_piece, piece_kind=kinds, piece_lo=lo, piece_hi=hi, piece_keys=pkeys,
+        piece_required=preq, piece_extras=pext, piece_tail=ptail, piece_period=pperiod,
+        count_off=count_off, count_bits=np.array(bits, dtype=bool), key_close=key_close,
+        key_mask=key_mask, key_extra=key_extra)
+    depth = [0] * P
+    # longest chain of calls: callees first (post order of the acyclic call graph)
+    callees = [sorted({e[1] for e in edges if state_piece[e[0]] == i}) for i in range(P)]
+    done = [False] * P
+
+    def chain(i: int) -> int:
+        stack = [(i, 0)]
+        while stack:
+            j, pos = stack.pop()
+            if pos < len(callees[j]):
+                stack.append((j, pos + 1))
+                c = callees[j][pos]
+                if not done[c]:
+                    stack.append((c, 0))
+                continue
+            depth[j] = max([1 + depth[c] for c in callees[j]], default=0)
+            done[j] = True
+        return depth[i]
+
+    max_stack = chain(0)
+    draft = LazyBytes(start=starts[0], max_stack=max_stack, **arrays)
+    for i in range(1, P):
+        if draft.accepting[starts[i]] and draft.guard(starts[i], 0, 0):
+            raise AutomatonError(f"piece {pieces[i].p} is called but accepts the empty text; a "
+                                 "called piece must read at least one byte")
+    first = _first_bytes(draft, pieces, starts, edges, byte_cls, callees)
+    call_first = np.zeros((E, 256), dtype=bool)
+    for e, (_, callee, _, _, _) in enumerate(edges):
+        call_first[e] = _bits_to_bool(first[callee])
+    arrays["call_first"] = call_first
+    lb = LazyBytes(start=starts[0], max_stack=max_stack, **arrays)
+    _check_deterministic(lb, pieces, edges, first, starts)
+    return lb
+
+
+def _bits_to_bool(x: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(x.to_bytes(32, "little"), dtype=np.uint8),
+                         bitorder="little").astype(bool)
+
+
+def _first_bytes(lb: LazyBytes, pieces, starts, edges, byte_cls, callees) -> list[int]:
+    """Per piece, the bytes that begin a live text from its fresh start (callees first)."""
+    P = len(pieces)
+    first = [0] * P
+    members = [0] * int(byte_cls.max() + 1)
+    for b in range(256):
+        members[byte_cls[b]] |= 1 << b
+    ptr = lb.call_ptr.tolist()
+    done = [False] * P
+    order = []
+
+    def visit(i):
+        stack = [(i, 0)]
+        while stack:
+            j, pos = stack.pop()
+            if pos < len(callees[j]):
+                stack.append((j, pos + 1))
+                if not done[callees[j][pos]]:
+                    stack.append((callees[j][pos], 0))
+                continue
+            if not done[j]:
+                done[j] = True
+                order.append(j)
+
+    visit(0)
+    for i in order:
+        q = starts[i]
+        f = 0
+        for c, v in enumerate(lb.table[q].tolist()):
+            if v and lb.live(v & STATE_MASK, 1 if v & TICK_BIT else 0, 0):
+                f |= members[c]
+        for e in range(ptr[q], ptr[q + 1]):
+            _, callee, r, tick, key = edges[e]
+            if lb.live(r, int(tick), 0 if key < 0 else 1 << key):
+                f |= first[callee]
+        first[i] = f
+    return first
+
+
+def _check_deterministic(lb: LazyBytes, pieces, edges, first, starts) -> None:
+    """The two checks of the module docstring; NondeterministicCall on the first conflict."""
+    S = lb.num_states
+    member = np.zeros((lb.num_byte_classes, 256), dtype=bool)
+    member[lb.byte_classes, np.arange(256)] = True
+    cls_bits = [int.from_bytes(np.packbits(r, bitorder="little").tobytes(), "little")
+                for r in member]
+    moves_cache: dict[int, int] = {}
+
+    def moves(q: int) -> int:
+        m = moves_cache.get(q)
+        if m is None:
+            m = 0
+            for c in np.flatnonzero(lb.table[q]).tolist():
+                m |= cls_bits[c]
+            moves_cache[q] = m
+        return m
+
+    ptr = lb.call_ptr.tolist()
+    sp = lb.state_piece.tolist()
+
+    def fail(q: int, b: int, what: str):
+        p = pieces[sp[q]].p
+        raise NondeterministicCall(f"piece {p}, byte state {q}: byte {_show_byte(b)} {what}",
+                                   module=p, frames=(), state=q, byte=b)
+
+    calls_first_at: dict[int, int] = {}
+    for q in range(1, S):
+        if ptr[q] == ptr[q + 1]:
+            continue
+        seen = moves(q)
+        for e in range(ptr[q], ptr[q + 1]):
+            f = first[edges[e][1]]
+            both = seen & f
+            if both:
+                b = _lowest_bit(both)
+                if moves(q) >> b & 1:
+                    fail(q, b, f"continues the piece and begins a call of piece "
+                               f"{pieces[edges[e][1]].p}")
+                fail(q, b, "begins two different calls")
+            seen |= f
+        calls_first_at[q] = seen & ~moves(q)
+    # what may follow the end of each called piece
+    P = len(pieces)
+    follow = [0] * P
+    acc = lb.accepting
+    changed = True
+    while changed:
+        changed = False
+        for q, callee, r, _, _ in edges:
+            got = moves(r) | calls_first_at.get(r, 0)
+            if acc[r]:
+                got |= follow[sp[q]]
+            if got & ~follow[callee]:
+                follow[callee] |= got
+                changed = True
+    for q in np.flatnonzero(acc).tolist():
+        fw = follow[sp[q]]
+        if fw:
+            both = (moves(q) | calls_first_at.get(q, 0)) & fw
+            if both:
+                fail(q, _lowest_bit(both),
+                     "continues the piece where it may end, and also continues its caller")

@@ -1,0 +1,416 @@
+"""One piece of a lazy network, from its expression to a small deterministic byte automaton.
+
+A piece's body (:mod:`.network`) is an expression over code-point automata (``Text``), calls of
+other pieces (``Call``) and ticks of its count (``Tick``). Each ``Text`` is lowered to UTF-8
+(:meth:`~.dfa.DFA.to_bytes`) and the whole body is assembled as an NFA over symbols: the piece's
+joint byte classes, one symbol per distinct call (callee, tick, key), and ``TICK``. The subset
+construction makes it deterministic; then every tick is moved onto the move that leads to it:
+
+* a tick must be *forced*: the state before it has no other move and does not accept (after a
+  complete character of a string, after a call returns). The moves into that state then carry
+  the tick (``TICK_BIT`` on a byte move, a ticking call edge when a call returns there), and the
+  state disappears. A tick that is not forced means the count of a text is ambiguous (``(ab?)*``
+  counting copies of ``ab?``): :class:`~.errors.NondeterministicCall`, and the caller builds the
+  flat expansion instead;
+* Moore's partition refinement then merges states with the same moves, ticks and calls.
+
+Example
+-------
+>>> from tokenfsm.automata import DFA
+>>> from tokenfsm.automata.network import Text, Tick, concat, star
+>>> p = build_piece(star(concat(Text(DFA.from_regex("[0-9]")), Tick())), index=0)
+>>> p.num_states, len(p.calls)                       # the dead state and one loop state
+(2, 0)
+
+The symbol-level subset construction is the textbook one (Rabin-Scott); moving counter updates
+onto transitions follows counting automata (Turonova et al., OOPSLA 2020).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
+from .lazy_bytes import STATE_MASK, TICK_BIT
+
+__all__ = ["BytePiece", "build_piece"]
+
+
+@dataclass(frozen=True)
+class BytePiece:
+    """A piece as a byte automaton (state 0 dead, every other state reachable).
+
+    Attributes
+    ----------
+    byte_classes : uint8[256]
+    table : int32[n, J]
+        Targets with ``TICK_BIT`` on ticking moves.
+    accepting : bool[n]
+    start : int
+    calls : tuple of (state, call, return, tick)
+        ``call`` indexes ``call_specs``; ``tick``: the call ticks this piece's count.
+    call_specs : tuple of (callee, tick, key)
+        The distinct calls of the body (``key`` None when the call writes no declared key).
+    """
+
+    byte_classes: np.ndarray
+    table: np.ndarray
+    accepting: np.ndarray
+    start: int
+    calls: tuple
+    call_specs: tuple
+
+    @property
+    def num_states(self) -> int:
+        return int(self.table.shape[0])
+
+
+def _joint_classes(maps: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The coarsest partition of the bytes finer than every map: ``(classes, per map: joint
+    class -> its class)``."""
+    if not maps:
+        return np.zeros(256, np.uint8), []
+    stacked = np.stack([m.astype(np.int64) for m in maps])
+    _, first, inv = np.unique(stacked.T, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    # number the joint classes by their first byte, so that results do not depend on np.unique
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    cls = rank[inv]
+    reps = first[order]
+    return cls.astype(np.uint8), [m[reps] for m in maps]
+
+
+class _NFA:
+    """Thompson assembly over symbols: byte classes ``0 .. J-1``, then calls, then TICK."""
+
+    def __init__(self, J: int):
+        self.J = J
+        self.rows: list = []           # per state: int array of targets per byte class, or None
+        self.extra: list[list] = []    # per state: (symbol, target) for calls and TICK
+        self.eps: list[list] = []
+
+    def new(self) -> int:
+        self.rows.append(None)
+        self.extra.append([])
+        self.eps.append([])
+        return len(self.rows) - 1
+
+
+def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
+    """The byte automaton of one piece's body (see the module docstring).
+
+    Parameters
+    ----------
+    body : expression
+        Built from :mod:`.network`'s ``Text``, ``Call``, ``Tick``, ``Concat``, ``Choice``,
+        ``Star``.
+    index : int
+        The piece's number (for messages).
+    budget : Budget, optional
+        Bounds the subset construction.
+
+    Raises
+    ------
+    NondeterministicCall
+        A tick that is not forced (the count would be ambiguous), or two ticks in a row.
+    BudgetExceeded
+    """
+    from .network import Call, Choice, Concat, Star, Text, Tick
+
+    meter = (budget or DEFAULT_BUDGET).meter("network piece")
+    texts: list = []
+    specs: dict = {}
+
+    def collect(e):
+        if isinstance(e, Text):
+            texts.append(e)
+        elif isinstance(e, Call):
+            specs.setdefault((e.piece, e.tick, e.key), len(specs))
+        elif isinstance(e, (Concat, Choice)):
+            for x in e.items:
+                collect(x)
+        elif isinstance(e, Star):
+            collect(e.item)
+        elif not isinstance(e, Tick):
+            raise AutomatonError(f"piece {index}: {type(e).__name__} is not a network expression")
+
+    collect(body)
+    lowered = {}
+    maps = []
+    for t in texts:
+        if id(t.dfa) not in lowered:
+            b = t.dfa.to_bytes()
+            lowered[id(t.dfa)] = b
+        b = lowered[id(t.dfa)]
+        m = np.asarray(b.byte_classes, dtype=np.int64)
+        if t.tick is not None:
+            same = np.flatnonzero(m == m[t.tick])
+            if same.size > 1 and np.asarray(b.table)[:, m[t.tick]].any():
+                raise AutomatonError(f"piece {index}: the tick marker U+{t.tick:04X} is read like "
+                                     "other characters in its text; it must be a symbol of its own")
+            m = m.copy()
+            m[t.tick] = -1            # the marker byte is a class of its own
+        maps.append(m)
+    # every Text gets its own map slot (two Texts over one DFA may differ in their marker)
+    byte_cls, colmaps = _joint_classes(maps) if maps else (np.zeros(256, np.uint8), [])
+    J = int(byte_cls.max()) + 1
+    n_calls = len(specs)
+    TICK = J + n_calls
+    nfa = _NFA(J)
+
+    def build(e, exit_: int) -> int:
+        """Embed ``e`` so that its texts lead to ``exit_``; returns the entry state."""
+        if isinstance(e, Text):
+            i = text_slot[id(e)]
+            return embed_text(texts[i], colmaps[i], exit_)
+        if isinstance(e, Call):
+            s = nfa.new()
+            nfa.extra[s].append((J + specs[(e.piece, e.tick, e.key)], exit_))
+            return s
+        if isinstance(e, Tick):
+            s = nfa.new()
+            nfa.extra[s].append((TICK, exit_))
+            return s
+        if isinstance(e, Concat):
+            entry = exit_
+            for x in reversed(e.items):
+                entry = build(x, entry)
+            return entry
+        if isinstance(e, Choice):
+            s = nfa.new()
+            for x in e.items:
+                nfa.eps[s].append(build(x, exit_))
+            return s
+        # Star: head -> item -> head; head -> exit
+        head = nfa.new()
+        nfa.eps[head].append(exit_)
+        nfa.eps[head].append(build(e.item, head))
+        return head
+
+    text_slot = {}
+    for i, t in enumerate(texts):
+        text_slot.setdefault(id(t), i)
+
+    def embed_text(t, colmap: np.ndarray, exit_: int) -> int:
+        b = lowered[id(t.dfa)]
+        tab = np.asarray(b.table)
+        n = tab.shape[0]
+        if b.start == 0:
+            return nfa.new()          # the empty language: an entry with no way out
+        base = len(nfa.rows) - 1      # local state s >= 1 is NFA state base + s
+        for _ in range(1, n):
+            nfa.new()
+        meter.add(n - 1)
+        marker = colmap < 0
+        cols = np.where(marker, 0, colmap)
+        for s in range(1, n):
+            row = tab[s, cols].astype(np.int64)
+            row[marker] = 0
+            tick_to = 0
+            if t.tick is not None:
+                tick_to = int(tab[s, b.byte_classes[t.tick]])
+            nfa.rows[base + s] = np.where(row > 0, row + base, -1)
+            if tick_to:
+                nfa.extra[base + s].append((TICK, base + tick_to))
+            if b.accepting[s]:
+                nfa.eps[base + s].append(exit_)
+        return base + b.start
+
+    final = nfa.new()
+    start = build(body, final)
+    return _determinize(nfa, start, final, J, n_calls, byte_cls, tuple(
+        sorted(specs, key=specs.get)), index, meter)
+
+
+def _closure(nfa: _NFA, states) -> frozenset:
+    seen = set(states)
+    todo = list(states)
+    while todo:
+        s = todo.pop()
+        for t in nfa.eps[s]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return frozenset(seen)
+
+
+def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_cls,
+                 call_specs: tuple, index: int, meter) -> BytePiece:
+    TICK = J + n_calls
+    d0 = _closure(nfa, [start])
+    ids = {d0: 1}
+    order = [d0]
+    rows: list[np.ndarray] = [np.zeros(J, np.int64)]       # dead state 0
+    extras: list[dict] = [{}]
+    acc = [False]
+    i = 0
+    while i < len(order):
+        S = order[i]
+        i += 1
+        meter.add()
+        members = sorted(S)
+        brow = [nfa.rows[s] for s in members if nfa.rows[s] is not None]
+        row = np.zeros(J, np.int64)
+        if brow:
+            m = np.stack(brow)                 # targets per member and class (-1 none)
+            for j in np.flatnonzero((m >= 0).any(axis=0)).tolist():
+                tgt = _closure(nfa, set(m[:, j][m[:, j] >= 0].tolist()))
+                k = ids.get(tgt)
+                if k is None:
+                    k = ids[tgt] = len(order) + 1
+                    order.append(tgt)
+                row[j] = k
+        ext: dict = {}
+        for s in members:
+            for sym, t in nfa.extra[s]:
+                ext.setdefault(sym, set()).add(t)
+        out = {}
+        for sym, ts in ext.items():
+            tgt = _closure(nfa, ts)
+            k = ids.get(tgt)
+            if k is None:
+                k = ids[tgt] = len(order) + 1
+                order.append(tgt)
+            out[sym] = k
+        rows.append(row)
+        extras.append(out)
+        acc.append(final in S)
+    table = np.stack(rows)
+    accepting = np.array(acc, dtype=bool)
+    return _ticks_and_minimize(table, accepting, extras, 1, J, n_calls, byte_cls, call_specs,
+                               index)
+
+
+def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, call_specs, index):
+    """Move forced ticks onto the moves into them, trim, minimise."""
+    TICK = J + n_calls
+    n = table.shape[0]
+    pre = np.zeros(n, dtype=bool)
+    tick_to = np.zeros(n, dtype=np.int64)
+    for q in range(1, n):
+        t = extras[q].get(TICK)
+        if t is None:
+            continue
+        if table[q].any() or len(extras[q]) > 1 or accepting[q]:
+            raise NondeterministicCall(
+                f"piece {index}: a tick that is not forced (the text may go on or end without "
+                "it), so the count of a text would be ambiguous", module=index)
+        if q == start:
+            raise NondeterministicCall(f"piece {index}: its text may not begin with a tick",
+                                       module=index)
+        pre[q] = True
+        tick_to[q] = t
+    if (pre & pre[tick_to]).any():
+        raise NondeterministicCall(f"piece {index}: two ticks in a row", module=index)
+    tab = table.copy()
+    into = pre[tab]
+    tab[into] = tick_to[tab[into]] | TICK_BIT
+    calls = {}
+    for q in range(1, n):
+        for sym, r in extras[q].items():
+            if sym == TICK:
+                continue
+            c = sym - J
+            tick = bool(call_specs[c][1])
+            if pre[r]:
+                if tick:
+                    raise NondeterministicCall(f"piece {index}: a ticking call followed by a tick",
+                                               module=index)
+                r, tick = int(tick_to[r]), True
+            calls[(q, c)] = (r, tick)
+    return _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs)
+
+
+def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePiece:
+    n, J = tab.shape
+    tgt = tab & STATE_MASK
+    # reachable from the start
+    succ = [set() for _ in range(n)]
+    for q in range(1, n):
+        succ[q].update(t for t in tgt[q].tolist() if t)
+    for (q, _), (r, _) in calls.items():
+        succ[q].add(r)
+    reach = np.zeros(n, dtype=bool)
+    todo = [start]
+    reach[start] = True
+    while todo:
+        q = todo.pop()
+        for t in succ[q]:
+            if not reach[t]:
+                reach[t] = True
+                todo.append(t)
+    # co-reachable (every callee reads some text)
+    pred = [set() for _ in range(n)]
+    for q in range(1, n):
+        for t in succ[q]:
+            pred[t].add(q)
+    live = accepting & reach
+    todo = np.flatnonzero(live).tolist()
+    while todo:
+        t = todo.pop()
+        for q in pred[t]:
+            if reach[q] and not live[q]:
+                live[q] = True
+                todo.append(q)
+    live[0] = False
+    if not live[start]:
+        return BytePiece(byte_cls, np.zeros((1, J), np.int32), np.zeros(1, bool), 0, (), call_specs)
+    keep = live.copy()
+    tab = np.where(keep[tgt], tab, 0)
+    calls = {k: v for k, v in calls.items() if keep[k[0]] and keep[v[0]]}
+    # Moore refinement: accepting, then moves (target block, tick) and calls (call, return block)
+    idx = np.flatnonzero(keep)
+    block = np.zeros(n, dtype=np.int64)
+    block[idx] = 1 + accepting[idx].astype(np.int64)
+    call_rows: dict[int, list] = {}
+    for (q, c), (r, tick) in sorted(calls.items()):
+        call_rows.setdefault(q, []).append((c, r, tick))
+    count = len(np.unique(block[idx]))
+    while True:
+        keyed = np.where(tab > 0, block[tgt] * 2 + (tab >= TICK_BIT), 0)[idx]
+        sig_calls = [tuple((c, int(block[r]), t) for c, r, t in call_rows.get(q, ()))
+                     for q in idx.tolist()]
+        call_id = {s: i for i, s in enumerate(sorted(set(sig_calls)))}
+        cid = np.array([call_id[s] for s in sig_calls], dtype=np.int64)
+        key = np.column_stack([block[idx], cid, keyed])
+        _, inv = np.unique(key, axis=0, return_inverse=True)
+        new = np.zeros(n, dtype=np.int64)
+        new[idx] = inv.reshape(-1) + 1
+        c2 = int(inv.max()) + 1
+        block = new
+        if c2 == count:
+            break
+        count = c2
+    # renumber blocks: the start's block first, then in order of first appearance (BFS)
+    rep = {}
+    for q in idx.tolist():
+        rep.setdefault(int(block[q]), q)
+    number = {block[start]: 1}
+    order = [rep[block[start]]]
+    i = 0
+    while i < len(order):
+        q = order[i]
+        i += 1
+        nxt = [t for t in tgt[q].tolist() if t] + [r for _, r, _ in call_rows.get(q, ())]
+        for t in nxt:
+            b = int(block[t])
+            if b and b not in number:
+                number[b] = len(order) + 1
+                order.append(rep[b])
+    m = len(order) + 1
+    out = np.zeros((m, J), dtype=np.int32)
+    acc = np.zeros(m, dtype=bool)
+    out_calls = []
+    for i, q in enumerate(order, start=1):
+        row = tab[q]
+        t = row & STATE_MASK
+        newt = np.array([number[int(block[x])] if x else 0 for x in t.tolist()], dtype=np.int64)
+        out[i] = newt | (row & TICK_BIT)
+        acc[i] = accepting[q]
+        for c, r, tick in call_rows.get(q, ()):
+            out_calls.append((i, c, number[int(block[r])], tick))
+    return BytePiece(byte_cls, out, acc, 1, tuple(out_calls), call_specs)

@@ -1,0 +1,224 @@
+"""Lazy networks (automata.network) against the flat constructions they stand for.
+
+Oracles: ``DFA.from_regex`` for counted repetitions (itself checked against ``re.fullmatch``),
+``schema.jsontext.object_dfa(any_order=True)`` for key sets, and ``re.fullmatch`` directly on
+the reference walk of the byte form."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tokenfsm.automata import DFA, Budget, BudgetExceeded
+from tokenfsm.automata.errors import AutomatonError, NondeterministicCall
+from tokenfsm.automata.lazy_bytes import COUNTED, KEY_SET, LazyBytes
+from tokenfsm.automata.network import (
+    Call,
+    Network,
+    Text,
+    Tick,
+    choice,
+    concat,
+    optional,
+    star,
+)
+from tokenfsm.schema.jsontext import Member, key_text, object_dfa, separators, whitespace_dfa
+
+ANY = Text(DFA.from_regex(r"[\s\S]"))
+
+
+def counted_chars(char: Text, lo: int, hi: int | None):
+    net = Network()
+    return net, net.counted(star(concat(char, Tick())), lo=lo, hi=hi)
+
+
+@given(lo=st.integers(0, 4), span=st.one_of(st.none(), st.integers(0, 4)),
+       cls=st.sampled_from([r"[\s\S]", r"[a-c]", r"[é€😀x]", r"(?:ab|c)"]))
+def test_counted_repetition_is_the_regex_repetition(lo, span, cls):
+    hi = None if span is None else lo + span
+    net, p = counted_chars(Text(DFA.from_regex(cls)), lo, hi)
+    want = DFA.from_regex(f"(?:{cls}){{{lo},{'' if hi is None else hi}}}")
+    assert net.to_dfa(p) == want
+    lb = net.build(p)
+    rng = random.Random(lo * 7 + (hi or 99))
+    for _ in range(60):
+        s = "".join(rng.choice("abcé€😀x\n") for _ in range(rng.randint(0, 9)))
+        assert lb.accepts(s.encode()) == bool(re.fullmatch(f"(?:{cls}){{{lo},{'' if hi is None else hi}}}", s)), s
+
+
+@given(lo=st.integers(0, 3), span=st.one_of(st.none(), st.integers(0, 3)), item=st.sampled_from(
+    ["[0-9]+", "a|bc", "x(?:yz)*", "[0-9]{1,3}"]))
+def test_counted_calls_with_separators(lo, span, item):
+    # "[" item ("," item)* "]" with lo..hi items: the shape of a JSON array
+    hi = None if span is None else lo + span
+    net = Network()
+    it = net.piece(Text(DFA.from_regex(item)))
+    lit = lambda s: Text(DFA.literal(s))  # noqa: E731
+    body = concat(lit("["), optional(concat(Call(it, tick=True), star(concat(lit(","), Call(it, tick=True))))),
+                  lit("]"))
+    p = net.counted(body, lo=lo, hi=hi)
+    one = f"(?:{item})"
+    if hi == 0:
+        want = r"\[\]"
+    else:
+        inner = f"{one}(?:,{one}){{{max(lo - 1, 0)},{'' if hi is None else hi - 1}}}"
+        want = rf"\[(?:{inner})\]" if lo > 0 else rf"\[(?:{inner})?\]"
+    assert net.to_dfa(p) == DFA.from_regex(want)
+
+
+def test_nested_counts_in_called_pieces():
+    net = Network()
+    inner = net.counted(star(concat(Text(DFA.from_regex("[ab]")), Tick())), lo=1, hi=2)
+    word = net.piece(concat(Call(inner), Text(DFA.literal(";"))))
+    outer = net.counted(star(Call(word, tick=True)), lo=2, hi=3)
+    assert net.to_dfa(outer) == DFA.from_regex(r"(?:[ab]{1,2};){2,3}")
+    assert net.build(outer).max_stack == 2
+
+
+def test_huge_bounds_build_at_once():
+    net, p = counted_chars(ANY, 3, 10**9)
+    lb = net.build(p)
+    assert lb.num_states < 16
+    assert lb.accepts(b"abc") and not lb.accepts(b"ab")
+    f, stack = lb.walk(b"x" * 5000)
+    assert f[1] == 5000 and stack == []
+    with pytest.raises(BudgetExceeded):
+        net.to_dfa(p, Budget(max_states=1000))
+
+
+def test_ambiguous_count_and_ambiguous_exit_are_reported():
+    net = Network()
+    with pytest.raises(NondeterministicCall, match="not forced"):
+        net.counted(star(concat(Text(DFA.from_regex("ab?")), Tick())), lo=0, hi=5)
+    net = Network()
+    a = net.piece(Text(DFA.literal("a")))
+    rep = net.counted(star(Call(a, tick=True)), lo=2, hi=9)
+    top = net.piece(concat(Call(rep), Text(DFA.literal("a"))))       # a{2,9}a
+    with pytest.raises(NondeterministicCall, match="may end"):
+        net.build(top)
+    net = Network()
+    a = net.piece(Text(DFA.literal("ab")))
+    top = net.piece(choice(Call(a), Text(DFA.literal("ac"))))
+    with pytest.raises(NondeterministicCall, match="begins a call"):
+        net.build(top)
+
+
+def test_construction_errors_say_what():
+    net = Network()
+    with pytest.raises(AutomatonError, match="added before"):
+        net.piece(Call(0))
+    p = net.piece(Text(DFA.from_regex("a?")))
+    top = net.piece(concat(Text(DFA.literal("x")), Call(p)))
+    with pytest.raises(AutomatonError, match="empty text"):
+        net.build(top)
+    with pytest.raises(AutomatonError, match="without a count"):
+        net.piece(concat(Text(DFA.literal("x")), Tick()))
+    with pytest.raises(AutomatonError, match="outside a key-set"):
+        net.counted(Call(p, key=0))
+    with pytest.raises(AutomatonError, match="inverted"):
+        net.counted(Tick(), lo=3, hi=2)
+    with pytest.raises(AutomatonError, match="required key"):
+        net.key_set(Text(DFA.literal("{}")), 2, required=[2])
+    with pytest.raises(AutomatonError, match="tick marker"):
+        Text(DFA.literal("a"), tick=0x100)
+
+
+def test_empty_pieces_are_dropped_with_their_calls():
+    net = Network()
+    never = net.counted(star(concat(Text(DFA.literal("a")), Tick())), lo=5, hi=3 + 2)
+    empty = net.counted(concat(Text(DFA.literal("b")), Tick()), lo=2, hi=2)
+    top = net.piece(choice(Call(never), Call(empty), Text(DFA.literal("c"))))
+    assert net.to_dfa(top) == DFA.from_regex("a{5}|c")
+    assert net.build(top).num_calls == 1
+
+
+# -- key sets against the flat any-order object ---------------------------------------------------
+
+NAMES = ["a", "ab", "b", "c", "long key"]
+VALUES = ["[0-9]", "true|false", "[0-9]{1,2}", "null", '"[a-z]*"']
+
+
+def key_set_object(n: int, required, lo, hi, extras: bool, ws_n: int):
+    ws = whitespace_dfa(ws_n)
+    colon, comma = separators(ws)
+    net = Network()
+    vals = [net.piece(Text(DFA.from_regex(v))) for v in VALUES[:n]]
+    members = [concat(Text(key_text(NAMES[i])), Text(colon), Call(vals[i], key=i), Text(ws))
+               for i in range(n)]
+    xkey, xval = DFA.from_regex(r'"x[0-9]"'), DFA.from_regex("[0-9]")
+    if extras:
+        members.append(concat(Text(xkey), Text(colon), Call(net.piece(Text(xval))), Text(ws)))
+    m = choice(*members)
+    body = concat(Text(DFA.literal("{")), Text(ws), optional(concat(m, star(concat(Text(comma), m)))),
+                  Text(DFA.literal("}")))
+    obj = net.key_set(body, n, required=required, lo=lo, hi=hi)
+    flat = object_dfa([Member(key_text(NAMES[i]), DFA.from_regex(VALUES[i]), i in required)
+                       for i in range(n)],
+                      DFA.concat_all([xkey, colon, xval]) if extras else None, ws,
+                      min_properties=lo, max_properties=hi, any_order=True)
+    return net, obj, flat
+
+
+@given(n=st.integers(0, 4), data=st.data(), extras=st.booleans(), ws_n=st.integers(0, 1))
+def test_key_sets_are_the_any_order_object(n, data, extras, ws_n):
+    required = data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=n)) if n else set()
+    lo = data.draw(st.integers(0, 3))
+    hi = data.draw(st.one_of(st.none(), st.integers(lo, 5)))
+    net, obj, flat = key_set_object(n, sorted(required), lo, hi, extras, ws_n)
+    got = net.to_dfa(obj)
+    assert got == flat
+    if not flat.is_empty():
+        lb = net.build(obj)
+        assert lb.piece_kind[lb.state_piece[lb.start]] == KEY_SET
+        for s in flat.examples(20, max_length=60):
+            assert lb.accepts(s.encode()), s
+
+
+def test_key_set_never_offers_a_key_twice_nor_a_comma_after_the_last_key():
+    net, obj, _ = key_set_object(2, [0], 0, None, False, 0)
+    lb = net.build(obj)
+    f, st_ = lb.walk(b'{"a":1,"ab":true')
+    assert f is not None
+    assert lb.step(f, list(st_), ord(",")) is None          # no key left to write
+    assert lb.step(f, list(st_), ord("}")) is not None
+    f, st_ = lb.walk(b'{"a":1,')
+    g = lb.walk(b'"a', f, st_)[0]
+    assert g is not None                                     # "ab" may still come
+    assert lb.walk(b'"a"', f, st_)[0] is None                # but not "a" again
+    f, st_ = lb.walk(b'{"ab":true')
+    assert lb.step(f, list(st_), ord("}")) is None           # "a" is required
+
+
+def test_key_set_needs_the_object_shape():
+    net = Network()
+    v = net.piece(Text(DFA.literal("1")))
+    body = concat(Text(DFA.literal("{")), Call(v, key=0), Text(DFA.literal("}")))
+    obj = net.key_set(body, 1)
+    with pytest.raises(AutomatonError, match="close or to write any member"):
+        net.build(obj)
+
+
+# -- the byte form --------------------------------------------------------------------------------
+
+def test_lazy_bytes_validates_its_arrays():
+    net, p = counted_chars(ANY, 0, 4)
+    lb = net.build(p)
+    arrays = {n: getattr(lb, n) for n, _ in LazyBytes._ARRAYS}
+    bad = dict(arrays, piece_hi=np.array([-5]))
+    with pytest.raises(AutomatonError, match="bounds"):
+        LazyBytes(start=lb.start, max_stack=lb.max_stack, **bad)
+    bad = dict(arrays, table=np.asarray(lb.table) + 100)
+    with pytest.raises(AutomatonError, match="nonexistent"):
+        LazyBytes(start=lb.start, max_stack=lb.max_stack, **bad)
+    with pytest.raises(AutomatonError, match="missing"):
+        LazyBytes(start=lb.start, max_stack=0, table=lb.table)
+    assert lb.piece_kind.tolist() == [COUNTED]
+    import pickle
+    again = pickle.loads(pickle.dumps(lb))
+    assert again.accepts(b"abcd") and not again.accepts(b"abcde")
+    with pytest.raises(AttributeError):
+        lb.start = 3
