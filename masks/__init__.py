@@ -40,7 +40,7 @@ from .matcher import (
     fill_next_token_bitmasks,
     unpack_bitmask,
 )
-from .pushdown import PushdownIndex, PushdownMatcher
+from .pushdown import PushdownIndex
 from .trie import TokenTrie, token_trie
 from .vocab import Vocabulary
 
@@ -52,7 +52,6 @@ __all__ = [
     "FORMAT_VERSION",
     "Matcher",
     "PushdownIndex",
-    "PushdownMatcher",
     "IndexCompiler",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
@@ -69,3 +68,11 @@ __all__ = [
     "ProcessorError",
     "TokenfsmError",
 ]
+
+
+def __getattr__(name: str):
+    if name == "PushdownMatcher":  # deprecated: Matcher drives every index
+        from . import pushdown
+
+        return pushdown.PushdownMatcher
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

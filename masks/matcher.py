@@ -1,9 +1,12 @@
 """The matcher: one sequence's position in a token index, and the bitmask helpers around it.
 
-A :class:`Matcher` holds a state of a :class:`~.index.TokenIndex` and a history for rollback. It
-fills the next-token bitmask (one row copy), advances by token id or by text, rolls back, and
-reports the text forced from the current state for jump-forward decoding. Matchers are cheap; the
-index they share is immutable. A matcher belongs to one sequence (it is not thread-safe itself).
+A :class:`Matcher` holds a configuration of a token index and a history for rollback: a state of a
+flat :class:`~.index.TokenIndex` (every row precomputed), or a configuration of a lazy
+:class:`~.pushdown.PushdownIndex` (rows computed on first use and kept by the index). It fills the
+next-token bitmask (one row copy), advances by token id or by text, rolls back, and reports the
+text forced from the current configuration for jump-forward decoding. Matchers are cheap; the index
+they share is immutable (a lazy index's row cache is thread-safe). A matcher belongs to one
+sequence (it is not thread-safe itself).
 
 EOS is allowed exactly where the automaton accepts. After EOS the matcher is finished: its mask
 allows only EOS (so a padded batch can keep sampling it) and advancing by EOS again is a no-op step.
@@ -99,45 +102,56 @@ def unpack_bitmask(bitmask: np.ndarray, vocab_size: int) -> np.ndarray:
 
 
 class Matcher:
-    """One sequence's position in a :class:`TokenIndex`.
+    """One sequence's position in a token index: a flat :class:`TokenIndex` or a lazy one.
+
+    A position is a *configuration* of the index. For a :class:`TokenIndex` it is a state number
+    and every row is precomputed (the special case: one row copy per mask, a few table lookups
+    per token). For a lazy index (:class:`~.pushdown.PushdownIndex`: a stack automaton whose
+    frames may hold counts and key sets) it is ``(top, stack)``, its row is computed on first
+    use and kept by the index, shared with every matcher of that index.
 
     Parameters
     ----------
-    index : TokenIndex
-        Or a :class:`~.pushdown.PushdownIndex` (a recursive grammar walked with a stack):
-        ``Matcher(index)`` then returns a :class:`~.pushdown.PushdownMatcher`, same API.
+    index : TokenIndex or PushdownIndex
     max_rollback : int, optional
         Steps kept for :meth:`rollback` (unbounded by default).
+
+    Notes
+    -----
+    A lazy index speaks the protocol ``start``, ``config_row(config)`` (the row and its byte view),
+    ``config_after(config, token_id)`` and ``config_after_bytes(config, data)`` (the next
+    configuration, or None), ``config_can_end(config)``, ``forced_bytes(config)`` and
+    ``allowed_token_ids(config)``, plus ``vocab``, ``eos_ids``, ``n_words`` and
+    ``finished_mask``.
     """
 
-    __slots__ = ("_index", "_state", "_finished", "_history", "_bm", "_bm_row", "_bm_view")
-    #: True on matchers whose rows are not numbered rows of ``index.mask_rows`` (see
-    #: :func:`fill_next_token_bitmasks`)
-    _own_row = False
+    __slots__ = ("_index", "_flat", "_state", "_finished", "_history", "_bm", "_bm_row",
+                 "_bm_view", "_rowv")
 
-    def __new__(cls, index=None, max_rollback: int | None = None):
-        # an index of another kind (a stack automaton's) names its own matcher class
-        if cls is Matcher and type(index) is not TokenIndex:
-            cls = getattr(type(index), "matcher_class", cls)
-        return object.__new__(cls)
-
-    def __init__(self, index: TokenIndex, max_rollback: int | None = None):
-        if not isinstance(index, TokenIndex):
-            raise TypeError(f"Matcher needs a TokenIndex, not {type(index).__name__}")
+    def __init__(self, index, max_rollback: int | None = None):
+        if isinstance(index, TokenIndex):
+            self._flat = True
+        elif callable(getattr(index, "config_row", None)):
+            self._flat = False
+        else:
+            raise TypeError(f"Matcher needs a TokenIndex or a lazy index (PushdownIndex), not "
+                            f"{type(index).__name__}")
         self._index = index
         self._state = index.start
         self._finished = False
         self._history: deque = deque(maxlen=max_rollback)
         self._bm = self._bm_row = self._bm_view = None
+        self._rowv = None
 
     # -- state ----------------------------------------------------------------------------------
     @property
-    def index(self) -> TokenIndex:
+    def index(self):
         return self._index
 
     @property
-    def state(self) -> int:
-        """Current DFA state (0 if the grammar's language is empty)."""
+    def state(self):
+        """The current configuration: a DFA state of a flat index (0 if the grammar's language is
+        empty), ``(top, stack)`` of a lazy one."""
         return self._state
 
     def is_finished(self) -> bool:
@@ -146,20 +160,59 @@ class Matcher:
 
     def is_accepting(self) -> bool:
         """Whether the text so far is a complete match (always true once finished)."""
-        return self._finished or bool(self._index.accepting[self._state])
+        if self._finished:
+            return True
+        if self._flat:
+            return bool(self._index.accepting[self._state])
+        return self._index.config_can_end(self._state)
+
+    def _remember(self) -> None:
+        """Push the position for :meth:`rollback`: ``(state, finished)`` on a flat index,
+        ``(top, stack, finished)`` on a lazy one."""
+        if self._flat:
+            self._history.append((self._state, self._finished))
+        else:
+            self._history.append((self._state[0], self._state[1], self._finished))
+
+    def _state_number(self) -> int:
+        """The automaton state of the configuration (its top frame's state on a lazy index)."""
+        return self._state if self._flat else self._state[0] & 0xFFFFFFFF
 
     def _row_id(self) -> int:
         ix = self._index
         return ix.finished_row if self._finished else ix._state_rows[self._state]
 
+    def _view(self):
+        """The byte view of the current row."""
+        ix = self._index
+        if self._flat:
+            return ix._row_views[ix.finished_row if self._finished else ix._state_rows[self._state]]
+        if self._finished:
+            return ix._finished_view
+        v = self._rowv
+        if v is None:
+            v = self._rowv = ix.config_row(self._state)[1]
+        return v
+
+    def _mask_row(self) -> np.ndarray:
+        """The current row as an int32 array (read-only)."""
+        ix = self._index
+        if self._flat:
+            return ix.mask_rows[self._row_id()]
+        if self._finished:
+            return ix.finished_mask
+        return ix.config_row(self._state)[0]
+
     def copy(self) -> "Matcher":
         """An independent matcher at the same position, with the same history."""
-        m = Matcher.__new__(Matcher)
+        m = object.__new__(Matcher)
         m._index = self._index
+        m._flat = self._flat
         m._state = self._state
         m._finished = self._finished
         m._history = deque(self._history, maxlen=self._history.maxlen)
         m._bm = m._bm_row = m._bm_view = None
+        m._rowv = self._rowv
         return m
 
     def __repr__(self) -> str:
@@ -189,26 +242,29 @@ class Matcher:
         ``memcpy``). Reshaping or retyping that object in place afterwards is not detected.
         """
         if bitmask is self._bm and row is self._bm_row:
-            ix = self._index
-            self._bm_view[:] = ix._row_views[ix.finished_row if self._finished
-                                             else ix._state_rows[self._state]]
+            if self._flat:
+                ix = self._index
+                self._bm_view[:] = ix._row_views[ix.finished_row if self._finished
+                                                 else ix._state_rows[self._state]]
+            else:
+                self._bm_view[:] = self._view()
             return
-        ix = self._index
+        n_words = self._index.n_words
         if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
-                and bitmask.ndim == 2 and bitmask.shape[1] == ix._n_words
+                and bitmask.ndim == 2 and bitmask.shape[1] == n_words
                 and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable):
             view = memoryview(bitmask[row]).cast("B")
         else:
-            out = _bitmask_array(bitmask, ix.n_words)
+            out = _bitmask_array(bitmask, n_words)
             if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
                 raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
             view = memoryview(out[int(row)]).cast("B")
-        view[:] = ix._row_views[self._row_id()]
+        view[:] = self._view()
         if type(row) is int:
             self._bm, self._bm_row, self._bm_view = bitmask, row, view
 
     def allowed_token_ids(self) -> np.ndarray:
-        """Allowed token ids (ascending int32), EOS included where the state accepts."""
+        """Allowed token ids (ascending int32), EOS included where the text may end."""
         if self._finished:
             return self._index.eos_ids.copy()
         return self._index.allowed_token_ids(self._state)
@@ -217,8 +273,9 @@ class Matcher:
     def advance(self, token_id: int) -> None:
         """Consume ``token_id``.
 
-        The token must be set in the current state's mask row; its next state is its bytes walked
-        through the byte DFA (a few table lookups on plain Python views, no kernel call).
+        On a flat index the token must be set in the current state's mask row and its next state
+        is its bytes walked through the byte DFA; on a lazy one its bytes are walked from the
+        configuration (a few lookups per byte, no kernel call).
 
         Raises
         ------
@@ -227,7 +284,7 @@ class Matcher:
         TokenRejected
             The token is not allowed here; the state is unchanged.
         """
-        if type(token_id) is int and not self._finished:  # the common case
+        if self._flat and type(token_id) is int and not self._finished:  # the common case
             rows, state_rows, n_words, tokens, trans, table, n_classes, size = self._index._fast
             s = self._state
             if 0 <= token_id < size:
@@ -245,17 +302,23 @@ class Matcher:
         ix = self._index
         t = ix.vocab.check_token_id(token_id)
         if t in ix._eos_set:
-            if not (self._finished or ix.accepting[self._state]):
-                raise TokenRejected(t, self._state, "EOS before the text is complete")
-            self._history.append((self._state, self._finished))
+            if not self.is_accepting():
+                raise TokenRejected(t, self._state_number(), "EOS before the text is complete")
+            self._remember()
             self._finished = True
             return
         if self._finished:
-            raise TokenRejected(t, self._state, "the sequence has ended")
-        ns = ix.next_state(self._state, t)
-        if ns == 0:
-            raise TokenRejected(t, self._state)
-        self._history.append((self._state, False))
+            raise TokenRejected(t, self._state_number(), "the sequence has ended")
+        if self._flat:
+            ns = ix.next_state(self._state, t)
+            if ns == 0:
+                raise TokenRejected(t, self._state)
+        else:
+            ns = ix.config_after(self._state, t)
+            if ns is None:
+                raise TokenRejected(t, self._state_number())
+            self._rowv = None
+        self._remember()
         self._state = ns
 
     def try_advance(self, token_id: int) -> bool:
@@ -277,10 +340,16 @@ class Matcher:
             return False
         if not data:
             return True
-        ns = self._index.walk_bytes(self._state, data)
-        if ns == 0:
-            return False
-        self._history.append((self._state, False))
+        if self._flat:
+            ns = self._index.walk_bytes(self._state, data)
+            if ns == 0:
+                return False
+        else:
+            ns = self._index.config_after_bytes(self._state, data)
+            if ns is None:
+                return False
+            self._rowv = None
+        self._remember()
         self._state = ns
         return True
 
@@ -295,33 +364,43 @@ class Matcher:
         n = int(n)
         if n < 0 or n > len(self._history):
             raise RollbackError(f"cannot roll back {n} steps; {len(self._history)} remembered")
-        for _ in range(n):
-            self._state, self._finished = self._history.pop()
+        if self._flat:
+            for _ in range(n):
+                self._state, self._finished = self._history.pop()
+        elif n:
+            for _ in range(n):
+                q, stack, self._finished = self._history.pop()
+            self._state = (q, stack)
+            self._rowv = None
 
     def reset(self) -> None:
-        """Back to the start state with an empty history."""
+        """Back to the start with an empty history."""
         self._state = self._index.start
         self._finished = False
         self._history.clear()
+        self._rowv = None
 
     def find_jump_forward_string(self) -> str:
         """The text forced from here, as complete UTF-8 characters (``""`` if none).
 
-        A byte is forced when the state does not accept and exactly one byte keeps the automaton
-        alive. The matcher does not move; feed the result to :meth:`accept_string` (or tokenise it
-        and advance) to use it.
+        A byte is forced when the text may not end here and exactly one byte keeps the
+        configuration alive. The matcher does not move; feed the result to :meth:`accept_string`
+        (or tokenise it and advance) to use it.
         """
         if self._finished:
             return ""
         ix = self._index
-        s = self._state
-        out = bytearray()
-        for _ in range(ix.num_states):
-            b = int(ix.forced_byte[s])
-            if b < 0:
-                break
-            out.append(b)
-            s = int(ix.table[s, ix.byte_classes[b]])
+        if self._flat:
+            s = self._state
+            out = bytearray()
+            for _ in range(ix.num_states):
+                b = int(ix.forced_byte[s])
+                if b < 0:
+                    break
+                out.append(b)
+                s = int(ix.table[s, ix.byte_classes[b]])
+        else:
+            out = ix.forced_bytes(self._state)
         try:
             return out.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -360,7 +439,7 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
     groups: dict[int, tuple[TokenIndex, list[int], list[int]]] = {}
     own = []
     for m, r in zip(matchers, rows_arr.tolist()):
-        if m is not None and m._own_row:  # a stack automaton's row, computed per configuration
+        if m is not None and not m._flat:  # a lazy index's row, computed per configuration
             own.append((m._mask_row(), r))
             continue
         ix = m.index if m is not None else None

@@ -27,10 +27,17 @@ with the stack (:func:`.pd_kernels.replay_row`).
 Rows are kept in memory only (the index is cheap to make again from the automaton: no disk
 format).
 
-:class:`~.matcher.Matcher` drives a :class:`PushdownIndex` with its usual API: ``Matcher(index)``
-returns a :class:`PushdownMatcher`, whose ``state`` is ``(q, stack)`` (``stack`` a tuple of return
-states, bottom first). The end of the text ends every open module in turn, so EOS is allowed
-exactly where ``q`` and every return state on the stack accept (``PushdownBytes.can_end``).
+:class:`~.matcher.Matcher` drives a :class:`PushdownIndex` as it drives a flat index, through the
+index's ``config_*`` methods; its ``state`` is the configuration ``(q, stack)`` (``stack`` a
+tuple of return states, bottom first). The end of the text ends every open module in turn, so
+EOS is allowed exactly where ``q`` and every return state on the stack accept
+(``PushdownBytes.can_end``). (``PushdownMatcher`` is a deprecated name of ``Matcher``.)
+
+The same index walks a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose frames hold counts
+and key sets (a lazy network: counted repetitions, objects as key sets): every frame is then one
+int (state, count and keys packed, :mod:`.frames`), liveness is decided per move, and rows are
+kept under keys in which each count is classified by where it lies relative to its bounds, so a
+count of a billion needs no more rows than a count of ten.
 
 Example
 -------
@@ -51,12 +58,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, deque
+import warnings
+from collections import OrderedDict
 
 import numpy as np
 
 from . import kernels, pd_kernels
-from .errors import BitmaskError, RollbackError, TokenRejected
+from .frames import FrameAutomaton
 from .index import (
     MAX_SIGNATURE_STATES,
     ByteTables,
@@ -65,11 +73,11 @@ from .index import (
     _regions,
     _shared_walks,
 )
-from .matcher import _INT32, Matcher, _bitmask_array
+from .matcher import Matcher
 from .trie import token_trie
 from .vocab import Vocabulary
 
-__all__ = ["PushdownIndex", "PushdownMatcher", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
+__all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
 
 #: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows).
 ROW_CACHE_BYTES = 32 << 20
@@ -79,7 +87,7 @@ _FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entr
 
 
 def as_pushdown_bytes(obj):
-    """The ``PushdownBytes`` of ``obj``: a ``PushdownBytes`` itself, a ``RecursiveDFA``
+    """The byte form of ``obj``: a ``PushdownBytes`` or ``LazyBytes`` itself, a ``RecursiveDFA``
     (``to_bytes()``), or a compiled schema whose ``recursive`` is set."""
     if all(hasattr(obj, f) for f in _FIELDS):
         return obj
@@ -176,7 +184,19 @@ class PushdownIndex:
                  share_walks: bool = True):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
-        a = _validated(as_pushdown_bytes(automaton))
+        pb = as_pushdown_bytes(automaton)
+        self._frames = None
+        if getattr(pb, "has_data", False):
+            from tokenfsm.automata.lazy_bytes import LazyBytes
+
+            if not isinstance(pb, LazyBytes):
+                raise _automaton_error("an automaton whose frames hold counts or keys must be a "
+                                       "LazyBytes")
+            self._frames = FrameAutomaton(pb, token_trie(vocab).max_depth)
+            share_walks = False
+            a = {n: getattr(pb, n) for n in _FIELDS}
+        else:
+            a = _validated(pb)
         # the kernels get private writeable copies: read-only arrays are another Numba type, and
         # the region kernels shared with the flat index would be compiled a second time for them
         for name in ("byte_classes", "table", "accepting", "call_ptr", "call_entry", "call_return",
@@ -266,7 +286,10 @@ class PushdownIndex:
             stack = tuple(int(s) for s in stack)
         except (TypeError, ValueError):
             raise ValueError(f"a configuration is (state, stack), not {state!r}") from None
-        if not 0 <= q < self.num_states or any(not 0 < s < self.num_states for s in stack):
+        if self._frames is not None:
+            q = self._frames.check_frame(q, True)
+            stack = tuple(self._frames.check_frame(s, False) for s in stack)
+        elif not 0 <= q < self.num_states or any(not 0 < s < self.num_states for s in stack):
             raise ValueError(f"configuration {state!r} has states outside 1..{self.num_states - 1}")
         if len(stack) > self.max_stack:
             raise ValueError(f"configuration {state!r} is deeper than max_stack={self.max_stack}")
@@ -279,6 +302,8 @@ class PushdownIndex:
 
     def _walk(self, q: int, stack: list, data) -> int:
         """Walk ``data`` (bytes, or ints) from ``(q, stack)``; ``stack`` changes in place."""
+        if self._frames is not None:
+            return self._frames.walk(q, stack, data)
         tab, nc, cls, acc, calls = self._tab, self._nc, self._cls, self._acc, self._calls
         limit = 2 * (len(stack) + self._cap) + 4
         for b in data:
@@ -335,6 +360,8 @@ class PushdownIndex:
         return self._can_end(*self._check_state(state))
 
     def _can_end(self, q: int, stack) -> bool:
+        if self._frames is not None:
+            return q != 0 and self._frames.can_end(q, stack)
         acc = self._acc
         if not acc[q]:
             return False
@@ -361,6 +388,8 @@ class PushdownIndex:
         """:meth:`_row` under the keys of the module docstring (state, top of stack, end)."""
         if q == 0:
             return self._empty_entry
+        if self._frames is not None:
+            return self._frame_row(q, stack)
         acc = self._acc
         end = acc[q]
         if end:
@@ -430,6 +459,59 @@ class PushdownIndex:
                 rows.popitem(last=False)
         return entry
 
+    def _frame_row(self, x: int, stack: tuple):
+        """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
+        their counts classified (:meth:`.frames.FrameAutomaton.key_frame`)."""
+        fa = self._frames
+        end = fa.can_end(x, stack)
+        rows = self._rows
+        kf = fa.key_frame
+        top = kf(x)
+        q = x & 0xFFFFFFFF
+        hit = None
+        if q in self._exact_q:
+            key = (top, tuple(kf(f) for f in stack), True, end)
+            hit = rows.get(key)
+        if hit is None:
+            n = len(stack)
+            for u in self._used.get(q, ()):
+                if u <= n:
+                    key = (top, tuple(kf(f) for f in stack[n - u:]), False, end)
+                    hit = rows.get(key)
+                    if hit is not None:
+                        break
+        if hit is not None:
+            try:
+                rows.move_to_end(key)
+            except KeyError:
+                pass
+            self.stats["hits"] += 1
+            return hit
+        t0 = time.perf_counter()
+        out = np.zeros(self._n_words, dtype=np.uint32)
+        used, exact, visited = fa.fill(self._trie, x, stack, end, self.eos_ids, out)
+        row = out.view(np.int32)
+        row.flags.writeable = False
+        entry = (row, memoryview(row).cast("B"))
+        if exact:
+            key = (top, tuple(kf(f) for f in stack), True, end)
+        else:
+            key = (top, tuple(kf(f) for f in stack[len(stack) - used:]), False, end)
+        with self._lock:
+            self.stats["misses"] += 1
+            self.stats["visited"] += visited
+            self.stats["walk_s"] += time.perf_counter() - t0
+            rows[key] = entry
+            if exact:
+                self._exact_q.add(q)
+            else:
+                us = self._used.setdefault(q, [])
+                if used not in us:
+                    us.append(used)
+            while len(rows) > self._max_rows:
+                rows.popitem(last=False)
+        return entry
+
     def _shared_walk(self, q: int):
         """``(row, sk_node, sk_depth, sk_exit)``: the walk of ``q``'s region shared with every
         state and automaton whose region looks the same from there (a JSON string body), or
@@ -472,6 +554,33 @@ class PushdownIndex:
         self._shared[q] = entry
         return entry
 
+    # -- the matcher's protocol (configurations it holds are trusted) --------------------------
+    def config_row(self, config):
+        """``(row, byte view)`` of a configuration a matcher holds."""
+        return self._row(config[0], config[1])
+
+    def config_after(self, config, token_id: int):
+        """The configuration after text token ``token_id`` (checked), or None if not allowed."""
+        tok = self.vocab.tokens[token_id]
+        q = config[0]
+        if tok is None or q == 0:
+            return None
+        st = list(config[1])
+        q = self._walk(q, st, tok)
+        return (q, tuple(st)) if q else None
+
+    def config_after_bytes(self, config, data: bytes):
+        """The configuration after ``data``, or None if it leaves the language."""
+        q = config[0]
+        if q == 0:
+            return None
+        st = list(config[1])
+        q = self._walk(q, st, data)
+        return (q, tuple(st)) if q else None
+
+    def config_can_end(self, config) -> bool:
+        return self._can_end(config[0], config[1])
+
     def mask_row(self, state) -> np.ndarray:
         """The packed bitmask of configuration ``state`` (read-only ``int32[n_words]``)."""
         q, stack = self._check_state(state)
@@ -502,6 +611,8 @@ class PushdownIndex:
         """The bytes forced from ``state``: while the text may not end there and exactly one byte
         keeps the configuration live, that byte."""
         q, stack = self._check_state(state)
+        if self._frames is not None:
+            return self._frame_forced_bytes(q, stack)
         st = list(stack)
         out = bytearray()
         limit = self.num_states * (self.max_stack + 1) + 1
@@ -521,158 +632,39 @@ class PushdownIndex:
         return bytes(out)
 
 
-class PushdownMatcher(Matcher):
-    """A :class:`~.matcher.Matcher` over a :class:`PushdownIndex` (``Matcher(index)`` returns one).
-
-    ``state`` is the configuration ``(q, stack)``; everything else behaves as on a flat index.
-    """
-
-    __slots__ = ("_stack", "_rowv")
-    _own_row = True
-
-    def __init__(self, index: PushdownIndex, max_rollback: int | None = None):
-        if not isinstance(index, PushdownIndex):
-            raise TypeError(f"PushdownMatcher needs a PushdownIndex, not {type(index).__name__}")
-        self._index = index
-        self._state, self._stack = index.start
-        self._finished = False
-        self._history: deque = deque(maxlen=max_rollback)
-        self._bm = self._bm_row = self._bm_view = None
-        self._rowv = None
-
-    @property
-    def state(self) -> tuple[int, tuple]:
-        """Current configuration ``(q, stack)`` (``q`` is 0 if the language is empty)."""
-        return (self._state, self._stack)
-
-    def is_accepting(self) -> bool:
-        return self._finished or self._index._can_end(self._state, self._stack)
-
-    def _row_id(self) -> int:
-        raise TypeError("a pushdown matcher's rows are not numbered; use _mask_row()")
-
-    def _view(self):
-        if self._finished:
-            return self._index._finished_view
-        v = self._rowv
-        if v is None:
-            v = self._rowv = self._index._row(self._state, self._stack)[1]
-        return v
-
-    def _mask_row(self) -> np.ndarray:
-        if self._finished:
-            return self._index.finished_mask
-        return self._index._row(self._state, self._stack)[0]
-
-    def copy(self) -> "PushdownMatcher":
-        m = object.__new__(PushdownMatcher)
-        m._index = self._index
-        m._state, m._stack = self._state, self._stack
-        m._finished = self._finished
-        m._history = deque(self._history, maxlen=self._history.maxlen)
-        m._bm = m._bm_row = m._bm_view = None
-        m._rowv = self._rowv
-        return m
-
-    def __repr__(self) -> str:
-        return (f"PushdownMatcher(state={self._state}, stack={list(self._stack)}, "
-                f"finished={self._finished}, accepting={self.is_accepting()}, "
-                f"steps={len(self._history)})")
-
-    def fill_next_token_bitmask(self, bitmask, row: int = 0) -> None:
-        """Write the allowed-token mask into ``bitmask[row]`` (see :meth:`.Matcher.fill_next_token_bitmask`)."""
-        if bitmask is self._bm and row is self._bm_row:
-            self._bm_view[:] = self._view()
-            return
-        n_words = self._index._n_words
-        if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
-                and bitmask.ndim == 2 and bitmask.shape[1] == n_words
-                and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable):
-            view = memoryview(bitmask[row]).cast("B")
-        else:
-            out = _bitmask_array(bitmask, n_words)
-            if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
-                raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
-            view = memoryview(out[int(row)]).cast("B")
-        view[:] = self._view()
-        if type(row) is int:
-            self._bm, self._bm_row, self._bm_view = bitmask, row, view
-
-    def allowed_token_ids(self) -> np.ndarray:
-        if self._finished:
-            return self._index.eos_ids.copy()
-        return self._index.allowed_token_ids((self._state, self._stack))
-
-    def _move(self, q: int, stack: tuple) -> None:
-        self._history.append((self._state, self._stack, self._finished))
-        self._state, self._stack = q, stack
-        self._rowv = None
-
-    def advance(self, token_id: int) -> None:
-        """Consume ``token_id`` (see :meth:`.Matcher.advance`); its bytes are walked with the
-        stack. Raises ``UnknownTokenError`` or ``TokenRejected``; the state is then unchanged."""
-        ix = self._index
-        t = ix.vocab.check_token_id(token_id)
-        if t in ix._eos_set:
-            if not self.is_accepting():
-                raise TokenRejected(t, self._state, "EOS before the text is complete")
-            self._history.append((self._state, self._stack, self._finished))
-            self._finished = True
-            return
-        if self._finished:
-            raise TokenRejected(t, self._state, "the sequence has ended")
-        tok = ix.vocab.tokens[t]
-        q = self._state
-        if tok is None or q == 0:
-            raise TokenRejected(t, q)
-        st = list(self._stack)
-        nq = ix._walk(q, st, tok)
-        if nq == 0:
-            raise TokenRejected(t, q)
-        self._move(nq, tuple(st))
-
-    def accept_string(self, text: str | bytes) -> bool:
-        """Advance by ``text`` however it would be tokenised (one step for :meth:`rollback`);
-        ``False`` and no change if it leads out of the language or the sequence has ended."""
-        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        if self._finished:
-            return False
-        if not data:
-            return True
-        if self._state == 0:
-            return False
-        st = list(self._stack)
-        nq = self._index._walk(self._state, st, data)
-        if nq == 0:
-            return False
-        self._move(nq, tuple(st))
-        return True
-
-    def rollback(self, n: int = 1) -> None:
-        n = int(n)
-        if n < 0 or n > len(self._history):
-            raise RollbackError(f"cannot roll back {n} steps; {len(self._history)} remembered")
-        for _ in range(n):
-            self._state, self._stack, self._finished = self._history.pop()
-        if n:
-            self._rowv = None
-
-    def reset(self) -> None:
-        self._state, self._stack = self._index.start
-        self._finished = False
-        self._history.clear()
-        self._rowv = None
-
-    def find_jump_forward_string(self) -> str:
-        """The text forced from here, as complete UTF-8 characters (``""`` if none); the matcher
-        does not move."""
-        if self._finished:
-            return ""
-        out = self._index.forced_bytes((self._state, self._stack))
-        try:
-            return out.decode("utf-8")
-        except UnicodeDecodeError as e:
-            return bytes(out[: e.start]).decode("utf-8")
+    def _frame_forced_bytes(self, x: int, stack: tuple) -> bytes:
+        """:meth:`forced_bytes` where frames hold data: each byte that could move the
+        configuration is tried (liveness depends on the counts and keys)."""
+        fa = self._frames
+        st = list(stack)
+        out = bytearray()
+        limit = 4 * self.num_states * (self.max_stack + 1) + 64
+        while x and len(out) < limit and not fa.can_end(x, st):
+            cand, k, q = fa.own_bytes(x & 0xFFFFFFFF), len(st), x & 0xFFFFFFFF
+            while self._acc[q] and k > 0:
+                k -= 1
+                q = st[k] & 0xFFFFFFFF
+                cand |= fa.own_bytes(q)
+            found = None
+            while cand:
+                b = cand.bit_length() - 1
+                cand ^= 1 << b
+                trial = list(st)
+                y = fa.walk(x, trial, (b,))
+                if y:
+                    if found is not None:
+                        return bytes(out)
+                    found = (b, y, trial)
+            if found is None:
+                break
+            out.append(found[0])
+            x, st = found[1], found[2]
+        return bytes(out)
 
 
-PushdownIndex.matcher_class = PushdownMatcher
+def __getattr__(name: str):
+    if name == "PushdownMatcher":
+        warnings.warn("PushdownMatcher is deprecated: Matcher drives every index", DeprecationWarning,
+                      stacklevel=2)
+        return Matcher
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

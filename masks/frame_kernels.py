@@ -1,0 +1,317 @@
+"""Numba kernels for lazy networks: mask rows of configurations whose frames hold data.
+
+A :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` configuration is a top frame ``(q, count,
+keys)`` and a stack of frames ``(return state, count, keys)``; one byte moves it by the rules of
+that module's docstring, and a move is allowed only if the frame that moved stays *live*.
+:func:`fill_row` walks the vocabulary's token trie from one configuration, like
+:func:`.pd_kernels.fill_row` for plain stack automata: each trie level keeps its top frame, how
+many entries of the given stack are still there and a pointer into a linked arena of the frames
+pushed since, so the common move copies a few integers (and the key words).
+
+The automaton's arrays travel as one tuple (:func:`automaton_tuple`), in the order
+``AUTOMATON_FIELDS``; key sets are ``uint64`` words (``W`` per frame).
+
+Every kernel takes plain arrays and scalars, is compiled with ``cache=True`` and runs as ordinary
+Python under ``NUMBA_DISABLE_JIT=1``. Inputs are trusted (validated by the index).
+
+Example
+-------
+>>> row = np.zeros(n_words, np.uint32)                                   # doctest: +SKIP
+>>> used, exact, visited = fill_row(*trie_arrays, automaton_tuple(lb), q, c, keys,
+...                                 st_ret, st_cnt, st_keys, cap, can_end, eos_ids, row)  # doctest: +SKIP
+
+The persistent stack per trie level is :mod:`.pd_kernels`'s; liveness of counts from a lasso of
+tick counts follows counting automata (Turonova et al., OOPSLA 2020).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "frame_live"]
+
+AUTOMATON_FIELDS = (
+    "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
+    "call_tick", "call_commit", "state_piece", "piece_kind", "piece_lo", "piece_hi", "piece_keys",
+    "piece_required", "piece_extras", "piece_tail", "piece_period", "count_off", "count_bits",
+    "key_close", "key_mask", "key_extra",
+)
+
+_MASK = (1 << 30) - 1
+
+
+def automaton_tuple(arrays) -> tuple:
+    """The arrays of ``AUTOMATON_FIELDS`` from an object or dict, as private writeable copies
+    (read-only arrays are another Numba type)."""
+    get = arrays.__getitem__ if isinstance(arrays, dict) else lambda n: getattr(arrays, n)
+    return tuple(np.array(get(n), copy=True) for n in AUTOMATON_FIELDS)
+
+
+@njit(cache=True)
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def _members_ok(c1, r1, free1, lo, hi, ext):
+    if hi >= 0 and c1 > hi:
+        return False
+    need = r1
+    if lo - c1 > need:
+        need = lo - c1
+    if need < 0:
+        need = 0
+    if hi >= 0 and need > hi - c1:
+        return False
+    return ext or need <= free1
+
+
+@njit(cache=True)
+def frame_live(a, t, c, keys):
+    """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece."""
+    state_piece, piece_kind = a[9], a[10]
+    p = state_piece[t]
+    kind = piece_kind[p]
+    if kind == 0:
+        return True
+    lo = a[11][p]
+    hi = a[12][p]
+    if hi >= 0 and c > hi:
+        return False
+    if kind == 1:
+        A = a[16][p]
+        P = a[17][p]
+        off = a[18][t]
+        bits = a[19]
+        x = lo - c
+        if x < 0:
+            x = 0
+        for _ in range(A + P):
+            if hi >= 0 and x > hi - c:
+                return False
+            idx = x
+            if x >= A + P:
+                idx = A + (x - A) % P
+            if bits[off + idx]:
+                return True
+            x += 1
+        return False
+    piece_keys, piece_required, key_mask = a[13], a[14], a[21]
+    r = 0
+    free = 0
+    any_kq = False
+    kq_req = False
+    for w in range(keys.shape[0]):
+        R = piece_required[p, w] & ~keys[w]
+        r += _popcount(R)
+        free += _popcount(piece_keys[p, w] & ~keys[w])
+        kq = key_mask[t, w] & ~keys[w]
+        if kq != np.uint64(0):
+            any_kq = True
+            if kq & R != np.uint64(0):
+                kq_req = True
+    ext = a[15][p]
+    if a[20][t] and r == 0 and c >= lo:
+        return True
+    if any_kq:
+        r1 = r - 1 if kq_req else r
+        if _members_ok(c + 1, r1, free - 1, lo, hi, ext):
+            return True
+    if a[22][t] and _members_ok(c + 1, r, free, lo, hi, ext):
+        return True
+    return False
+
+
+@njit(cache=True)
+def _guard(a, q, c, keys):
+    """Whether a frame at accepting state ``q`` may end its piece now."""
+    p = a[9][q]
+    kind = a[10][p]
+    if kind == 0:
+        return True
+    if c < a[11][p]:
+        return False
+    if kind == 1:
+        return True
+    req = a[14]
+    for w in range(keys.shape[0]):
+        if req[p, w] & ~keys[w] != np.uint64(0):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
+          a_par, slot0, cap, max_ops):
+    """One byte from level ``p``'s configuration into level ``d``.
+
+    Returns ``(alive, empty_test, low)``: ``empty_test`` is True when a pop found the given stack
+    exhausted; ``low`` is the fewest entries of the given stack left at any point (pops made on
+    the way count even when the byte then dies: the outcome depends on the frames they read).
+    """
+    table, byte_classes, accepting = a[0], a[1], a[2]
+    call_ptr, call_entry, call_return, call_first, call_tick, call_commit = (
+        a[3], a[4], a[5], a[6], a[7], a[8])
+    state_piece, piece_kind = a[9], a[10]
+    W = lk.shape[1]
+    cls = byte_classes[b]
+    q = lq[p]
+    c = lc[p]
+    for w in range(W):
+        lk[d, w] = lk[p, w]
+    base = bs[p]
+    top = tp[p]
+    cnt = cn[p]
+    t = table[q, cls]
+    k = 0
+    ops = 0
+    while True:
+        if t != 0:
+            c2 = c + (t >> 30)
+            t = t & _MASK
+            if piece_kind[state_piece[t]] != 0 and not frame_live(a, t, c2, lk[d]):
+                return False, False, base
+            lq[d] = t
+            lc[d] = c2
+            bs[d] = base
+            tp[d] = top
+            cn[d] = cnt
+            return True, False, base
+        ops += 1
+        if ops > max_ops:
+            return False, False, base
+        moved = False
+        for e in range(call_ptr[q], call_ptr[q + 1]):
+            if call_first[e, b]:
+                if k >= cap:
+                    return False, False, base
+                s = slot0 + k
+                k += 1
+                for w in range(W):
+                    a_keys[s, w] = lk[d, w]
+                key = call_commit[e]
+                if key >= 0:
+                    wi = key >> 6
+                    bit = np.uint64(1) << np.uint64(key & 63)
+                    if a_keys[s, wi] & bit != np.uint64(0):
+                        return False, False, base
+                    a_keys[s, wi] |= bit
+                r = call_return[e]
+                c2 = c + (1 if call_tick[e] else 0)
+                if piece_kind[state_piece[r]] != 0 and not frame_live(a, r, c2, a_keys[s]):
+                    return False, False, base
+                a_ret[s] = r
+                a_cnt[s] = c2
+                a_par[s] = top
+                top = s
+                cnt += 1
+                q = call_entry[e]
+                c = 0
+                for w in range(W):
+                    lk[d, w] = 0
+                moved = True
+                break
+        if not moved:
+            if not accepting[q] or not _guard(a, q, c, lk[d]):
+                return False, False, base
+            if cnt > 0:
+                q = a_ret[top]
+                c = a_cnt[top]
+                for w in range(W):
+                    lk[d, w] = a_keys[top, w]
+                top = a_par[top]
+                cnt -= 1
+            elif base > 0:
+                base -= 1
+                q = st_ret[base]
+                c = st_cnt[base]
+                for w in range(W):
+                    lk[d, w] = st_keys[base, w]
+            else:
+                return False, True, base
+        t = table[q, cls]
+
+
+@njit(cache=True)
+def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret, st_cnt, st_keys,
+             cap, can_end, eos_ids, out):
+    """The allowed-token row of configuration ``((q, c, keys), stack)``.
+
+    Parameters
+    ----------
+    sym, depth, end, tok_ptr, tok_ids : arrays
+        A :class:`~.trie.TokenTrie`; ``max_depth`` its longest token in bytes.
+    a : tuple
+        :func:`automaton_tuple` of the ``LazyBytes``.
+    q, c : int
+        Top frame's state (live) and count.
+    keys : uint64[W]
+        Top frame's key words.
+    st_ret, st_cnt, st_keys : arrays
+        The stack's frames, bottom first: ``int32[n]``, ``int64[n]``, ``uint64[n, W]``.
+    cap : int
+        Most frames pushed within one token (the automaton's ``max_stack`` is enough).
+    can_end : bool
+        Whether the text may end here (sets the EOS bits).
+    eos_ids : int32[k]
+    out : uint32[n_words]
+        Zeroed row.
+
+    Returns
+    -------
+    used : int
+        Most frames of the stack any walked byte popped.
+    exact : bool
+        A pop found the stack exhausted (the row then holds for this stack length only).
+    visited : int
+        Trie nodes visited.
+    """
+    n = st_ret.shape[0]
+    W = keys.shape[0]
+    levels = max_depth + 1
+    lq = np.zeros(levels, dtype=np.int32)
+    lc = np.zeros(levels, dtype=np.int64)
+    lk = np.zeros((levels, W), dtype=np.uint64)
+    bs = np.zeros(levels, dtype=np.int64)
+    tp = np.full(levels, -1, dtype=np.int64)
+    cn = np.zeros(levels, dtype=np.int64)
+    a_ret = np.zeros(levels * cap + 1, dtype=np.int32)
+    a_cnt = np.zeros(levels * cap + 1, dtype=np.int64)
+    a_keys = np.zeros((levels * cap + 1, W), dtype=np.uint64)
+    a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
+    lq[0] = q
+    lc[0] = c
+    for w in range(W):
+        lk[0, w] = keys[w]
+    bs[0] = n
+    max_ops = 2 * (n + cap) + 4
+    min_base = n
+    exact = False
+    visited = 0
+    i = 1
+    stop = sym.shape[0]
+    while i < stop:
+        visited += 1
+        d = depth[i]
+        alive, empty, low = _step(a, sym[i], lq, lc, lk, bs, tp, cn, d - 1, d, st_ret, st_cnt,
+                                  st_keys, a_ret, a_cnt, a_keys, a_par, d * cap, cap, max_ops)
+        if empty:
+            exact = True
+        if low < min_base:
+            min_base = low
+        if not alive:
+            i = end[i]
+            continue
+        for j in range(tok_ptr[i], tok_ptr[i + 1]):
+            tok = tok_ids[j]
+            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+        i += 1
+    if can_end:
+        for j in range(eos_ids.shape[0]):
+            tok = eos_ids[j]
+            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+    return n - min_base, exact, visited

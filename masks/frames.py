@@ -1,0 +1,277 @@
+"""Configurations of lazy networks for token masks: packed frames, the walk, row keys.
+
+A :class:`~.pushdown.PushdownIndex` over a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes`
+whose pieces hold counts or key sets keeps its configurations as ``(top, stack)``, every frame
+one int: ``state | count << 32 | keys << 96`` (:func:`pack`). A frame of a plain piece is then
+just its state, so a plain stack automaton's configurations look as they always did.
+
+:class:`FrameAutomaton` walks a token's bytes from a configuration in Python (a few lookups per
+byte, cheaper than a kernel call), decides liveness and the end of the text, and keys mask rows
+by what they depend on. A row depends on a frame's count only through where the count lies
+relative to the piece's bounds: a token of at most ``L`` bytes ticks a frame at most ``L``
+times, and beyond a margin ``K = L + tail + period`` (``L + keys + 2`` for key sets) from a
+bound, liveness no longer changes with the count (:meth:`FrameAutomaton.count_class`). So a
+string of ``maxLength: 10**9`` has one row per state of its body for all counts but the last
+``K``, and memory is O(states x L), not O(states x N).
+
+Example
+-------
+>>> pack(5, 3, 0b10) == 5 | 3 << 32 | 0b10 << 96
+True
+>>> unpack(pack(5, 3, 0b10))
+(5, 3, 2)
+
+Keying rows by an abstraction of the counter follows the argument of counting automata
+(Turonova et al., OOPSLA 2020): a counter is only ever compared with its bounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import frame_kernels
+
+__all__ = ["pack", "unpack", "FrameAutomaton"]
+
+_LOW32 = (1 << 32) - 1
+_LOW64 = (1 << 64) - 1
+_TICK = 1 << 30
+_STATE = _TICK - 1
+
+
+def pack(q: int, count: int, keys: int) -> int:
+    """One frame as an int: ``q | count << 32 | keys << 96``."""
+    return q | (count << 32) | (keys << 96)
+
+
+def unpack(x: int) -> tuple[int, int, int]:
+    """``(state, count, keys)`` of a packed frame."""
+    return x & _LOW32, (x >> 32) & _LOW64, x >> 96
+
+
+def _int_of_words(row) -> int:
+    out = 0
+    for i, w in enumerate(row.tolist()):
+        out |= int(w) << (64 * i)
+    return out
+
+
+class FrameAutomaton:
+    """The walk, liveness and row keys of a ``LazyBytes`` with data, for one vocabulary.
+
+    Parameters
+    ----------
+    lb : LazyBytes
+    max_token_bytes : int
+        The vocabulary's longest token (``L``).
+    """
+
+    def __init__(self, lb, max_token_bytes: int):
+        self.lb = lb
+        self.kernel = frame_kernels.automaton_tuple(lb)
+        self.W = lb.key_words
+        self.num_states = lb.num_states
+        self.max_stack = lb.max_stack
+        self._tab = lb.table.reshape(-1).tolist()
+        self._nc = int(lb.table.shape[1])
+        self._cls = lb.byte_classes.tolist()
+        self._acc = lb.accepting.tolist()
+        self._piece = lb.state_piece.tolist()
+        self._kind = lb.piece_kind.tolist()
+        self._lo = lb.piece_lo.tolist()
+        self._hi = lb.piece_hi.tolist()
+        self._keys = [_int_of_words(r) for r in lb.piece_keys]
+        self._req = [_int_of_words(r) for r in lb.piece_required]
+        self._ext = lb.piece_extras.tolist()
+        self._tail = lb.piece_tail.tolist()
+        self._period = lb.piece_period.tolist()
+        self._off = lb.count_off.tolist()
+        self._bits = lb.count_bits.tolist()
+        self._close = lb.key_close.tolist()
+        self._kmask = [_int_of_words(r) for r in lb.key_mask]
+        self._kextra = lb.key_extra.tolist()
+        ptr = lb.call_ptr.tolist()
+        packed = np.packbits(lb.call_first, axis=1, bitorder="little")
+        firsts = [int.from_bytes(r.tobytes(), "little") for r in packed]
+        ent, ret = lb.call_entry.tolist(), lb.call_return.tolist()
+        tick, commit = lb.call_tick.tolist(), lb.call_commit.tolist()
+        self._calls = {q: tuple((firsts[e], ent[e], ret[e], int(tick[e]), commit[e])
+                                for e in range(ptr[q], ptr[q + 1]))
+                       for q in np.flatnonzero(np.diff(lb.call_ptr)).tolist()}
+        L = int(max_token_bytes)
+        n_keys = [bin(k).count("1") for k in self._keys]
+        self._margin = [L + (self._tail[p] + self._period[p] if self._kind[p] == 1
+                             else n_keys[p] + 2) for p in range(len(self._kind))]
+
+    # -- frames -------------------------------------------------------------------------------
+    def check_frame(self, x, top: bool) -> int:
+        """``x`` as a frame int, or ValueError."""
+        x = int(x)
+        if x < 0:
+            raise ValueError(f"frame {x} is negative")
+        q, c, k = unpack(x)
+        if not (0 <= q < self.num_states if top else 0 < q < self.num_states):
+            raise ValueError(f"frame state {q} outside 1..{self.num_states - 1}")
+        if q:
+            p = self._piece[q]
+            if self._kind[p] == 0 and (c or k):
+                raise ValueError(f"frame {x}: state {q} holds no count or keys")
+            if 0 <= self._hi[p] < c or (k & ~self._keys[p]):
+                raise ValueError(f"frame {x}: count {c} or keys outside the piece's")
+        return x
+
+    def live(self, q: int, c: int, k: int) -> bool:
+        p = self._piece[q]
+        kind = self._kind[p]
+        if kind == 0:
+            return True
+        lo, hi = self._lo[p], self._hi[p]
+        if 0 <= hi < c:
+            return False
+        if kind == 1:
+            A, P, off, bits = self._tail[p], self._period[p], self._off[q], self._bits
+            x = lo - c if lo > c else 0
+            for _ in range(A + P):
+                if hi >= 0 and x > hi - c:
+                    return False
+                if bits[off + (x if x < A + P else A + (x - A) % P)]:
+                    return True
+                x += 1
+            return False
+        R = self._req[p] & ~k
+        r = bin(R).count("1")
+        if self._close[q] and r == 0 and c >= lo:
+            return True
+        free = bin(self._keys[p] & ~k).count("1")
+        ext = self._ext[p]
+
+        def ok(c1, r1, free1):
+            if 0 <= hi < c1:
+                return False
+            need = max(r1, lo - c1, 0)
+            if hi >= 0 and need > hi - c1:
+                return False
+            return ext or need <= free1
+
+        kq = self._kmask[q] & ~k
+        if kq and ok(c + 1, r - 1 if kq & R else r, free - 1):
+            return True
+        return bool(self._kextra[q]) and ok(c + 1, r, free)
+
+    def guard(self, q: int, c: int, k: int) -> bool:
+        p = self._piece[q]
+        kind = self._kind[p]
+        if kind == 0:
+            return True
+        if c < self._lo[p]:
+            return False
+        return kind == 1 or not (self._req[p] & ~k)
+
+    def can_end(self, x: int, stack) -> bool:
+        """Every frame accepting, its guard holding."""
+        acc = self._acc
+        for f in (x, *stack):
+            q, c, k = unpack(f)
+            if not acc[q] or not self.guard(q, c, k):
+                return False
+        return True
+
+    # -- the walk -----------------------------------------------------------------------------
+    def walk(self, x: int, stack: list, data) -> int:
+        """The top frame after ``data`` (bytes or ints) from ``x``; ``stack`` (packed frames)
+        changes in place. 0 if dead."""
+        tab, nc, cls, acc = self._tab, self._nc, self._cls, self._acc
+        piece, kind, calls, live = self._piece, self._kind, self._calls, self.live
+        q, c, k = unpack(x)
+        if q == 0:
+            return 0
+        limit = 2 * (len(stack) + self.max_stack) + 4
+        for b in data:
+            cb = cls[b]
+            ops = 0
+            while True:
+                t = tab[q * nc + cb]
+                if t:
+                    if t & _TICK:
+                        c += 1
+                        t &= _STATE
+                    if kind[piece[t]] and not live(t, c, k):
+                        return 0
+                    q = t
+                    break
+                ops += 1
+                if ops > limit:
+                    return 0
+                for first, entry, ret, tick, key in calls.get(q, ()):
+                    if first >> b & 1:
+                        c2, k2 = c + tick, k
+                        if key >= 0:
+                            if k >> key & 1:
+                                return 0
+                            k2 = k | (1 << key)
+                        if kind[piece[ret]] and not live(ret, c2, k2):
+                            return 0
+                        stack.append(ret | (c2 << 32) | (k2 << 96))
+                        q, c, k = entry, 0, 0
+                        break
+                else:
+                    if acc[q] and stack and self.guard(q, c, k):
+                        q, c, k = unpack(stack.pop())
+                        continue
+                    return 0
+            if len(stack) > self.max_stack:
+                return 0
+        return q | (c << 32) | (k << 96)
+
+    def own_bytes(self, q: int) -> int:
+        """Bytes that move ``q`` without popping (own moves and calls), as a 256-bit int: a
+        superset of what is live there."""
+        row = self._tab[q * self._nc:(q + 1) * self._nc]
+        bits = 0
+        for b in range(256):
+            if row[self._cls[b]]:
+                bits |= 1 << b
+        for first, *_ in self._calls.get(q, ()):
+            bits |= first
+        return bits
+
+    # -- rows ---------------------------------------------------------------------------------
+    def count_class(self, p: int, c: int) -> int:
+        """The count, or a code standing for every count the rows cannot tell apart from it:
+        -1 at least ``lo`` and more than the margin below ``hi``; ``-2 - c % period`` more than
+        the margin below ``lo``."""
+        lo, hi, m = self._lo[p], self._hi[p], self._margin[p]
+        if hi >= 0 and hi - c <= m:
+            return c
+        if c >= lo:
+            return -1
+        if lo - c <= m:
+            return c
+        return -2 - c % self._period[p]
+
+    def key_frame(self, x: int):
+        """A frame as the rows see it (its count classified)."""
+        q = x & _LOW32
+        p = self._piece[q]
+        if self._kind[p] == 0:
+            return q
+        return (q, self.count_class(p, (x >> 32) & _LOW64), x >> 96)
+
+    def fill(self, trie, x: int, stack: tuple, can_end: bool, eos_ids, out) -> tuple:
+        """Walk the trie from ``(x, stack)`` into ``out``: ``(used, exact, visited)``."""
+        W = self.W
+        q, c, k = unpack(x)
+        n = len(stack)
+        st_ret = np.zeros(n, dtype=np.int32)
+        st_cnt = np.zeros(n, dtype=np.int64)
+        st_keys = np.zeros((n, W), dtype=np.uint64)
+        for i, f in enumerate(stack):
+            fq, fc, fk = unpack(f)
+            st_ret[i], st_cnt[i] = fq, fc
+            st_keys[i] = [(fk >> (64 * w)) & _LOW64 for w in range(W)]
+        keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
+        used, exact, visited = frame_kernels.fill_row(
+            trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
+            self.kernel, q, c, keys, st_ret, st_cnt, st_keys, max(self.max_stack, 1), can_end,
+            eos_ids, out)
+        return int(used), bool(exact), int(visited)

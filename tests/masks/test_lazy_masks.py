@@ -1,0 +1,267 @@
+"""Token masks of lazy networks (counts and key sets in the configuration) against two oracles: the
+flat TokenIndex of the network's expansion (masks, acceptance and forced text at every step of
+random walks) and a naive token-by-token walk of the byte form (``LazyBytes.walk``)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenfsm.automata import DFA
+from tokenfsm.automata.network import Call, Network, Text, Tick, choice, concat, optional, star
+from tokenfsm.masks import (
+    Matcher,
+    RollbackError,
+    TokenIndex,
+    TokenRejected,
+    Vocabulary,
+    allocate_token_bitmask,
+    fill_next_token_bitmasks,
+    unpack_bitmask,
+)
+from tokenfsm.masks.frames import pack, unpack
+from tokenfsm.masks.pushdown import PushdownIndex
+from tokenfsm.schema.jsontext import key_text, separators, whitespace_dfa
+
+TOKENS = [b"a", b"b", b"ab", b"abc", b"\xc3", b"\xa9", b"\xc3\xa9", b'"', b'"a', b'a"', b"\\",
+          b"\\u", b"0041", b"n", b"{", b"}", b",", b":", b'{"', b'":', b" ", b"1", b"12", b'"b":',
+          b'","', b"x", b'"x1"', b'{"a":1}', b"[", b"]", b"[1", b"1,", b",1]", b"aaaa", b"aaaaaaaa",
+          b'"ab"', b'"ab":']
+VOCAB = Vocabulary(TOKENS + [None], eos_token_ids=[len(TOKENS)], size=len(TOKENS) + 2)
+EOS = len(TOKENS)
+
+
+def counted_chars(lo, hi, cls=r"[\s\S]"):
+    net = Network()
+    return net, net.counted(star(concat(Text(DFA.from_regex(cls)), Tick())), lo=lo, hi=hi)
+
+
+def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1):
+    ws = whitespace_dfa(ws_n)
+    colon, comma = separators(ws)
+    net = Network()
+    names = ["a", "ab", "b"][:n]
+    vals = [net.piece(Text(DFA.from_regex(v))) for v in ["[0-9]+", "1|12", '"[ab]*"'][:n]]
+    members = [concat(Text(key_text(nm)), Text(colon), Call(vals[i], key=i), Text(ws))
+               for i, nm in enumerate(names)]
+    if extras:
+        x = net.piece(Text(DFA.from_regex("[0-9]")))
+        members.append(concat(Text(DFA.from_regex(r'"x[0-9]"')), Text(colon), Call(x), Text(ws)))
+    m = choice(*members)
+    body = concat(Text(DFA.literal("{")), Text(ws), optional(concat(m, star(concat(Text(comma), m)))),
+                  Text(DFA.literal("}")))
+    return net, net.key_set(body, n, required=required, lo=lo, hi=hi)
+
+
+def array(lo, hi, item="[0-9]+"):
+    net = Network()
+    it = net.piece(Text(DFA.from_regex(item)))
+    lit = lambda s: Text(DFA.literal(s))  # noqa: E731
+    body = concat(lit("["), optional(concat(Call(it, tick=True), star(concat(lit(","), Call(it, tick=True))))),
+                  lit("]"))
+    return net, net.counted(body, lo=lo, hi=hi)
+
+
+def walk_against_flat(index, flat, vocab, rng, steps=30):
+    """Drive a lazy and a flat matcher with the same random tokens: masks, acceptance and forced
+    text agree at every step."""
+    m, f = Matcher(index), Matcher(flat)
+    bm = allocate_token_bitmask(2, vocab.size)
+    for _ in range(steps):
+        m.fill_next_token_bitmask(bm, 0)
+        f.fill_next_token_bitmask(bm, 1)
+        assert bm[0].tolist() == bm[1].tolist(), (m.state, f.state)
+        assert m.is_accepting() == f.is_accepting()
+        assert m.find_jump_forward_string() == f.find_jump_forward_string()
+        allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
+        if not allowed:
+            break
+        text = [t for t in allowed if t not in vocab.eos_token_ids]
+        t = rng.choice(text if text and rng.random() < 0.9 else allowed)
+        m.advance(t)
+        f.advance(t)
+        if m.is_finished():
+            break
+    return m
+
+
+def ref_mask(lb, vocab, top: int, stack) -> list[bool]:
+    """The naive mask: every token's bytes walked by the byte form's reference step."""
+    frame = unpack(top)
+    frames = [unpack(s) for s in stack]
+    out = []
+    for t in range(vocab.size):
+        tok = vocab[t]
+        if t in vocab.eos_token_ids:
+            out.append(frame[0] != 0 and lb.can_end(frame, frames))
+        elif tok is None or frame[0] == 0:
+            out.append(False)
+        else:
+            out.append(lb.walk(tok, frame, frames)[0] is not None)
+    return out
+
+
+@settings(max_examples=25)
+@given(lo=st.integers(0, 4), span=st.one_of(st.none(), st.integers(0, 6)), seed=st.integers(0, 99))
+def test_counted_masks_equal_the_flat_index(lo, span, seed):
+    hi = None if span is None else lo + span
+    net, p = counted_chars(lo, hi)
+    index = PushdownIndex(net.build(p), VOCAB)
+    flat = TokenIndex.build(net.to_dfa(p), VOCAB)
+    for s in range(4):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=25)
+
+
+@settings(max_examples=25)
+@given(data=st.data(), extras=st.booleans(), seed=st.integers(0, 99))
+def test_key_set_masks_equal_the_flat_index(data, extras, seed):
+    required = tuple(sorted(data.draw(st.sets(st.integers(0, 2), max_size=3))))
+    lo = data.draw(st.integers(0, 3))
+    hi = data.draw(st.one_of(st.none(), st.integers(max(lo, len(required)), 4)))
+    net, obj = key_set(3, required, lo, hi, extras)
+    index = PushdownIndex(net.build(obj), VOCAB)
+    flat = TokenIndex.build(net.to_dfa(obj), VOCAB)
+    for s in range(6):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=30)
+
+
+@settings(max_examples=15)
+@given(lo=st.integers(0, 3), span=st.one_of(st.none(), st.integers(0, 3)), seed=st.integers(0, 99))
+def test_array_masks_equal_the_flat_index(lo, span, seed):
+    hi = None if span is None else lo + span
+    net, arr = array(lo, hi)
+    index = PushdownIndex(net.build(arr), VOCAB)
+    flat = TokenIndex.build(net.to_dfa(arr), VOCAB)
+    for s in range(4):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=30)
+
+
+def test_rows_keyed_by_count_class_equal_the_naive_mask_at_every_count():
+    # rows are shared across counts far from the bounds; each one must still be the exact mask
+    net, p = counted_chars(5, 60)
+    lb = net.build(p)
+    shared = PushdownIndex(lb, VOCAB)
+    for c in list(range(0, 61)) + list(range(60, -1, -1)):
+        for data in (b"a" * c, b"\xc3\xa9" * c):
+            cfg = shared.walk_bytes(shared.start, data)
+            if cfg[0] == 0:
+                continue
+            fresh = PushdownIndex(lb, VOCAB)
+            want = ref_mask(lb, VOCAB, *cfg)
+            assert unpack_bitmask(shared.mask_row(cfg), VOCAB.size).tolist() == want, c
+            assert unpack_bitmask(fresh.mask_row(cfg), VOCAB.size).tolist() == want, c
+            mid = shared.walk_bytes(cfg, b"\xc3")           # inside a character
+            if mid[0]:
+                assert unpack_bitmask(shared.mask_row(mid), VOCAB.size).tolist() == \
+                    ref_mask(lb, VOCAB, *mid), c
+    # 61 counts, but only those near a bound have rows of their own
+    assert shared.num_cached_rows < 2 * 61
+
+
+def test_a_count_of_a_billion_costs_no_more_rows():
+    net, p = counted_chars(0, 10**9)
+    lb = net.build(p)
+    index = PushdownIndex(lb, VOCAB)
+    for c in (0, 1, 17, 10**6, 10**9 - 100, 10**9 - 3, 10**9):
+        cfg = (pack(lb.start, c, 0), ())
+        assert unpack_bitmask(index.mask_row(cfg), VOCAB.size).tolist() == ref_mask(lb, VOCAB, *cfg)
+    last = (pack(lb.start, 10**9, 0), ())
+    assert index.allowed_token_ids(last).tolist() == [EOS]     # no character may even begin
+    assert index.num_cached_rows <= 5
+
+
+def test_key_rows_per_key_set_match_the_naive_mask():
+    net, obj = key_set(3, (0, 2), 1, 3)
+    lb = net.build(obj)
+    index = PushdownIndex(lb, VOCAB)
+    for text in [b"{", b'{"a":1', b'{"a":1,', b'{"a":12,"b":"ab"', b'{"x1":1,"b":"a",', b'{"ab":1,',
+                 b'{"a":1,"ab":12,"b":"b"', b'{"a', b'{"a":1,"a']:
+        cfg = index.walk_bytes(index.start, text)
+        assert cfg[0] != 0, text
+        assert unpack_bitmask(index.mask_row(cfg), VOCAB.size).tolist() == ref_mask(lb, VOCAB, *cfg), text
+
+
+def test_matcher_api_on_a_lazy_index():
+    net, obj = key_set(3, (0,), 0, None)
+    index = PushdownIndex(net.build(obj), VOCAB)
+    tid = {t: i for i, t in enumerate(TOKENS)}
+    m = Matcher(index)
+    assert m.state == index.start and not m.is_accepting()
+    m.advance(tid[b'{"'])
+    m.advance(tid[b"a"])
+    m.advance(tid[b'":'])
+    m.advance(tid[b"1"])
+    before = m.state
+    c = m.copy()
+    with pytest.raises(TokenRejected):
+        m.advance(tid[b"x"])
+    assert m.state == before
+    with pytest.raises(TokenRejected, match="EOS"):
+        m.advance(EOS)
+    assert m.accept_string("}") and m.is_accepting()
+    assert not m.accept_string(",")
+    m.advance(EOS)
+    assert m.is_finished() and m.allowed_token_ids().tolist() == [EOS]
+    m.rollback(2)
+    assert m.state == before and c.state == before
+    with pytest.raises(RollbackError):
+        m.rollback(99)
+    assert m.find_jump_forward_string() == ""
+    m.reset()
+    assert m.find_jump_forward_string() == '{'
+    # a batch mixing flat and lazy matchers
+    flat = TokenIndex.build(net.to_dfa(obj), VOCAB)
+    ms = [Matcher(index), None, Matcher(flat), c]
+    bm = allocate_token_bitmask(4, VOCAB.size)
+    fill_next_token_bitmasks(ms, bm)
+    assert bm[0].tolist() == bm[2].tolist()
+    assert (bm[1] == -1).all()
+    assert bm[3].tolist() == index.mask_row(before).tolist()
+
+
+def test_pushdown_matcher_is_a_deprecated_name_of_matcher():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        from tokenfsm.masks import pushdown
+        alias = pushdown.PushdownMatcher
+    assert alias is Matcher
+    assert any(issubclass(x.category, DeprecationWarning) for x in w)
+
+
+def test_configurations_are_checked():
+    net, p = counted_chars(0, 5)
+    lb = net.build(p)
+    index = PushdownIndex(lb, VOCAB)
+    with pytest.raises(ValueError, match="count"):
+        index.mask_row((pack(lb.start, 6, 0), ()))
+    with pytest.raises(ValueError, match="outside"):
+        index.mask_row((pack(999, 0, 0), ()))
+    with pytest.raises(ValueError, match="keys"):
+        index.mask_row((pack(lb.start, 0, 1), ()))
+
+
+def test_threads_share_the_rows():
+    net, obj = key_set(3, (0,), 0, None)
+    lb = net.build(obj)
+    index = PushdownIndex(lb, VOCAB)
+    flat = TokenIndex.build(net.to_dfa(obj), VOCAB)
+    errors = []
+
+    def run(seed):
+        try:
+            for s in range(5):
+                walk_against_flat(index, flat, VOCAB, random.Random(seed * 100 + s), steps=25)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
