@@ -114,13 +114,16 @@ class IndexCompiler:
     def regex(self, pattern: str, **options) -> TokenIndex:
         """Index of a regular expression (Python ``re`` dialect, full match).
 
-        ``options`` go to ``DFA.from_regex`` and are part of the cache key.
+        ``options`` go to :func:`tokenfsm.automata.lazy_regex.regex_automaton` (``flags``,
+        ``budget``, ``lazy_above``) and are part of the cache key. A pattern whose flat automaton
+        would be large (``[\\s\\S]{0,100000000}``) gives a :class:`~.pushdown.PushdownIndex` over
+        a lazy network (counts held in the configuration, rows on demand), cached in memory only.
         """
-        from tokenfsm.automata.dfa import DFA
+        from tokenfsm.automata.lazy_regex import regex_automaton
 
-        opts = _bound_options(DFA.from_regex, pattern, options)
+        opts = _bound_options(regex_automaton, pattern, options)
         key = self.cache_key("regex", pattern, opts)
-        return self._get(key, lambda: DFA.from_regex(pattern, **options))
+        return self._get(key, lambda: regex_automaton(pattern, **options))
 
     def json_schema(self, schema, **options) -> TokenIndex:
         """Index of the JSON text valid under ``schema`` (a dict or JSON string).
@@ -191,6 +194,11 @@ class IndexCompiler:
                     from .pushdown import PushdownIndex
 
                     index = PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
+                elif hasattr(grammar, "call_ptr"):
+                    # a lazy network (large counts held in the configuration): likewise
+                    from .pushdown import PushdownIndex
+
+                    index = PushdownIndex(grammar, self.vocab)
                 else:
                     index = TokenIndex.build(grammar, self.vocab, strategy=self.strategy)
                 with self._lock:

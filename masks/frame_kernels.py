@@ -48,7 +48,7 @@ def automaton_tuple(arrays) -> tuple:
     return tuple(np.array(get(n), copy=True) for n in AUTOMATON_FIELDS)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -56,7 +56,7 @@ def _popcount(x):
     return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _members_ok(c1, r1, free1, lo, hi, ext):
     if hi >= 0 and c1 > hi:
         return False
@@ -70,37 +70,33 @@ def _members_ok(c1, r1, free1, lo, hi, ext):
     return ext or need <= free1
 
 
-@njit(cache=True)
-def frame_live(a, t, c, keys):
-    """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece."""
-    state_piece, piece_kind = a[9], a[10]
-    p = state_piece[t]
-    kind = piece_kind[p]
-    if kind == 0:
-        return True
-    lo = a[11][p]
-    hi = a[12][p]
+@njit(cache=True, inline="always")
+def _count_live(t, c, lo, hi, tail, period, off, bits):
+    """Whether some number of further ticks in ``T(t)`` (the lasso at ``bits[off:]``) brings
+    count ``c`` into ``lo..hi`` (``hi`` -1: unbounded)."""
     if hi >= 0 and c > hi:
         return False
-    if kind == 1:
-        A = a[16][p]
-        P = a[17][p]
-        off = a[18][t]
-        bits = a[19]
-        x = lo - c
-        if x < 0:
-            x = 0
-        for _ in range(A + P):
-            if hi >= 0 and x > hi - c:
-                return False
-            idx = x
-            if x >= A + P:
-                idx = A + (x - A) % P
-            if bits[off + idx]:
-                return True
-            x += 1
+    x = lo - c
+    if x < 0:
+        x = 0
+    for _ in range(tail + period):
+        if hi >= 0 and x > hi - c:
+            return False
+        idx = x
+        if x >= tail + period:
+            idx = tail + (x - tail) % period
+        if bits[off + idx]:
+            return True
+        x += 1
+    return False
+
+
+@njit(cache=True, inline="always")
+def _keys_live(t, p, c, keys, lo, hi, piece_keys, piece_required, piece_extras, key_close,
+               key_mask, key_extra):
+    """Whether a key-set frame at ``t`` with count ``c`` and key words ``keys`` can end."""
+    if hi >= 0 and c > hi:
         return False
-    piece_keys, piece_required, key_mask = a[13], a[14], a[21]
     r = 0
     free = 0
     any_kq = False
@@ -114,19 +110,31 @@ def frame_live(a, t, c, keys):
             any_kq = True
             if kq & R != np.uint64(0):
                 kq_req = True
-    ext = a[15][p]
-    if a[20][t] and r == 0 and c >= lo:
+    ext = piece_extras[p]
+    if key_close[t] and r == 0 and c >= lo:
         return True
     if any_kq:
         r1 = r - 1 if kq_req else r
         if _members_ok(c + 1, r1, free - 1, lo, hi, ext):
             return True
-    if a[22][t] and _members_ok(c + 1, r, free, lo, hi, ext):
-        return True
-    return False
+    return key_extra[t] and _members_ok(c + 1, r, free, lo, hi, ext)
 
 
 @njit(cache=True)
+def frame_live(a, t, c, keys):
+    """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece
+    (``a``: :func:`automaton_tuple`)."""
+    p = a[9][t]
+    kind = a[10][p]
+    if kind == 0:
+        return True
+    if kind == 1:
+        return _count_live(t, c, a[11][p], a[12][p], a[16][p], a[17][p], a[18][t], a[19])
+    return _keys_live(t, p, c, keys, a[11][p], a[12][p], a[13], a[14], a[15], a[20], a[21],
+                      a[22])
+
+
+@njit(cache=True, inline="always")
 def _guard(a, q, c, keys):
     """Whether a frame at accepting state ``q`` may end its piece now."""
     p = a[9][q]
@@ -145,9 +153,10 @@ def _guard(a, q, c, keys):
 
 
 @njit(cache=True)
-def _step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
-          a_par, slot0, cap, max_ops):
-    """One byte from level ``p``'s configuration into level ``d``.
+def _slow_step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
+               a_par, slot0, cap, max_ops):
+    """One byte from level ``p``'s configuration into level ``d`` when the state itself does not
+    move on it (rules 2-4, then rule 1 after each call or pop).
 
     Returns ``(alive, empty_test, low)``: ``empty_test`` is True when a pop found the given stack
     exhausted; ``low`` is the fewest entries of the given stack left at any point (pops made on
@@ -166,24 +175,8 @@ def _step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_
     base = bs[p]
     top = tp[p]
     cnt = cn[p]
-    t = table[q, cls]
     k = 0
-    ops = 0
-    while True:
-        if t != 0:
-            c2 = c + (t >> 30)
-            t = t & _MASK
-            if piece_kind[state_piece[t]] != 0 and not frame_live(a, t, c2, lk[d]):
-                return False, False, base
-            lq[d] = t
-            lc[d] = c2
-            bs[d] = base
-            tp[d] = top
-            cn[d] = cnt
-            return True, False, base
-        ops += 1
-        if ops > max_ops:
-            return False, False, base
+    for _ in range(max_ops):
         moved = False
         for e in range(call_ptr[q], call_ptr[q + 1]):
             if call_first[e, b]:
@@ -234,6 +227,18 @@ def _step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_
             else:
                 return False, True, base
         t = table[q, cls]
+        if t != 0:
+            c2 = c + (t >> 30)
+            t = t & _MASK
+            if piece_kind[state_piece[t]] != 0 and not frame_live(a, t, c2, lk[d]):
+                return False, False, base
+            lq[d] = t
+            lc[d] = c2
+            bs[d] = base
+            tp[d] = top
+            cn[d] = cnt
+            return True, False, base
+    return False, False, base
 
 
 @njit(cache=True)
@@ -283,6 +288,12 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
     a_cnt = np.zeros(levels * cap + 1, dtype=np.int64)
     a_keys = np.zeros((levels * cap + 1, W), dtype=np.uint64)
     a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
+    # the arrays of the common move, taken out of the tuple once (not per node)
+    table, byte_classes, state_piece, piece_kind = a[0], a[1], a[9], a[10]
+    piece_lo, piece_hi, piece_tail, piece_period, count_off, count_bits = (
+        a[11], a[12], a[16], a[17], a[18], a[19])
+    piece_keys, piece_required, piece_extras, key_close, key_mask, key_extra = (
+        a[13], a[14], a[15], a[20], a[21], a[22])
     lq[0] = q
     lc[0] = c
     for w in range(W):
@@ -297,15 +308,42 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
     while i < stop:
         visited += 1
         d = depth[i]
-        alive, empty, low = _step(a, sym[i], lq, lc, lk, bs, tp, cn, d - 1, d, st_ret, st_cnt,
-                                  st_keys, a_ret, a_cnt, a_keys, a_par, d * cap, cap, max_ops)
-        if empty:
-            exact = True
-        if low < min_base:
-            min_base = low
-        if not alive:
-            i = end[i]
-            continue
+        p = d - 1
+        t = table[lq[p], byte_classes[sym[i]]]
+        if t != 0:
+            # rule 1: the frame moves (and may tick); it must stay live
+            c2 = lc[p] + (t >> 30)
+            t = t & _MASK
+            sp = state_piece[t]
+            kind = piece_kind[sp]
+            alive = True
+            if kind == 1:
+                alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                    piece_period[sp], count_off[t], count_bits)
+            elif kind == 2:
+                alive = _keys_live(t, sp, c2, lk[p], piece_lo[sp], piece_hi[sp], piece_keys,
+                                   piece_required, piece_extras, key_close, key_mask, key_extra)
+            if not alive:
+                i = end[i]
+                continue
+            lq[d] = t
+            lc[d] = c2
+            for w in range(W):
+                lk[d, w] = lk[p, w]
+            bs[d] = bs[p]
+            tp[d] = tp[p]
+            cn[d] = cn[p]
+        else:
+            alive, empty, low = _slow_step(a, sym[i], lq, lc, lk, bs, tp, cn, p, d, st_ret,
+                                           st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, d * cap,
+                                           cap, max_ops)
+            if empty:
+                exact = True
+            if low < min_base:
+                min_base = low
+            if not alive:
+                i = end[i]
+                continue
         for j in range(tok_ptr[i], tok_ptr[i + 1]):
             tok = tok_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)

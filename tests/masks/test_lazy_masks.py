@@ -265,3 +265,34 @@ def test_threads_share_the_rows():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_compiler_indexes_a_huge_count_lazily():
+    from tokenfsm.masks import IndexCompiler
+
+    comp = IndexCompiler(VOCAB)
+    index = comp.regex(r"[\s\S]{0,100000000}")
+    assert isinstance(index, PushdownIndex) and comp.regex(r"[\s\S]{0,100000000}") is index
+    # far from the bound the masks are those of [\s\S]* at every step
+    flat = comp.regex(r"[\s\S]*")
+    assert isinstance(flat, TokenIndex)
+    for seed in range(5):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed), steps=40)
+    small = comp.regex(r"(?:ab|c){2,5}")
+    assert isinstance(small, TokenIndex)
+
+
+@pytest.mark.parametrize("pattern,flat_pattern", [
+    (r"[\s\S]{0,100000000}", r"[\s\S]*"),
+    (r"(?:[a-z]{2}|\d){0,10000000}", r"(?:[a-z]{2}|\d)*"),
+])
+def test_huge_counts_on_a_real_vocabulary(pattern, flat_pattern):
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+
+    vocab = load_vocabulary("qwen")
+    from tokenfsm.automata.lazy_regex import regex_automaton
+
+    index = PushdownIndex(regex_automaton(pattern), vocab)
+    flat = TokenIndex.build(DFA.from_regex(flat_pattern), vocab)
+    for seed in range(3):
+        walk_against_flat(index, flat, vocab, random.Random(seed), steps=25)
