@@ -1,0 +1,213 @@
+"""JSON pieces of lazy networks: strings of bounded length, arrays, objects as key sets.
+
+The flat constructions (:mod:`.strings`, :mod:`.jsontext`) copy what is counted: a string of
+``maxLength: 5000`` is 5,000 copies of one character's spellings (times an exclusion automaton),
+an array of ``maxItems: 1000`` a thousand copies of its separators, an object whose keys may come
+in any order a state per subset of keys. These functions add the same languages to a
+:class:`~tokenfsm.automata.network.Network` as pieces whose count (or key set) is held in the
+walk's configuration instead. Pieces in, piece number out: the schema compiler decides which
+values are pieces and passes their numbers.
+
+* :func:`string_piece`: ``"..."`` with ``min_length..max_length`` decoded characters, every
+  spelling JSON allows (or only the plain ones), and ``excludes`` forbidden in the text between
+  the quotes, exactly: the exclusion automaton's state is carried from character to character.
+* :func:`array_piece`: ``[ item, item ]`` with leading items of their own and ``min_items..
+  max_items`` items in all.
+* :func:`object_piece`: ``{ "key": value, ... }`` whose declared keys may come in any order, each at
+  most once, required keys before the object closes, undeclared keys (when given) anywhere among
+  them, ``min_properties..max_properties`` members in all.
+
+Whitespace, separators and key spellings are those of :mod:`.jsontext` (``ws`` after ``{ [ , :``
+and after every member or item), so each piece is the flat construction's language.
+
+Example
+-------
+>>> from tokenfsm.automata.network import Network
+>>> net = Network()
+>>> s = string_piece(net, max_length=10**9, excludes=["<|im_end|>"])
+>>> n = value_piece(net, integer_dfa)                                   # doctest: +SKIP
+>>> lb = net.build(s)
+>>> lb.accepts(b'"' + b"x" * 5000 + b'"'), lb.accepts(b'"a<|im_end|>"')
+(True, False)
+
+The flat languages are xgrammar's and llguidance's JSON grammars; holding the count or the key
+set in the configuration is how llguidance writes objects and how counting automata (Turonova
+et al., OOPSLA 2020) write bounded repetitions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import AutomatonError
+from tokenfsm.automata.network import Call, Network, Text, Tick, choice, concat, optional, star
+
+from .jsontext import separators
+from .strings import escape_image
+
+__all__ = ["string_piece", "array_piece", "object_piece", "value_piece", "LazyMember",
+           "TICK_MARK"]
+
+#: The character that marks the end of one decoded character inside a string body's automaton
+#: (a control character, which JSON text never holds raw between quotes).
+TICK_MARK = 0x1F
+_MARK = chr(TICK_MARK)
+_QUOTE = DFA.literal('"')
+
+
+def value_piece(net: Network, dfa: DFA) -> int:
+    """A plain piece of the value texts ``dfa`` (a number, an enum, a small object...)."""
+    return net.piece(Text(dfa))
+
+
+def _marked_characters(escapes: str) -> DFA:
+    """``(C mark)*``: any number of characters, each in any allowed spelling and followed by
+    the mark."""
+    if escapes not in ("all", "minimal"):
+        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
+    one = escape_image(CharSet.any(), escapes == "minimal")
+    return DFA.concat_all([one, DFA.literal(_MARK)]).star()
+
+
+def _excluding_unmarked(excludes: list[str]) -> DFA:
+    """Texts with marks anywhere whose text without the marks contains none of ``excludes``."""
+    if any(_MARK in e for e in excludes):
+        raise ValueError("an excluded string may not hold the control character U+001F")
+    plain = DFA.excluding(excludes) & DFA.from_charset(~CharSet.of(_MARK)).star()
+    marks = DFA.literal(_MARK).star()
+    return plain.substitute(lambda cs: DFA.concat_all([marks, DFA.from_charset(cs)]), suffix=marks)
+
+
+def string_piece(net: Network, min_length: int = 0, max_length: int | None = None,
+                 excludes: Iterable[str] = (), escapes: str = "all") -> int:
+    """A counted piece: the JSON strings of ``min_length..max_length`` decoded characters.
+
+    Parameters
+    ----------
+    net : Network
+    min_length, max_length : int
+        Bounds on the decoded length in code points (``max_length=None``: unbounded), as
+        ``jsonschema`` counts them (an escape or a surrogate pair is one character).
+    excludes : iterable of str
+        Substrings the text between the quotes must not contain (as written, before
+        unescaping), across characters and across tokens.
+    escapes : {"all", "minimal"}
+        Every spelling JSON allows, or the plain one of each character (see
+        :func:`.strings.json_encode`).
+
+    Returns
+    -------
+    int
+        The piece's number.
+    """
+    excludes = [e for e in excludes]
+    body = _marked_characters(escapes)
+    if excludes:
+        body = body & _excluding_unmarked(excludes)
+    expr = concat(Text(_QUOTE), Text(body, tick=TICK_MARK), Text(_QUOTE))
+    return net.counted(expr, lo=min_length, hi=max_length)
+
+
+def array_piece(net: Network, prefix: Sequence[int], items: int | None, ws: DFA,
+                min_items: int = 0, max_items: int | None = None) -> int:
+    """A counted piece: ``[`` items ``]``, item ``i < len(prefix)`` a text of piece
+    ``prefix[i]``, later ones of piece ``items`` (None: no more items), ``min_items..max_items``
+    items in all.
+
+    Parameters
+    ----------
+    net : Network
+    prefix : sequence of int
+        Pieces of the leading items (``prefixItems``).
+    items : int or None
+        Piece of every later item.
+    ws : DFA
+        The whitespace allowed between tokens (:func:`.jsontext.whitespace_dfa`).
+    min_items, max_items : int
+
+    Returns
+    -------
+    int
+    """
+    comma = separators(ws)[1]
+    w = Text(ws)
+    rest = None
+    if items is not None:
+        one = concat(Text(comma), Call(items, tick=True), w)
+        rest = star(one)
+    # from the last prefix position back: each item optional, the next ones only after it
+    tail = None
+    if items is not None:
+        tail = concat(Call(items, tick=True), w, rest)
+    for i in range(len(prefix) - 1, -1, -1):
+        nxt = concat(Text(comma), tail) if tail is not None else None
+        here = concat(Call(prefix[i], tick=True), w)
+        tail = concat(here, optional(nxt)) if nxt is not None else here
+    inner = optional(tail) if tail is not None else concat()
+    body = concat(Text(DFA.literal("[")), w, inner, Text(DFA.literal("]")))
+    return net.counted(body, lo=min_items, hi=max_items)
+
+
+@dataclass(frozen=True)
+class LazyMember:
+    """A declared property of :func:`object_piece`: its name (written in its shortest JSON
+    spelling, as :func:`.jsontext.key_text`) or its key texts as a DFA, its value piece, and
+    whether it is required."""
+
+    key: str | DFA
+    value: int
+    required: bool = False
+
+
+def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[tuple] | None,
+                 ws: DFA, min_properties: int = 0, max_properties: int | None = None) -> int:
+    """A key-set piece: objects whose members come in any order.
+
+    Parameters
+    ----------
+    net : Network
+    members : sequence of LazyMember
+        Declared properties; each may be written at most once, required ones must be.
+    extras : sequence of (DFA, int) or None
+        Undeclared members: key texts (JSON strings with quotes, disjoint from the declared keys
+        and from each other) and their value piece. They may come anywhere, any number of
+        times. None or empty: no undeclared keys.
+    ws : DFA
+    min_properties, max_properties : int
+        Bounds on the number of members.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    AutomatonError
+        Two key texts that overlap (a key would not say which member it starts).
+    """
+    colon, comma = separators(ws)
+    w = Text(ws)
+    keys = [DFA.literal(json.dumps(m.key, ensure_ascii=False)) if isinstance(m.key, str)
+            else m.key for m in members]
+    extra_keys = [k for k, _ in (extras or ())]
+    everything = keys + extra_keys
+    for i, a in enumerate(everything):
+        for j in range(i):
+            if not (a & everything[j]).is_empty():
+                raise AutomatonError(f"key texts {j} and {i} overlap")
+    alts = [concat(Text(k), Text(colon), Call(m.value, key=i), w)
+            for i, (k, m) in enumerate(zip(keys, members))]
+    alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
+    if not alts:
+        body = concat(Text(DFA.literal("{")), w, Text(DFA.literal("}")))
+    else:
+        m = choice(*alts)
+        body = concat(Text(DFA.literal("{")), w, optional(concat(m, star(concat(Text(comma), m)))),
+                      Text(DFA.literal("}")))
+    required = [i for i, m in enumerate(members) if m.required]
+    return net.key_set(body, len(members), required=required, lo=min_properties,
+                       hi=max_properties)
