@@ -52,6 +52,7 @@ import numpy as np
 
 from .dfa import DFA
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .gcpause import gc_paused
 from .lazy_bytes import COUNTED, KEY_SET, PLAIN, LazyBytes
 from .network_link import link
 from .network_piece import BytePiece, build_piece
@@ -203,7 +204,8 @@ class Network:
     def _add(self, body, kind: int, **kw) -> int:
         self._check(body, kind, kw.get("n_keys", 0))
         index = len(self._specs)
-        bp = build_piece(body, index, self.budget)
+        with gc_paused():
+            bp = build_piece(body, index, self.budget)
         self._specs.append(_Spec(bp, kind, body=body, **kw))
         return index
 
@@ -246,7 +248,8 @@ class Network:
             raise AutomatonError(f"piece {top} out of range 0..{len(self._specs) - 1}")
         got = self._built.get(top)
         if got is None:
-            got = self._built[top] = link(self._specs, top, self.budget)
+            with gc_paused():
+                got = self._built[top] = link(self._specs, top, self.budget)
         return got
 
     def to_dfa(self, top: int, budget: Budget | None = None) -> DFA:
