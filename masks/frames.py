@@ -37,6 +37,8 @@ _LOW32 = (1 << 32) - 1
 _LOW64 = (1 << 64) - 1
 _TICK = 1 << 30
 _STATE = _TICK - 1
+#: Entries of :meth:`FrameAutomaton.walk_token`'s table of hops (emptied when full).
+HOPS_KEPT = 1 << 18
 
 
 def pack(q: int, count: int, keys: int) -> int:
@@ -102,6 +104,30 @@ class FrameAutomaton:
         n_keys = [bin(k).count("1") for k in self._keys]
         self._margin = [L + (self._tail[p] + self._period[p] if self._kind[p] == 1
                              else n_keys[p] + 2) for p in range(len(self._kind))]
+        # per state, counts for which the quick answers hold: a frame of a counted piece with
+        # lo <= c <= hi - (tail + period) is live (its state can end: T(q) is not empty), and
+        # a frame with lo <= c <= hi - margin - 1 has the count class -1 (the rows cannot tell
+        # its count from any other there); plain pieces hold count 0 and always pass
+        big = 1 << 64
+        live_lo, live_hi, cls_lo, cls_hi = [], [], [], []
+        for q in range(self.num_states):
+            p = self._piece[q]
+            kind, lo, hi = self._kind[p], self._lo[p], self._hi[p]
+            if kind == 0:
+                live_lo.append(0)
+                live_hi.append(big)
+            elif kind == 1:
+                live_lo.append(lo)
+                live_hi.append(big if hi < 0 else hi - self._tail[p] - self._period[p])
+            else:
+                live_lo.append(big)
+                live_hi.append(-1)
+            cls_lo.append(lo if kind else 0)
+            cls_hi.append(big if hi < 0 or kind == 0 else hi - self._margin[p] - 1)
+        self._live_lo, self._live_hi, self._cls_lo, self._cls_hi = live_lo, live_hi, cls_lo, cls_hi
+        # (state, token) -> (state after the token's bytes, ticks) when they move by the table
+        # alone, False when they call, pop or die: a token is then one lookup
+        self._hops: dict = {}
 
     # -- frames -------------------------------------------------------------------------------
     def check_frame(self, x, top: bool) -> int:
@@ -170,6 +196,8 @@ class FrameAutomaton:
     def can_end(self, x: int, stack) -> bool:
         """Every frame accepting, its guard holding."""
         acc = self._acc
+        if not acc[x & _LOW32]:
+            return False
         for f in (x, *stack):
             q, c, k = unpack(f)
             if not acc[q] or not self.guard(q, c, k):
@@ -182,7 +210,8 @@ class FrameAutomaton:
         changes in place. 0 if dead."""
         tab, nc, cls, acc = self._tab, self._nc, self._cls, self._acc
         piece, kind, calls, live = self._piece, self._kind, self._calls, self.live
-        q, c, k = unpack(x)
+        live_lo, live_hi = self._live_lo, self._live_hi
+        q, c, k = x & _LOW32, (x >> 32) & _LOW64, x >> 96
         if q == 0:
             return 0
         limit = 2 * (len(stack) + self.max_stack) + 4
@@ -195,7 +224,7 @@ class FrameAutomaton:
                     if t & _TICK:
                         c += 1
                         t &= _STATE
-                    if kind[piece[t]] and not live(t, c, k):
+                    if not live_lo[t] <= c <= live_hi[t] and not live(t, c, k):
                         return 0
                     q = t
                     break
@@ -216,12 +245,44 @@ class FrameAutomaton:
                         break
                 else:
                     if acc[q] and stack and self.guard(q, c, k):
-                        q, c, k = unpack(stack.pop())
+                        f = stack.pop()
+                        q, c, k = f & _LOW32, (f >> 32) & _LOW64, f >> 96
                         continue
                     return 0
             if len(stack) > self.max_stack:
                 return 0
         return q | (c << 32) | (k << 96)
+
+    def walk_token(self, x: int, stack: list, token_id: int, data: bytes) -> int:
+        """:meth:`walk` of one token's bytes, by its hop when the token only moves the top frame
+        within its piece and the count stays where every state of the piece is live."""
+        q = x & _LOW32
+        hops = self._hops
+        hop = hops.get((q, token_id))
+        if hop is None:
+            hop = self._hop(q, data)
+            if len(hops) >= HOPS_KEPT:
+                hops.clear()
+            hops[(q, token_id)] = hop
+        if hop:
+            t, dt = hop
+            c = (x >> 32) & _LOW64
+            if self._live_lo[q] <= c and c + dt <= self._live_hi[q]:
+                return t | ((c + dt) << 32) | ((x >> 96) << 96)
+        return self.walk(x, stack, data)
+
+    def _hop(self, q: int, data: bytes):
+        tab, nc, cls = self._tab, self._nc, self._cls
+        dt = 0
+        for b in data:
+            t = tab[q * nc + cls[b]]
+            if not t:
+                return False
+            if t & _TICK:
+                dt += 1
+                t &= _STATE
+            q = t
+        return (q, dt)
 
     def own_bytes(self, q: int) -> int:
         """Bytes that move ``q`` without popping (own moves and calls), as a 256-bit int: a
@@ -250,12 +311,12 @@ class FrameAutomaton:
         return -2 - c % self._period[p]
 
     def key_frame(self, x: int):
-        """A frame as the rows see it (its count classified)."""
+        """A frame as the rows see it: ``(state, count or its class, keys)``."""
         q = x & _LOW32
-        p = self._piece[q]
-        if self._kind[p] == 0:
-            return q
-        return (q, self.count_class(p, (x >> 32) & _LOW64), x >> 96)
+        c = (x >> 32) & _LOW64
+        if self._cls_lo[q] <= c <= self._cls_hi[q]:
+            return (q, -1, x >> 96)
+        return (q, self.count_class(self._piece[q], c), x >> 96)
 
     def fill(self, trie, x: int, stack: tuple, can_end: bool, eos_ids, out) -> tuple:
         """Walk the trie from ``(x, stack)`` into ``out``: ``(used, exact, visited)``."""

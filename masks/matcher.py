@@ -284,21 +284,33 @@ class Matcher:
         TokenRejected
             The token is not allowed here; the state is unchanged.
         """
-        if self._flat and type(token_id) is int and not self._finished:  # the common case
-            rows, state_rows, n_words, tokens, trans, table, n_classes, size = self._index._fast
-            s = self._state
-            if 0 <= token_id < size:
-                if (rows[state_rows[s] * n_words + (token_id >> 5)] >> (token_id & 31)) & 1:
-                    tok = tokens[token_id]
-                    if tok is not None:
-                        ns = s
-                        for c in tok.translate(trans):
-                            ns = table[ns * n_classes + c]
-                        self._history.append((s, False))
-                        self._state = ns
-                        return
-                elif token_id not in self._index._eos_set:
-                    raise TokenRejected(token_id, s)
+        if type(token_id) is int and not self._finished:  # the common case
+            if self._flat:
+                rows, state_rows, n_words, tokens, trans, table, n_classes, size = self._index._fast
+                s = self._state
+                if 0 <= token_id < size:
+                    if (rows[state_rows[s] * n_words + (token_id >> 5)] >> (token_id & 31)) & 1:
+                        tok = tokens[token_id]
+                        if tok is not None:
+                            ns = s
+                            for c in tok.translate(trans):
+                                ns = table[ns * n_classes + c]
+                            self._history.append((s, False))
+                            self._state = ns
+                            return
+                    elif token_id not in self._index._eos_set:
+                        raise TokenRejected(token_id, s)
+            else:
+                ix = self._index
+                if 0 <= token_id < ix.vocab_size and token_id not in ix._eos_set:
+                    cfg = self._state
+                    ns = ix.config_after(cfg, token_id)
+                    if ns is None:
+                        raise TokenRejected(token_id, self._state_number())
+                    self._history.append((cfg[0], cfg[1], False))
+                    self._state = ns
+                    self._rowv = None
+                    return
         ix = self._index
         t = ix.vocab.check_token_id(token_id)
         if t in ix._eos_set:

@@ -386,10 +386,10 @@ class PushdownIndex:
 
     def _row_keyed(self, q: int, stack: tuple):
         """:meth:`_row` under the keys of the module docstring (state, top of stack, end)."""
+        if self._frames is not None:
+            return self._frame_row(q, stack) if q else self._empty_entry
         if q == 0:
             return self._empty_entry
-        if self._frames is not None:
-            return self._frame_row(q, stack)
         acc = self._acc
         end = acc[q]
         if end:
@@ -463,20 +463,20 @@ class PushdownIndex:
         """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
         their counts classified (:meth:`.frames.FrameAutomaton.key_frame`)."""
         fa = self._frames
-        end = fa.can_end(x, stack)
-        rows = self._rows
         kf = fa.key_frame
-        top = kf(x)
+        rows = self._rows
         q = x & 0xFFFFFFFF
+        top = kf(x)
+        n = len(stack)
+        end = fa.can_end(x, stack)
         hit = None
         if q in self._exact_q:
-            key = (top, tuple(kf(f) for f in stack), True, end)
+            key = (top, tuple(kf(f) for f in stack) if n else (), True, end)
             hit = rows.get(key)
         if hit is None:
-            n = len(stack)
             for u in self._used.get(q, ()):
                 if u <= n:
-                    key = (top, tuple(kf(f) for f in stack[n - u:]), False, end)
+                    key = (top, tuple(kf(f) for f in stack[n - u:]) if u else (), False, end)
                     hit = rows.get(key)
                     if hit is not None:
                         break
@@ -493,10 +493,8 @@ class PushdownIndex:
         row = out.view(np.int32)
         row.flags.writeable = False
         entry = (row, memoryview(row).cast("B"))
-        if exact:
-            key = (top, tuple(kf(f) for f in stack), True, end)
-        else:
-            key = (top, tuple(kf(f) for f in stack[len(stack) - used:]), False, end)
+        below = stack if exact else stack[n - used:] if used else ()
+        key = (top, tuple(kf(f) for f in below), exact, end)
         with self._lock:
             self.stats["misses"] += 1
             self.stats["visited"] += visited
@@ -557,7 +555,16 @@ class PushdownIndex:
     # -- the matcher's protocol (configurations it holds are trusted) --------------------------
     def config_row(self, config):
         """``(row, byte view)`` of a configuration a matcher holds."""
-        return self._row(config[0], config[1])
+        by_config = self._by_config
+        hit = by_config.get(config)
+        if hit is not None:
+            self.stats["hits"] += 1
+            return hit
+        entry = self._row_keyed(config[0], config[1])
+        if len(by_config) >= self._max_rows:
+            by_config.clear()
+        by_config[config] = entry
+        return entry
 
     def config_after(self, config, token_id: int):
         """The configuration after text token ``token_id`` (checked), or None if not allowed."""
@@ -565,6 +572,10 @@ class PushdownIndex:
         q = config[0]
         if tok is None or q == 0:
             return None
+        if self._frames is not None:
+            st = list(config[1])
+            x = self._frames.walk_token(q, st, token_id, tok)
+            return (x, tuple(st)) if x else None
         st = list(config[1])
         q = self._walk(q, st, tok)
         return (q, tuple(st)) if q else None
