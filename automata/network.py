@@ -5,9 +5,10 @@ million states, a JSON string of ``maxLength: 5000`` is 5,000 copies of the stri
 whose keys may come in any order has a state per subset of its keys. A :class:`Network` keeps the
 parts small and lets the walk hold what the flat automaton would have copied:
 
-* a **piece** is an expression over code-point automata (:class:`Text`), calls of pieces added
-  before it (:class:`Call`), concatenation, choice and star; a call reads one text of its callee
-  with the caller's state kept on a stack;
+* a **piece** is an expression over code-point automata (:class:`Text`), calls of pieces
+  (:class:`Call`; of pieces added before it, or declared with :meth:`Network.declare` and defined
+  later, which is how pieces call themselves, to a ``max_depth``), concatenation, choice and star;
+  a call reads one text of its callee with the caller's state kept on a stack;
 * a **counted** piece also holds a count in its frame: :class:`Tick` (or a ``Text`` whose marker
   character stands for a tick, or ``Call(..., tick=True)``) adds one, and the piece ends only
   with a count in ``lo..hi``; ``hi`` may be ``None`` (unbounded) or a billion, it costs nothing;
@@ -167,20 +168,19 @@ class Network:
         return len(self._specs)
 
     def __repr__(self) -> str:
-        kinds = [s.kind for s in self._specs]
+        kinds = [s.kind for s in self._specs if s is not None]
         return (f"<Network: {kinds.count(PLAIN)} plain, {kinds.count(COUNTED)} counted, "
                 f"{kinds.count(KEY_SET)} key-set pieces>")
 
-    def _check(self, body, kind: int, n_keys: int) -> None:
-        n = len(self._specs)
+    def _check(self, body, kind: int, n_keys: int, n: int) -> None:
         todo = [body]
         while todo:
             e = todo.pop()
             if isinstance(e, Call):
                 if isinstance(e.piece, bool) or not isinstance(e.piece, (int, np.integer)) \
                         or not 0 <= e.piece < n:
-                    raise AutomatonError(f"Call({e.piece!r}): a piece calls pieces added before it "
-                                         f"(0..{n - 1})")
+                    raise AutomatonError(f"Call({e.piece!r}): a piece calls pieces added or "
+                                         f"declared before it (0..{n - 1})")
                 if e.tick and kind != COUNTED:
                     raise AutomatonError("Call(tick=True) in a piece without a count")
                 if e.key is not None:
@@ -201,27 +201,47 @@ class Network:
             elif not isinstance(e, Text):
                 raise AutomatonError(f"{type(e).__name__} is not a network expression")
 
-    def _add(self, body, kind: int, **kw) -> int:
-        self._check(body, kind, kw.get("n_keys", 0))
-        index = len(self._specs)
-        with gc_paused():
-            bp = build_piece(body, index, self.budget)
-        self._specs.append(_Spec(bp, kind, body=body, **kw))
+    def _add(self, body, kind: int, into: int | None, **kw) -> int:
+        callable_ = len(self._specs)        # pieces a body may call: those added or declared
+        if into is None:
+            self._specs.append(None)
+            index = len(self._specs) - 1
+        else:
+            index = into
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                    or not 0 <= index < len(self._specs) or self._specs[index] is not None:
+                raise AutomatonError(f"into={into!r} is not a declared, undefined piece")
+        try:
+            self._check(body, kind, kw.get("n_keys", 0), callable_)
+            with gc_paused():
+                bp = build_piece(body, index, self.budget)
+        except Exception:
+            if into is None:
+                self._specs.pop()
+            raise
+        self._specs[index] = _Spec(bp, kind, body=body, **kw)
+        self._built.clear()
         return index
 
-    def piece(self, body) -> int:
-        """Add a plain piece; returns its number (for :class:`Call`)."""
-        return self._add(body, PLAIN)
+    def declare(self) -> int:
+        """Reserve a piece number, to be called before it is defined (``into=`` of the adding
+        methods): how pieces call each other recursively (see :meth:`build`'s ``max_depth``)."""
+        self._specs.append(None)
+        return len(self._specs) - 1
 
-    def counted(self, body, lo: int = 0, hi: int | None = None) -> int:
+    def piece(self, body, into: int | None = None) -> int:
+        """Add a plain piece (or define the declared piece ``into``); returns its number."""
+        return self._add(body, PLAIN, into)
+
+    def counted(self, body, lo: int = 0, hi: int | None = None, into: int | None = None) -> int:
         """Add a counted piece: its text ends only with ``lo <= ticks <= hi``."""
         lo, hi = _count(lo, "lo"), _count(hi, "hi", allow_none=True)
         if hi is not None and hi < lo:
             raise AutomatonError(f"bounds {lo}..{hi} are inverted")
-        return self._add(body, COUNTED, lo=lo, hi=hi)
+        return self._add(body, COUNTED, into, lo=lo, hi=hi)
 
     def key_set(self, body, n_keys: int, required: Iterable[int] = (), lo: int = 0,
-                hi: int | None = None) -> int:
+                hi: int | None = None, into: int | None = None) -> int:
         """Add a key-set piece with declared keys ``0 .. n_keys - 1`` (see the module docstring):
         ``required`` keys must be written, between ``lo`` and ``hi`` members in all."""
         n_keys = _count(n_keys, "n_keys")
@@ -232,27 +252,42 @@ class Network:
         for r in req:
             if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r < n_keys:
                 raise AutomatonError(f"required key {r!r} outside 0..{n_keys - 1}")
-        return self._add(body, KEY_SET, lo=lo, hi=hi, n_keys=n_keys, required=req)
+        return self._add(body, KEY_SET, into, lo=lo, hi=hi, n_keys=n_keys, required=req)
 
-    def build(self, top: int) -> LazyBytes:
-        """The linked byte form of piece ``top`` and what it calls (built once per ``top``).
+    def build(self, top: int, max_depth: int | None = None) -> LazyBytes:
+        """The linked byte form of piece ``top`` and what it calls (built once per arguments).
+
+        Parameters
+        ----------
+        top : int
+        max_depth : int, optional
+            Needed when pieces call themselves: a call of piece ``k`` is allowed only while fewer
+            than ``max_depth`` frames of ``k`` are on the stack, the new one included (the
+            language is then the unrolled, depth-cut one, as :class:`~.recursive.RecursiveDFA`'s).
 
         Raises
         ------
         NondeterministicCall
             The walk would be ambiguous somewhere.
+        AutomatonError
+            A called piece that accepts the empty text, a declared piece left undefined, a
+            recursion without ``max_depth``.
         BudgetExceeded
         """
         top = int(top)
-        if not 0 <= top < len(self._specs):
-            raise AutomatonError(f"piece {top} out of range 0..{len(self._specs) - 1}")
-        got = self._built.get(top)
+        if not 0 <= top < len(self._specs) or self._specs[top] is None:
+            raise AutomatonError(f"piece {top} is not a defined piece")
+        if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(
+                max_depth, (int, np.integer)) or max_depth < 0):
+            raise AutomatonError(f"max_depth must be a non-negative int, got {max_depth!r}")
+        got = self._built.get((top, max_depth))
         if got is None:
             with gc_paused():
-                got = self._built[top] = link(self._specs, top, self.budget)
+                got = self._built[(top, max_depth)] = link(self._specs, top, self.budget,
+                                                           max_depth)
         return got
 
-    def to_dfa(self, top: int, budget: Budget | None = None) -> DFA:
+    def to_dfa(self, top: int, budget: Budget | None = None, max_depth: int | None = None) -> DFA:
         """The minimal code-point DFA of the same language (every configuration a state).
 
         Raises
@@ -260,7 +295,7 @@ class Network:
         BudgetExceeded
             More configurations than ``budget`` allows (a large ``hi``).
         """
-        return expand(self.build(top), budget)
+        return expand(self.build(top, max_depth), budget)
 
 
 def _capped(lb: LazyBytes, frame: tuple) -> tuple:

@@ -57,42 +57,12 @@ def _lowest_bit(x: int) -> int:
     return (x & -x).bit_length() - 1
 
 
-def _post_order(specs, top: int) -> list[int]:
-    """Pieces reachable from ``top``, callees first; a cycle is an error."""
-    state: dict[int, int] = {}
-    out: list[int] = []
-    stack = [(top, False)]
-    path: list[int] = []
-    while stack:
-        p, done = stack.pop()
-        if done:
-            state[p] = 2
-            out.append(p)
-            path.pop()
-            continue
-        if state.get(p) == 2:
-            continue
-        if state.get(p) == 1:
-            raise AutomatonError(f"piece {p} calls itself (through {path}); a lazy network is "
-                                 "acyclic (recursion goes through RecursiveDFA's stack route)")
-        state[p] = 1
-        path.append(p)
-        stack.append((p, True))
-        for callee in sorted({c for c, _, _ in specs[p].piece.call_specs}, reverse=True):
-            if state.get(callee) == 1:
-                raise AutomatonError(f"piece {callee} is called from piece {p} while calling it; "
-                                     "a lazy network is acyclic (recursion goes through "
-                                     "RecursiveDFA's stack route)")
-            if state.get(callee) != 2:
-                stack.append((callee, False))
-    return out
-
-
 class _Kept:
     """A piece after dropping calls of empty pieces: local tables and liveness data."""
 
     def __init__(self, p: int, bp: BytePiece, calls: list, spec):
         self.p, self.bp, self.calls, self.spec = p, bp, calls, spec
+        self.key = None
         self.tail = self.period = 0
         self.bits: dict[int, list] = {}
         self.close = self.kmask = self.kextra = None
@@ -261,7 +231,8 @@ def _fresh_live(k: _Kept) -> bool:
     return True
 
 
-def link(specs: list, top: int, budget: Budget | None = None) -> LazyBytes:
+def link(specs: list, top: int, budget: Budget | None = None,
+         max_depth: int | None = None) -> LazyBytes:
     """One :class:`LazyBytes` of the pieces reachable from ``top``.
 
     Parameters
@@ -271,59 +242,128 @@ def link(specs: list, top: int, budget: Budget | None = None) -> LazyBytes:
         (None: unbounded), ``n_keys`` and ``required`` (key-set pieces).
     top : int
     budget : Budget, optional
-        Bounds the states of the linked table.
+        Bounds the variants and the states of the linked table.
+    max_depth : int, optional
+        For pieces that call themselves (through others): a call of piece ``k`` is allowed only
+        while fewer than ``max_depth`` frames of ``k`` are on the stack, the new one included
+        (the stack route's rule, :class:`~.recursive.RecursiveDFA`). Each (piece, frames of the
+        pieces it can reach) is then a *variant* of its own, with the calls that the depth cuts
+        removed. Required when the calls from ``top`` have a cycle.
 
     Raises
     ------
     NondeterministicCall, AutomatonError, BudgetExceeded
     """
+    from .recursive import _below
+
     meter = (budget or DEFAULT_BUDGET).meter("network link")
-    order = _post_order(specs, top)
-    kept: dict[int, _Kept] = {}
-    for p in order:
-        sp = specs[p]
-        bp = sp.piece
-        if bp.start == 0:
+    n = len(specs)
+    callees = [sorted({c for c, _, _ in specs[p].piece.call_specs}) if specs[p] is not None else []
+               for p in range(n)]
+    below = _below(callees)
+    reach = below[top] | (1 << top)
+    for p in range(n):
+        if reach >> p & 1 and specs[p] is None:
+            raise AutomatonError(f"piece {p} is declared but never defined")
+    if any(reach >> p & 1 and below[p] >> p & 1 for p in range(n)) and max_depth is None:
+        raise AutomatonError(f"the pieces reachable from piece {top} call themselves: give "
+                             "max_depth (the stack route's bound on nested calls)")
+    D = float("inf") if max_depth is None else int(max_depth)
+
+    def vkey(p: int, frames: tuple) -> tuple:
+        return (p, tuple(fc for fc in frames if below[p] >> fc[0] & 1))
+
+    memo: dict[tuple, _Kept | None] = {}
+    tables: dict[tuple, tuple] = {}
+    work = [[top, (), vkey(top, ()), None]]
+    while work:
+        entry = work[-1]
+        p, frames, kk, need = entry
+        if kk in memo:
+            work.pop()
             continue
-        calls = []
-        for q, c, r, tick in bp.calls:
-            callee, _, key = bp.call_specs[c]
-            if callee not in kept:
-                continue
-            if sp.kind == KEY_SET:
-                if tick:
-                    raise AutomatonError(f"key-set piece {p}: members are counted by their calls; "
-                                         "no Tick")
-                tick = True
-            calls.append((q, callee, r, tick, key))
-        live, calls = _trim(bp, calls)
-        if not live[bp.start]:
+        if need is None:
+            have = dict(frames)
+            need = entry[3] = {}
+            for j in callees[p]:
+                c = have.get(j, 0)
+                if c < D:
+                    f2 = dict(have)
+                    f2[j] = c + 1
+                    f2 = tuple(sorted(f2.items()))
+                    need[j] = (f2, vkey(j, f2))
+        missing = [[j, f2, jk, None] for j, (f2, jk) in need.items() if jk not in memo]
+        if missing:
+            work.extend(missing)
             continue
-        k = _Kept(p, bp, calls, sp)
-        if sp.kind == COUNTED:
-            _lasso(k, live)
-        elif sp.kind == KEY_SET:
-            _key_tables(k, live)
-            req = sum(1 << i for i in sp.required)
-            if req & ~k.keys:
-                continue
-        k.live = live
-        if not _fresh_live(k):
-            continue
-        kept[p] = k
-    if top not in kept:
+        work.pop()
+        meter.add()
+        memo[kk] = _variant(p, kk, specs[p], {j: jk for j, (_, jk) in need.items()
+                                             if memo[jk] is not None}, tables)
+    top_key = vkey(top, ())
+    if memo[top_key] is None:
         return _empty()
-    # number the pieces: the top first, then breadth first along calls
-    seq = [top]
-    seen = {top}
+    # number the variants: the top first, then breadth first along calls
+    seq = [top_key]
+    seen = {top_key}
     i = 0
     while i < len(seq):
-        for _, callee, _, _, _ in kept[seq[i]].calls:
+        for _, callee, _, _, _ in memo[seq[i]].calls:
             if callee not in seen:
                 seen.add(callee)
                 seq.append(callee)
         i += 1
-    return _assemble([kept[p] for p in seq], meter)
+    return _assemble([memo[k] for k in seq], meter)
+
+
+def _variant(p: int, vk: tuple, sp, live_callees: dict, tables: dict) -> _Kept | None:
+    """Piece ``p`` with its calls into ``live_callees`` (piece -> variant key) only; None if
+    its language is then empty. Variants that keep the same calls share their tables."""
+    bp = sp.piece
+    if bp.start == 0:
+        return None
+    calls = []
+    for q, c, r, tick in bp.calls:
+        callee, _, key = bp.call_specs[c]
+        if callee not in live_callees:
+            continue
+        if sp.kind == KEY_SET:
+            if tick:
+                raise AutomatonError(f"key-set piece {p}: members are counted by their calls; "
+                                     "no Tick")
+            tick = True
+        calls.append((q, live_callees[callee], r, tick, key))
+    shape = (p, tuple((q, r, t, k) for q, _, r, t, k in calls))
+    got = tables.get(shape)
+    if got is None:
+        got = tables[shape] = _tables(p, bp, sp, [(q, None, r, t, k) for q, _, r, t, k in calls])
+    if got is False:
+        return None
+    live, proto = got
+    k = _Kept(p, bp, [c for c in calls if live[c[0]] and live[c[2]]], sp)
+    for name in ("tail", "period", "bits", "close", "kmask", "kextra", "keys", "extras"):
+        setattr(k, name, getattr(proto, name))
+    k.live = live
+    k.key = vk
+    return k
+
+
+def _tables(p: int, bp: BytePiece, sp, calls: list):
+    """``(live, tables)`` of a piece with these calls, or False if its language is empty."""
+    live, calls = _trim(bp, calls)
+    if not live[bp.start]:
+        return False
+    k = _Kept(p, bp, calls, sp)
+    if sp.kind == COUNTED:
+        _lasso(k, live)
+    elif sp.kind == KEY_SET:
+        _key_tables(k, live)
+        if sum(1 << i for i in sp.required) & ~k.keys:
+            return False
+    k.live = live
+    if not _fresh_live(k):
+        return False
+    return live, k
 
 
 def _empty() -> LazyBytes:
@@ -348,7 +388,7 @@ def _words(x: int, W: int) -> list[int]:
 
 def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
     P = len(pieces)
-    index = {k.p: i for i, k in enumerate(pieces)}
+    index = {k.key: i for i, k in enumerate(pieces)}
     byte_cls, colmaps = _joint_classes([np.asarray(k.bp.byte_classes, np.int64) for k in pieces])
     J = int(byte_cls.max()) + 1
     # local live states renumbered 1.. per piece, then offset

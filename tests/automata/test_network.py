@@ -109,7 +109,7 @@ def test_ambiguous_count_and_ambiguous_exit_are_reported():
 
 def test_construction_errors_say_what():
     net = Network()
-    with pytest.raises(AutomatonError, match="added before"):
+    with pytest.raises(AutomatonError, match="added or declared before"):
         net.piece(Call(0))
     p = net.piece(Text(DFA.from_regex("a?")))
     top = net.piece(concat(Text(DFA.literal("x")), Call(p)))
@@ -134,6 +134,61 @@ def test_empty_pieces_are_dropped_with_their_calls():
     top = net.piece(choice(Call(never), Call(empty), Text(DFA.literal("c"))))
     assert net.to_dfa(top) == DFA.from_regex("a{5}|c")
     assert net.build(top).num_calls == 1
+
+
+# -- pieces that call themselves, to a depth ------------------------------------------------------
+
+def nested_arrays(depth_words: int | None):
+    """``[item, ...]`` whose items are numbers, short strings or arrays again; the strings have at
+    most ``depth_words`` characters when given (a counted piece inside the recursion)."""
+    net = Network()
+    arr = net.declare()
+    if depth_words is None:
+        word = net.piece(Text(DFA.from_regex(r'"[a-z ]*"')))
+    else:
+        word = net.counted(concat(Text(DFA.literal('"')), star(concat(Text(DFA.from_regex("[a-z ]")),
+                                                                      Tick())),
+                                  Text(DFA.literal('"'))), lo=0, hi=depth_words)
+    num = Text(DFA.from_regex("[0-9]+"))
+    item = choice(num, Call(word), Call(arr))
+    net.piece(concat(Text(DFA.literal("[")), optional(concat(item, star(concat(
+        Text(DFA.literal(",")), item)))), Text(DFA.literal("]"))), into=arr)
+    return net, arr
+
+
+def unrolled(item: str, depth: int) -> str:
+    inner = None
+    for _ in range(depth):
+        x = item if inner is None else f"(?:{item}|{inner})"
+        inner = rf"\[(?:{x}(?:,{x})*)?\]"
+    return inner
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("words", [None, 2])
+def test_recursion_is_the_unrolled_language(depth, words):
+    net, arr = nested_arrays(words)
+    item = r'(?:[0-9]+|"[a-z ]*")' if words is None else r'(?:[0-9]+|"[a-z ]{0,%d}")' % words
+    # the top's own frame does not count: max_depth nested calls below it, as RecursiveDFA
+    want = DFA.from_regex(unrolled(item, depth + 1))
+    assert net.to_dfa(arr, max_depth=depth) == want
+    lb = net.build(arr, max_depth=depth)
+    assert lb.max_stack == depth + 1           # the arrays nested, then a word
+    for s in want.examples(20, max_length=40):
+        assert lb.accepts(s.encode()), s
+
+
+def test_recursion_needs_a_depth_and_a_definition():
+    net, arr = nested_arrays(None)
+    with pytest.raises(AutomatonError, match="max_depth"):
+        net.build(arr)
+    net2 = Network()
+    later = net2.declare()
+    top = net2.piece(concat(Text(DFA.literal("x")), Call(later)))
+    with pytest.raises(AutomatonError, match="never defined"):
+        net2.build(top)
+    with pytest.raises(AutomatonError, match="into="):
+        net2.piece(Text(DFA.literal("y")), into=top)
 
 
 # -- key sets against the flat any-order object ---------------------------------------------------

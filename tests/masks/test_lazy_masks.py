@@ -296,3 +296,20 @@ def test_huge_counts_on_a_real_vocabulary(pattern, flat_pattern):
     flat = TokenIndex.build(DFA.from_regex(flat_pattern), vocab)
     for seed in range(3):
         walk_against_flat(index, flat, vocab, random.Random(seed), steps=25)
+
+
+def test_recursion_with_counted_pieces_equals_the_flat_index():
+    # arrays nested to a depth whose strings are counted pieces: recursion and counts together
+    net = Network()
+    arr = net.declare()
+    word = net.counted(concat(Text(DFA.literal('"')), star(concat(Text(DFA.from_regex("[ab]")), Tick())),
+                              Text(DFA.literal('"'))), lo=1, hi=3)
+    item = choice(Text(DFA.from_regex("1|12")), Call(word), Call(arr))
+    net.piece(concat(Text(DFA.literal("[")), optional(concat(item, star(concat(Text(DFA.literal(",")),
+                                                                               item)))),
+                     Text(DFA.literal("]"))), into=arr)
+    lb = net.build(arr, max_depth=2)
+    index = PushdownIndex(lb, VOCAB)
+    flat = TokenIndex.build(net.to_dfa(arr, max_depth=2), VOCAB)
+    for seed in range(25):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed), steps=30)
