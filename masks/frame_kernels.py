@@ -92,20 +92,20 @@ def _count_live(t, c, lo, hi, tail, period, off, bits):
 
 
 @njit(cache=True, inline="always")
-def _keys_live(t, p, c, keys, lo, hi, piece_keys, piece_required, piece_extras, key_close,
+def _keys_live(t, p, c, kw, row, lo, hi, piece_keys, piece_required, piece_extras, key_close,
                key_mask, key_extra):
-    """Whether a key-set frame at ``t`` with count ``c`` and key words ``keys`` can end."""
+    """Whether a key-set frame at ``t`` with count ``c`` and key words ``kw[row]`` can end."""
     if hi >= 0 and c > hi:
         return False
     r = 0
     free = 0
     any_kq = False
     kq_req = False
-    for w in range(keys.shape[0]):
-        R = piece_required[p, w] & ~keys[w]
+    for w in range(kw.shape[1]):
+        R = piece_required[p, w] & ~kw[row, w]
         r += _popcount(R)
-        free += _popcount(piece_keys[p, w] & ~keys[w])
-        kq = key_mask[t, w] & ~keys[w]
+        free += _popcount(piece_keys[p, w] & ~kw[row, w])
+        kq = key_mask[t, w] & ~kw[row, w]
         if kq != np.uint64(0):
             any_kq = True
             if kq & R != np.uint64(0):
@@ -120,125 +120,37 @@ def _keys_live(t, p, c, keys, lo, hi, piece_keys, piece_required, piece_extras, 
     return key_extra[t] and _members_ok(c + 1, r, free, lo, hi, ext)
 
 
+@njit(cache=True, inline="always")
+def _live(t, c, kw, row, state_piece, piece_kind, piece_lo, piece_hi, piece_tail, piece_period,
+          count_off, count_bits, piece_keys, piece_required, piece_extras, key_close, key_mask,
+          key_extra):
+    """:func:`frame_live` with the arrays given one by one (taken out of the tuple once)."""
+    p = state_piece[t]
+    kind = piece_kind[p]
+    if kind == 0:
+        return True
+    if kind == 1:
+        return _count_live(t, c, piece_lo[p], piece_hi[p], piece_tail[p], piece_period[p],
+                           count_off[t], count_bits)
+    return _keys_live(t, p, c, kw, row, piece_lo[p], piece_hi[p], piece_keys, piece_required,
+                      piece_extras, key_close, key_mask, key_extra)
+
+
 @njit(cache=True)
 def frame_live(a, t, c, keys):
     """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece
     (``a``: :func:`automaton_tuple`)."""
-    p = a[9][t]
-    kind = a[10][p]
-    if kind == 0:
-        return True
-    if kind == 1:
-        return _count_live(t, c, a[11][p], a[12][p], a[16][p], a[17][p], a[18][t], a[19])
-    return _keys_live(t, p, c, keys, a[11][p], a[12][p], a[13], a[14], a[15], a[20], a[21],
-                      a[22])
+    return _live(t, c, keys.reshape(1, -1), 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
+                 a[19], a[13], a[14], a[15], a[20], a[21], a[22])
 
 
 @njit(cache=True, inline="always")
-def _guard(a, q, c, keys):
-    """Whether a frame at accepting state ``q`` may end its piece now."""
-    p = a[9][q]
-    kind = a[10][p]
-    if kind == 0:
-        return True
-    if c < a[11][p]:
-        return False
-    if kind == 1:
-        return True
-    req = a[14]
-    for w in range(keys.shape[0]):
-        if req[p, w] & ~keys[w] != np.uint64(0):
+def _has_required(piece_required, p, kw, row):
+    """Whether the key words ``kw[row]`` hold every required key of piece ``p``."""
+    for w in range(kw.shape[1]):
+        if piece_required[p, w] & ~kw[row, w] != np.uint64(0):
             return False
     return True
-
-
-@njit(cache=True)
-def _slow_step(a, b, lq, lc, lk, bs, tp, cn, p, d, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
-               a_par, slot0, cap, max_ops):
-    """One byte from level ``p``'s configuration into level ``d`` when the state itself does not
-    move on it (rules 2-4, then rule 1 after each call or pop).
-
-    Returns ``(alive, empty_test, low)``: ``empty_test`` is True when a pop found the given stack
-    exhausted; ``low`` is the fewest entries of the given stack left at any point (pops made on
-    the way count even when the byte then dies: the outcome depends on the frames they read).
-    """
-    table, byte_classes, accepting = a[0], a[1], a[2]
-    call_ptr, call_entry, call_return, call_first, call_tick, call_commit = (
-        a[3], a[4], a[5], a[6], a[7], a[8])
-    state_piece, piece_kind = a[9], a[10]
-    W = lk.shape[1]
-    cls = byte_classes[b]
-    q = lq[p]
-    c = lc[p]
-    for w in range(W):
-        lk[d, w] = lk[p, w]
-    base = bs[p]
-    top = tp[p]
-    cnt = cn[p]
-    k = 0
-    for _ in range(max_ops):
-        moved = False
-        for e in range(call_ptr[q], call_ptr[q + 1]):
-            if call_first[e, b]:
-                if k >= cap:
-                    return False, False, base
-                s = slot0 + k
-                k += 1
-                for w in range(W):
-                    a_keys[s, w] = lk[d, w]
-                key = call_commit[e]
-                if key >= 0:
-                    wi = key >> 6
-                    bit = np.uint64(1) << np.uint64(key & 63)
-                    if a_keys[s, wi] & bit != np.uint64(0):
-                        return False, False, base
-                    a_keys[s, wi] |= bit
-                r = call_return[e]
-                c2 = c + (1 if call_tick[e] else 0)
-                if piece_kind[state_piece[r]] != 0 and not frame_live(a, r, c2, a_keys[s]):
-                    return False, False, base
-                a_ret[s] = r
-                a_cnt[s] = c2
-                a_par[s] = top
-                top = s
-                cnt += 1
-                q = call_entry[e]
-                c = 0
-                for w in range(W):
-                    lk[d, w] = 0
-                moved = True
-                break
-        if not moved:
-            if not accepting[q] or not _guard(a, q, c, lk[d]):
-                return False, False, base
-            if cnt > 0:
-                q = a_ret[top]
-                c = a_cnt[top]
-                for w in range(W):
-                    lk[d, w] = a_keys[top, w]
-                top = a_par[top]
-                cnt -= 1
-            elif base > 0:
-                base -= 1
-                q = st_ret[base]
-                c = st_cnt[base]
-                for w in range(W):
-                    lk[d, w] = st_keys[base, w]
-            else:
-                return False, True, base
-        t = table[q, cls]
-        if t != 0:
-            c2 = c + (t >> 30)
-            t = t & _MASK
-            if piece_kind[state_piece[t]] != 0 and not frame_live(a, t, c2, lk[d]):
-                return False, False, base
-            lq[d] = t
-            lc[d] = c2
-            bs[d] = base
-            tp[d] = top
-            cn[d] = cnt
-            return True, False, base
-    return False, False, base
 
 
 @njit(cache=True)
@@ -289,7 +201,9 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
     a_keys = np.zeros((levels * cap + 1, W), dtype=np.uint64)
     a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
     # the arrays of the common move, taken out of the tuple once (not per node)
-    table, byte_classes, state_piece, piece_kind = a[0], a[1], a[9], a[10]
+    table, byte_classes, accepting, state_piece, piece_kind = a[0], a[1], a[2], a[9], a[10]
+    call_ptr, call_entry, call_return, call_first, call_tick, call_commit = (
+        a[3], a[4], a[5], a[6], a[7], a[8])
     piece_lo, piece_hi, piece_tail, piece_period, count_off, count_bits = (
         a[11], a[12], a[16], a[17], a[18], a[19])
     piece_keys, piece_required, piece_extras, key_close, key_mask, key_extra = (
@@ -321,7 +235,7 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
                 alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
                                     piece_period[sp], count_off[t], count_bits)
             elif kind == 2:
-                alive = _keys_live(t, sp, c2, lk[p], piece_lo[sp], piece_hi[sp], piece_keys,
+                alive = _keys_live(t, sp, c2, lk, p, piece_lo[sp], piece_hi[sp], piece_keys,
                                    piece_required, piece_extras, key_close, key_mask, key_extra)
             if not alive:
                 i = end[i]
@@ -334,13 +248,120 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
             tp[d] = tp[p]
             cn[d] = cn[p]
         else:
-            alive, empty, low = _slow_step(a, sym[i], lq, lc, lk, bs, tp, cn, p, d, st_ret,
-                                           st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, d * cap,
-                                           cap, max_ops)
-            if empty:
-                exact = True
-            if low < min_base:
-                min_base = low
+            # rules 2-4: calls (push the caller, moved to its return state) and pops, each
+            # followed by rule 1, until the byte moves a frame or the configuration dies; written
+            # out here rather than called (a call with this many arrays costs more than the move)
+            W = lk.shape[1]
+            b = sym[i]
+            cls = byte_classes[b]
+            q = lq[p]
+            cc = lc[p]
+            for w in range(W):
+                lk[d, w] = lk[p, w]
+            base = bs[p]
+            top = tp[p]
+            cnt = cn[p]
+            pushed = 0
+            slot0 = d * cap
+            alive = False
+            for _ in range(max_ops):
+                moved = False
+                for e in range(call_ptr[q], call_ptr[q + 1]):
+                    if call_first[e, b]:
+                        moved = True
+                        if pushed >= cap:
+                            break
+                        s = slot0 + pushed
+                        pushed += 1
+                        for w in range(W):
+                            a_keys[s, w] = lk[d, w]
+                        key = call_commit[e]
+                        if key >= 0:
+                            wi = key >> 6
+                            bit = np.uint64(1) << np.uint64(key & 63)
+                            if a_keys[s, wi] & bit != np.uint64(0):
+                                pushed = cap + 1          # a key written twice: dead
+                                break
+                            a_keys[s, wi] |= bit
+                        r = call_return[e]
+                        c2 = cc + (1 if call_tick[e] else 0)
+                        sp = state_piece[r]
+                        kind = piece_kind[sp]
+                        if kind == 1:
+                            ok = _count_live(r, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                             piece_period[sp], count_off[r], count_bits)
+                        elif kind == 2:
+                            ok = _keys_live(r, sp, c2, a_keys, s, piece_lo[sp], piece_hi[sp],
+                                            piece_keys, piece_required, piece_extras, key_close,
+                                            key_mask, key_extra)
+                        else:
+                            ok = True
+                        if not ok:
+                            pushed = cap + 1
+                            break
+                        a_ret[s] = r
+                        a_cnt[s] = c2
+                        a_par[s] = top
+                        top = s
+                        cnt += 1
+                        q = call_entry[e]
+                        cc = 0
+                        for w in range(W):
+                            lk[d, w] = 0
+                        break
+                if pushed > cap or (moved and pushed == 0):
+                    break
+                if not moved:
+                    if not accepting[q]:
+                        break
+                    sp = state_piece[q]
+                    kind = piece_kind[sp]
+                    if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _has_required(
+                            piece_required, sp, lk, d))):
+                        break
+                    if cnt > 0:
+                        q = a_ret[top]
+                        cc = a_cnt[top]
+                        for w in range(W):
+                            lk[d, w] = a_keys[top, w]
+                        top = a_par[top]
+                        cnt -= 1
+                    elif base > 0:
+                        base -= 1
+                        q = st_ret[base]
+                        cc = st_cnt[base]
+                        for w in range(W):
+                            lk[d, w] = st_keys[base, w]
+                    else:
+                        exact = True              # the outcome depends on the stack's length
+                        break
+                t = table[q, cls]
+                if t != 0:
+                    c2 = cc + (t >> 30)
+                    t = t & _MASK
+                    sp = state_piece[t]
+                    kind = piece_kind[sp]
+                    if kind == 1:
+                        ok = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                         piece_period[sp], count_off[t], count_bits)
+                    elif kind == 2:
+                        ok = _keys_live(t, sp, c2, lk, d, piece_lo[sp], piece_hi[sp], piece_keys,
+                                        piece_required, piece_extras, key_close, key_mask,
+                                        key_extra)
+                    else:
+                        ok = True
+                    if ok:
+                        alive = True
+                        lq[d] = t
+                        lc[d] = c2
+                        bs[d] = base
+                        tp[d] = top
+                        cn[d] = cnt
+                    break
+            # pops made on the way count even when the byte then dies: the outcome depends on
+            # the frames they read
+            if base < min_base:
+                min_base = base
             if not alive:
                 i = end[i]
                 continue
