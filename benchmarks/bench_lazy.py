@@ -83,6 +83,9 @@ def cases(n_kube: int, log) -> list[dict]:
 # -- the worker: one engine, one case ---------------------------------------------------------------
 
 def _ours_build(eng, spec):
+    kind = spec["kind"]
+    if kind == "schema":          # (also runs on revisions without lazy networks: --rev)
+        return eng.build(spec["schema"])
     from tokenfsm.automata.dfa import DFA
     from tokenfsm.automata.lazy_regex import regex_automaton
     from tokenfsm.automata.network import Network
@@ -90,9 +93,6 @@ def _ours_build(eng, spec):
     from tokenfsm.schema.jsontext import whitespace_dfa
     from tokenfsm.schema.lazy_json import array_piece, string_piece, value_piece
 
-    kind = spec["kind"]
-    if kind == "schema":
-        return eng.build(spec["schema"])
     if kind == "regex":
         a = regex_automaton(spec["pattern"])
     elif kind == "string":
