@@ -3,8 +3,9 @@
 A byte DFA (from :mod:`tokenfsm.automata` or :mod:`tokenfsm.schema`) and a :class:`Vocabulary`
 make a :class:`TokenIndex`: for every automaton state, the tokens that keep the text viable and the
 state each leads to, with packed bitmask rows. A :class:`Matcher` walks one sequence through it.
-A recursive grammar kept as a stack automaton gets a :class:`PushdownIndex` instead (rows per
-stack configuration, computed on demand), driven by the same :class:`Matcher` API.
+A recursive grammar kept as a stack automaton, or a lazy network whose configurations hold counts
+and key sets, gets a :class:`PushdownIndex` instead (rows per configuration, computed on demand);
+one :class:`Matcher` class drives both kinds of index.
 
 Example
 -------
