@@ -58,8 +58,8 @@ from .lazy_bytes import COUNTED, KEY_SET, PLAIN, LazyBytes
 from .network_link import link
 from .network_piece import BytePiece, build_piece
 
-__all__ = ["Network", "Text", "Call", "Tick", "Concat", "Choice", "Star", "EMPTY", "concat",
-           "choice", "star", "optional", "expand"]
+__all__ = ["Network", "Text", "Call", "Tick", "Concat", "Choice", "Star", "SepBy", "EMPTY",
+           "concat", "choice", "star", "optional", "sep_by", "expand"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,6 +110,15 @@ class Star:
     item: object
 
 
+@dataclass(frozen=True)
+class SepBy:
+    """One or more ``item`` separated by ``sep``: ``item (sep item)*``, with one copy of ``item``
+    (the members of an object, the items of an array)."""
+
+    item: object
+    sep: object
+
+
 EMPTY = Concat(())
 
 
@@ -127,6 +136,10 @@ def star(item) -> Star:
 
 def optional(item) -> Choice:
     return Choice((item, EMPTY))
+
+
+def sep_by(item, sep) -> SepBy:
+    return SepBy(item, sep)
 
 
 @dataclass
@@ -198,6 +211,8 @@ class Network:
                 todo.extend(e.items)
             elif isinstance(e, Star):
                 todo.append(e.item)
+            elif isinstance(e, SepBy):
+                todo.extend((e.item, e.sep))
             elif not isinstance(e, Text):
                 raise AutomatonError(f"{type(e).__name__} is not a network expression")
 

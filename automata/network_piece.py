@@ -106,7 +106,7 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
     Parameters
     ----------
     body : expression
-        Built from :mod:`.network`'s ``Text``, ``Call``, ``Tick``, ``Concat``, ``Choice``,
+        Built from :mod:`.network`'s ``Text``, ``Call``, ``Tick``, ``Concat``, ``Choice``, ``SepBy``,
         ``Star``.
     index : int
         The piece's number (for messages).
@@ -119,7 +119,7 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
         A tick that is not forced (the count would be ambiguous), or two ticks in a row.
     BudgetExceeded
     """
-    from .network import Call, Choice, Concat, Star, Text, Tick
+    from .network import Call, Choice, Concat, SepBy, Star, Text, Tick
 
     meter = (budget or DEFAULT_BUDGET).meter("network piece")
     texts: list = []
@@ -135,6 +135,9 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
                 collect(x)
         elif isinstance(e, Star):
             collect(e.item)
+        elif isinstance(e, SepBy):
+            collect(e.item)
+            collect(e.sep)
         elif not isinstance(e, Tick):
             raise AutomatonError(f"piece {index}: {type(e).__name__} is not a network expression")
 
@@ -185,6 +188,13 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
             for x in e.items:
                 nfa.eps[s].append(build(x, exit_))
             return s
+        if isinstance(e, SepBy):
+            # head -> item -> tail; tail -> exit; tail -> sep -> head (one copy of the item)
+            head, tail = nfa.new(), nfa.new()
+            nfa.eps[tail].append(exit_)
+            nfa.eps[tail].append(build(e.sep, head))
+            nfa.eps[head].append(build(e.item, tail))
+            return head
         # Star: head -> item -> head; head -> exit
         head = nfa.new()
         nfa.eps[head].append(exit_)
@@ -226,22 +236,42 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
         sorted(specs, key=specs.get)), index, meter)
 
 
-def _closure(nfa: _NFA, states) -> frozenset:
-    seen = set(states)
-    todo = list(states)
-    while todo:
-        s = todo.pop()
-        for t in nfa.eps[s]:
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return frozenset(seen)
+class _Closures:
+    """Epsilon closures of NFA states, each found once; a set's is the union of its states'."""
+
+    def __init__(self, nfa: _NFA):
+        self.nfa = nfa
+        self.one: dict[int, frozenset] = {}
+
+    def state(self, s: int) -> frozenset:
+        got = self.one.get(s)
+        if got is None:
+            eps = self.nfa.eps
+            seen = {s}
+            todo = [s]
+            while todo:
+                for t in eps[todo.pop()]:
+                    if t not in seen:
+                        seen.add(t)
+                        todo.append(t)
+            got = self.one[s] = frozenset(seen)
+        return got
+
+    def of(self, states) -> frozenset:
+        it = iter(states)
+        first = next(it, None)
+        if first is None:
+            return frozenset()
+        out = self.state(first)
+        rest = [self.state(s) for s in it]
+        return out.union(*rest) if rest else out
 
 
 def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_cls,
                  call_specs: tuple, index: int, meter) -> BytePiece:
     TICK = J + n_calls
-    d0 = _closure(nfa, [start])
+    closures = _Closures(nfa)
+    d0 = closures.of([start])
     ids = {d0: 1}
     order = [d0]
     rows: list[np.ndarray] = [np.zeros(J, np.int64)]       # dead state 0
@@ -258,7 +288,8 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
         if brow:
             m = np.stack(brow)                 # targets per member and class (-1 none)
             for j in np.flatnonzero((m >= 0).any(axis=0)).tolist():
-                tgt = _closure(nfa, set(m[:, j][m[:, j] >= 0].tolist()))
+                col = m[:, j]
+                tgt = closures.of(set(col[col >= 0].tolist()))
                 k = ids.get(tgt)
                 if k is None:
                     k = ids[tgt] = len(order) + 1
@@ -270,7 +301,7 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
                 ext.setdefault(sym, set()).add(t)
         out = {}
         for sym, ts in ext.items():
-            tgt = _closure(nfa, ts)
+            tgt = closures.of(ts)
             k = ids.get(tgt)
             if k is None:
                 k = ids[tgt] = len(order) + 1

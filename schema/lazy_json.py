@@ -44,7 +44,17 @@ from typing import Iterable, Sequence
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import AutomatonError
-from tokenfsm.automata.network import Call, Network, Text, Tick, choice, concat, optional, star
+from tokenfsm.automata.network import (
+    EMPTY,
+    Call,
+    Network,
+    Text,
+    choice,
+    concat,
+    optional,
+    sep_by,
+    star,
+)
 
 from .jsontext import separators
 from .strings import escape_image
@@ -163,6 +173,30 @@ class LazyMember:
     required: bool = False
 
 
+def _check_disjoint(members, keys: list, extra_keys: list) -> None:
+    """Key texts that could be read as two members (same name, or texts that overlap)."""
+    names: dict = {}
+    for i, m in enumerate(members):
+        if isinstance(m.key, str):
+            if m.key in names:
+                raise AutomatonError(f"key texts {names[m.key]} and {i} overlap (both {m.key!r})")
+            names[m.key] = i
+    # distinct names have distinct shortest spellings, and JSON strings are prefix-free: only
+    # key texts given as automata need a product, against the names at once and each other
+    others = [(i, k) for i, k in enumerate(keys) if not isinstance(members[i].key, str)]
+    others += [(len(keys) + j, k) for j, k in enumerate(extra_keys)]
+    if not others:
+        return
+    literal = DFA.union_all([keys[i] for i in names.values()]) if names else DFA.empty()
+    for n, (i, a) in enumerate(others):
+        if not (a & literal).is_empty():
+            j = next(j for j in names.values() if not (a & keys[j]).is_empty())
+            raise AutomatonError(f"key texts {j} and {i} overlap")
+        for j, b in others[:n]:
+            if not (a & b).is_empty():
+                raise AutomatonError(f"key texts {j} and {i} overlap")
+
+
 def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[tuple] | None,
                  ws: DFA, min_properties: int = 0, max_properties: int | None = None) -> int:
     """A key-set piece: objects whose members come in any order.
@@ -193,21 +227,12 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
     w = Text(ws)
     keys = [DFA.literal(json.dumps(m.key, ensure_ascii=False)) if isinstance(m.key, str)
             else m.key for m in members]
-    extra_keys = [k for k, _ in (extras or ())]
-    everything = keys + extra_keys
-    for i, a in enumerate(everything):
-        for j in range(i):
-            if not (a & everything[j]).is_empty():
-                raise AutomatonError(f"key texts {j} and {i} overlap")
+    _check_disjoint(members, keys, [k for k, _ in (extras or ())])
     alts = [concat(Text(k), Text(colon), Call(m.value, key=i), w)
             for i, (k, m) in enumerate(zip(keys, members))]
     alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
-    if not alts:
-        body = concat(Text(DFA.literal("{")), w, Text(DFA.literal("}")))
-    else:
-        m = choice(*alts)
-        body = concat(Text(DFA.literal("{")), w, optional(concat(m, star(concat(Text(comma), m)))),
-                      Text(DFA.literal("}")))
+    body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
+                  else EMPTY, Text(DFA.literal("}")))
     required = [i for i, m in enumerate(members) if m.required]
     return net.key_set(body, len(members), required=required, lo=min_properties,
                        hi=max_properties)
