@@ -313,3 +313,28 @@ def test_recursion_with_counted_pieces_equals_the_flat_index():
     flat = TokenIndex.build(net.to_dfa(arr, max_depth=2), VOCAB)
     for seed in range(25):
         walk_against_flat(index, flat, VOCAB, random.Random(seed), steps=30)
+
+
+def test_key_sets_of_more_than_64_keys():
+    # two words of keys per frame: rows from the kernel against the naive walk of the byte form
+    from tokenfsm.schema.lazy_json import LazyMember, object_piece, value_piece
+
+    net = Network()
+    v = value_piece(net, DFA.from_regex("1|12"))
+    names = [f"k{i}" for i in range(70)]
+    required = {3, 66}
+    obj = object_piece(net, [LazyMember(n, v, i in required) for i, n in enumerate(names)], None,
+                       whitespace_dfa(0), max_properties=69)
+    lb = net.build(obj)
+    assert lb.key_words == 2
+    toks = [b"{", b"}", b",", b":", b'"', b"k", b"6", b"3", b"1", b"12", b'"k6', b'"k66":', b'"k3":',
+            b'6"', b'3"', b'":1', b',"k', b"1,", b"}"]
+    vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
+    index = PushdownIndex(lb, vocab)
+    for text in [b"{", b'{"k66":1', b'{"k66":1,', b'{"k66":1,"k6', b'{"k3":1,"k66":12',
+                 b'{"k3":1,"k66":12,"k6']:
+        cfg = index.walk_bytes(index.start, text)
+        assert cfg[0] != 0, text
+        assert unpack_bitmask(index.mask_row(cfg), vocab.size).tolist() == ref_mask(lb, vocab, *cfg), text
+    assert index.walk_bytes(index.start, b'{"k66":1,"k66"')[0] == 0      # key 66 twice
+    assert not lb.accepts(b'{"k66":1}') and lb.accepts(b'{"k66":1,"k3":12}')
