@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "frame_live"]
+__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live"]
 
 AUTOMATON_FIELDS = (
     "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
@@ -154,52 +154,28 @@ def _has_required(piece_required, p, kw, row):
 
 
 @njit(cache=True)
-def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret, st_cnt, st_keys,
-             cap, can_end, eos_ids, out):
-    """The allowed-token row of configuration ``((q, c, keys), stack)``.
-
-    Parameters
-    ----------
-    sym, depth, end, tok_ptr, tok_ids : arrays
-        A :class:`~.trie.TokenTrie`; ``max_depth`` its longest token in bytes.
-    a : tuple
-        :func:`automaton_tuple` of the ``LazyBytes``.
-    q, c : int
-        Top frame's state (live) and count.
-    keys : uint64[W]
-        Top frame's key words.
-    st_ret, st_cnt, st_keys : arrays
-        The stack's frames, bottom first: ``int32[n]``, ``int64[n]``, ``uint64[n, W]``.
-    cap : int
-        Most frames pushed within one token (the automaton's ``max_stack`` is enough).
-    can_end : bool
-        Whether the text may end here (sets the EOS bits).
-    eos_ids : int32[k]
-    out : uint32[n_words]
-        Zeroed row.
-
-    Returns
-    -------
-    used : int
-        Most frames of the stack any walked byte popped.
-    exact : bool
-        A pop found the stack exhausted (the row then holds for this stack length only).
-    visited : int
-        Trie nodes visited.
-    """
-    n = st_ret.shape[0]
-    W = keys.shape[0]
+def _levels(max_depth, cap, W):
+    """Per trie level: the top frame (state, count, key words), how many entries of the given
+    stack are left, the arena top and the count pushed; and the push arena."""
     levels = max_depth + 1
-    lq = np.zeros(levels, dtype=np.int32)
-    lc = np.zeros(levels, dtype=np.int64)
-    lk = np.zeros((levels, W), dtype=np.uint64)
-    bs = np.zeros(levels, dtype=np.int64)
-    tp = np.full(levels, -1, dtype=np.int64)
-    cn = np.zeros(levels, dtype=np.int64)
-    a_ret = np.zeros(levels * cap + 1, dtype=np.int32)
-    a_cnt = np.zeros(levels * cap + 1, dtype=np.int64)
-    a_keys = np.zeros((levels * cap + 1, W), dtype=np.uint64)
-    a_par = np.full(levels * cap + 1, -1, dtype=np.int64)
+    return (np.zeros(levels, dtype=np.int32), np.zeros(levels, dtype=np.int64),
+            np.zeros((levels, W), dtype=np.uint64), np.zeros(levels, dtype=np.int64),
+            np.full(levels, -1, dtype=np.int64), np.zeros(levels, dtype=np.int64),
+            np.zeros(levels * cap + 1, dtype=np.int32), np.zeros(levels * cap + 1, dtype=np.int64),
+            np.zeros((levels * cap + 1, W), dtype=np.uint64),
+            np.full(levels * cap + 1, -1, dtype=np.int64))
+
+
+@njit(cache=True)
+def _walk_range(i, stop, sym, depth, end, tok_ptr, tok_ids, a, lq, lc, lk, bs, tp, cn, st_ret,
+                st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out):
+    """Walk trie nodes ``i .. stop - 1`` (whole subtrees) from the configuration of level
+    ``depth[i] - 1``, setting the bits of the tokens that stay live in ``out``.
+
+    Returns ``(fewest entries of the given stack left, exact, nodes visited)`` (see
+    :func:`fill_row`)."""
+    n = st_ret.shape[0]
+    W = lk.shape[1]
     # the arrays of the common move, taken out of the tuple once (not per node)
     table, byte_classes, accepting, state_piece, piece_kind = a[0], a[1], a[2], a[9], a[10]
     call_ptr, call_entry, call_return, call_first, call_tick, call_commit = (
@@ -208,17 +184,10 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
         a[11], a[12], a[16], a[17], a[18], a[19])
     piece_keys, piece_required, piece_extras, key_close, key_mask, key_extra = (
         a[13], a[14], a[15], a[20], a[21], a[22])
-    lq[0] = q
-    lc[0] = c
-    for w in range(W):
-        lk[0, w] = keys[w]
-    bs[0] = n
     max_ops = 2 * (n + cap) + 4
     min_base = n
     exact = False
     visited = 0
-    i = 1
-    stop = sym.shape[0]
     while i < stop:
         visited += 1
         d = depth[i]
@@ -369,8 +338,105 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
             tok = tok_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
         i += 1
+    return min_base, exact, visited
+
+
+@njit(cache=True)
+def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret, st_cnt, st_keys,
+             cap, can_end, eos_ids, out):
+    """The allowed-token row of configuration ``((q, c, keys), stack)``.
+
+    Parameters
+    ----------
+    sym, depth, end, tok_ptr, tok_ids : arrays
+        A :class:`~.trie.TokenTrie`; ``max_depth`` its longest token in bytes.
+    a : tuple
+        :func:`automaton_tuple` of the ``LazyBytes``.
+    q, c : int
+        Top frame's state (live) and count.
+    keys : uint64[W]
+        Top frame's key words.
+    st_ret, st_cnt, st_keys : arrays
+        The stack's frames, bottom first: ``int32[n]``, ``int64[n]``, ``uint64[n, W]``.
+    cap : int
+        Most frames pushed within one token (the automaton's ``max_stack`` is enough).
+    can_end : bool
+        Whether the text may end here (sets the EOS bits).
+    eos_ids : int32[k]
+    out : uint32[n_words]
+        Zeroed row.
+
+    Returns
+    -------
+    used : int
+        Most frames of the stack any walked byte popped.
+    exact : bool
+        A pop found the stack exhausted (the row then holds for this stack length only).
+    visited : int
+        Trie nodes visited.
+    """
+    n = st_ret.shape[0]
+    W = keys.shape[0]
+    lq, lc, lk, bs, tp, cn, a_ret, a_cnt, a_keys, a_par = _levels(max_depth, cap, W)
+    lq[0] = q
+    lc[0] = c
+    for w in range(W):
+        lk[0, w] = keys[w]
+    bs[0] = n
+    min_base, exact, visited = _walk_range(1, sym.shape[0], sym, depth, end, tok_ptr, tok_ids, a,
+                                           lq, lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret,
+                                           a_cnt, a_keys, a_par, cap, out)
     if can_end:
         for j in range(eos_ids.shape[0]):
             tok = eos_ids[j]
             out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+    return n - min_base, exact, visited
+
+
+@njit(cache=True)
+def replay_row(sk_node, sk_depth, sk_exit, sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c,
+               keys, st_ret, st_cnt, st_keys, cap, out):
+    """:func:`fill_row` for a state ``q`` of a region where the walk cannot depend on the frames
+    (no state of its strongly connected component accepts or calls, the count lies where every
+    state of its piece is live), from the region's shared walk: ``out`` holds the tokens that stay
+    in the region; this follows the walk's skeleton from ``q`` (ticks counted on the way) and
+    walks the subtrees below its exits with the frames. EOS bits are not set (``q`` does not
+    accept).
+
+    Returns ``(used, exact, visited)`` as :func:`fill_row`.
+    """
+    n = st_ret.shape[0]
+    W = keys.shape[0]
+    table, byte_classes = a[0], a[1]
+    lq, lc, lk, bs, tp, cn, a_ret, a_cnt, a_keys, a_par = _levels(max_depth, cap, W)
+    lq[0] = q
+    lc[0] = c
+    for w in range(W):
+        lk[0, w] = keys[w]
+    min_base = n
+    exact = False
+    visited = 0
+    for x in range(sk_node.shape[0]):
+        v = sk_node[x]
+        d = sk_depth[x]
+        t = table[lq[d - 1], byte_classes[sym[v]]]
+        lq[d] = t & _MASK
+        lc[d] = lc[d - 1] + (t >> 30)
+        for w in range(W):
+            lk[d, w] = lk[d - 1, w]
+        if sk_exit[x]:
+            visited += 1
+            bs[d] = n
+            tp[d] = -1
+            cn[d] = 0
+            for j in range(tok_ptr[v], tok_ptr[v + 1]):
+                tok = tok_ids[j]
+                out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+            mb, ex, vv = _walk_range(v + 1, end[v], sym, depth, end, tok_ptr, tok_ids, a, lq, lc,
+                                     lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
+                                     a_par, cap, out)
+            if mb < min_base:
+                min_base = mb
+            exact = exact or ex
+            visited += vv
     return n - min_base, exact, visited

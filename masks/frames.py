@@ -318,8 +318,7 @@ class FrameAutomaton:
             return (q, -1, x >> 96)
         return (q, self.count_class(self._piece[q], c), x >> 96)
 
-    def fill(self, trie, x: int, stack: tuple, can_end: bool, eos_ids, out) -> tuple:
-        """Walk the trie from ``(x, stack)`` into ``out``: ``(used, exact, visited)``."""
+    def _stack_arrays(self, x: int, stack: tuple):
         W = self.W
         q, c, k = unpack(x)
         n = len(stack)
@@ -331,8 +330,23 @@ class FrameAutomaton:
             st_ret[i], st_cnt[i] = fq, fc
             st_keys[i] = [(fk >> (64 * w)) & _LOW64 for w in range(W)]
         keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
+        return q, c, keys, st_ret, st_cnt, st_keys
+
+    def fill(self, trie, x: int, stack: tuple, can_end: bool, eos_ids, out) -> tuple:
+        """Walk the trie from ``(x, stack)`` into ``out``: ``(used, exact, visited)``."""
+        q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
         used, exact, visited = frame_kernels.fill_row(
             trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
             self.kernel, q, c, keys, st_ret, st_cnt, st_keys, max(self.max_stack, 1), can_end,
             eos_ids, out)
+        return int(used), bool(exact), int(visited)
+
+    def replay(self, trie, sk_node, sk_depth, sk_exit, x: int, stack: tuple, out) -> tuple:
+        """The rest of a row whose region's shared walk is in ``out`` (see
+        :func:`.frame_kernels.replay_row`): ``(used, exact, visited)``."""
+        q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
+        used, exact, visited = frame_kernels.replay_row(
+            sk_node, sk_depth, sk_exit, trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids,
+            trie.max_depth, self.kernel, q, c, keys, st_ret, st_cnt, st_keys,
+            max(self.max_stack, 1), out)
         return int(used), bool(exact), int(visited)

@@ -193,7 +193,6 @@ class PushdownIndex:
                 raise _automaton_error("an automaton whose frames hold counts or keys must be a "
                                        "LazyBytes")
             self._frames = FrameAutomaton(pb, token_trie(vocab).max_depth)
-            share_walks = False
             a = {n: getattr(pb, n) for n in _FIELDS}
         else:
             a = _validated(pb)
@@ -207,6 +206,10 @@ class PushdownIndex:
             view.flags.writeable = False
             setattr(self, name, view)
         self.max_stack = a["max_stack"]
+        # the table regions and their shared walks are read from: ticks stripped (a walk inside a
+        # region is the same for every count at which the rows share a key, see _frame_row)
+        self._region_table = (self._k_table if self._frames is None else
+                              (self._k_table & np.int32((1 << 30) - 1)).astype(np.int32))
         self.num_states = int(self.table.shape[0])
         self.vocab = vocab
         self.vocab_size = vocab.size
@@ -488,8 +491,17 @@ class PushdownIndex:
             self.stats["hits"] += 1
             return hit
         t0 = time.perf_counter()
-        out = np.zeros(self._n_words, dtype=np.uint32)
-        used, exact, visited = fa.fill(self._trie, x, stack, end, self.eos_ids, out)
+        shared = None
+        if self.share_walks and top[1] == -1 and not self._acc[q]:
+            # counts far from every bound: inside a stack-free region the walk is the plain one
+            shared = self._shared_walk(q)
+        if shared is None:
+            out = np.zeros(self._n_words, dtype=np.uint32)
+            used, exact, visited = fa.fill(self._trie, x, stack, end, self.eos_ids, out)
+        else:
+            row, sk_node, sk_depth, sk_exit = shared
+            out = row.copy()
+            used, exact, visited = fa.replay(self._trie, sk_node, sk_depth, sk_exit, x, stack, out)
         row = out.view(np.int32)
         row.flags.writeable = False
         entry = (row, memoryview(row).cast("B"))
@@ -521,12 +533,16 @@ class PushdownIndex:
         if self._comp is None:
             with self._lock:
                 if self._comp is None:
-                    comp = _regions(ByteTables(self._k_byte_classes, self._k_table,
-                                               self._k_accepting, int(self.start[0])))
+                    comp = _regions(ByteTables(self._k_byte_classes, self._region_table,
+                                               self._k_accepting, int(self.start[0]) & 0xFFFFFFFF))
                     n_comp = int(comp.max()) + 1 if comp.size else 0
                     calls = np.diff(self.call_ptr) > 0
                     bad = np.zeros(n_comp, dtype=bool)
                     bad[comp[self.accepting | calls]] = True
+                    if self._frames is not None:
+                        # a key set's liveness reads the keys: not shared
+                        keyed = self._frames.lb.piece_kind[self._frames.lb.state_piece] == 2
+                        bad[comp[keyed]] = True
                     self._comp_ok = ~bad
                     self._comp = comp
         comp = self._comp
@@ -536,12 +552,12 @@ class PushdownIndex:
             order = np.array([q], dtype=np.int32)
             g_ptr = np.array([0, 1], dtype=np.int32)
             share, sig_ptr, sig = kernels.component_signatures(
-                self._k_table, self._k_byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+                self._region_table, self._k_byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
             if share[0] and sig_ptr[1] > sig_ptr[0]:
                 node_bit, n_tok_nodes, max_depth = trie.token_numbering()
                 _, entries, visited, _ = _shared_walks(
                     trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                    self._k_byte_classes, self._k_table, comp, self.vocab_size)
+                    self._k_byte_classes, self._region_table, comp, self.vocab_size)
                 e = entries[0]
                 row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
                     e[7], trie.tok_ptr, trie.tok_ids, self._n_words)

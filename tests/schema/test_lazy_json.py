@@ -239,3 +239,31 @@ def test_sampled_strings_validate(qwen, schema, excludes):
         value = json.loads(text)
         jsonschema.validate(value, schema)
         assert not any(e in text[1:-1] for e in excludes), text
+
+
+def test_shared_region_walks_give_the_same_rows(qwen):
+    # a counted string's body, far from its bounds, reuses the region walk kept per vocabulary
+    # (the flat string body's); rows must equal those walked in full, near the bounds too
+    excludes = ["<|im_end|>"]
+    net = Network()
+    obj = object_piece(net, [LazyMember("s", string_piece(net, 2, 300, excludes), True),
+                             LazyMember("t", string_piece(net, 0, None, []))], None,
+                       whitespace_dfa(0))
+    lb = net.build(obj)
+    shared, plain = PushdownIndex(lb, qwen), PushdownIndex(lb, qwen, share_walks=False)
+    bm = allocate_token_bitmask(2, qwen.size)
+    for seed in range(4):
+        rng = random.Random(seed)
+        a, b = Matcher(shared), Matcher(plain)
+        for _ in range(40):
+            a.fill_next_token_bitmask(bm, 0)
+            b.fill_next_token_bitmask(bm, 1)
+            assert bm[0].tolist() == bm[1].tolist(), a.state
+            allowed = np.flatnonzero(unpack_bitmask(bm[0], qwen.size)).tolist()
+            text = [t for t in allowed if t not in qwen.eos_token_ids]
+            if not text:
+                break
+            t = rng.choice(text)
+            a.advance(t)
+            b.advance(t)
+    assert shared.stats["shared_walks"] > 0
