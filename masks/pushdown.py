@@ -492,9 +492,11 @@ class PushdownIndex:
             return hit
         t0 = time.perf_counter()
         shared = None
-        if self.share_walks and top[1] == -1 and not self._acc[q]:
-            # counts far from every bound: inside a stack-free region the walk is the plain one
-            shared = self._shared_walk(q)
+        if self.share_walks and top[1] == -1:
+            # counts far from every bound: inside a region without calls the walk is the plain
+            # one, if no state in it accepts (a byte it cannot move on is dead, whatever the
+            # stack) or the stack is empty (it is dead then too: nothing to return to)
+            shared = self._shared_walk(q, accepting_ok=not n)
         if shared is None:
             out = np.zeros(self._n_words, dtype=np.uint32)
             used, exact, visited = fa.fill(self._trie, x, stack, end, self.eos_ids, out)
@@ -502,6 +504,11 @@ class PushdownIndex:
             row, sk_node, sk_depth, sk_exit = shared
             out = row.copy()
             used, exact, visited = fa.replay(self._trie, sk_node, sk_depth, sk_exit, x, stack, out)
+            if not n:
+                exact = True          # the row holds for an empty stack only
+            if end:
+                for t in self._eos_set:
+                    out[t >> 5] |= np.uint32(1 << (t & 31))
         row = out.view(np.int32)
         row.flags.writeable = False
         entry = (row, memoryview(row).cast("B"))
@@ -522,12 +529,12 @@ class PushdownIndex:
                 rows.popitem(last=False)
         return entry
 
-    def _shared_walk(self, q: int):
+    def _shared_walk(self, q: int, accepting_ok: bool = False):
         """``(row, sk_node, sk_depth, sk_exit)``: the walk of ``q``'s region shared with every
         state and automaton whose region looks the same from there (a JSON string body), or
         None when ``q``'s region is not shared (no cycle, too large, or a state in it accepts or
         calls: a zero move there may then be a call or a return)."""
-        hit = self._shared.get(q, False)
+        hit = self._shared.get((q, accepting_ok), False)
         if hit is not False:
             return hit
         if self._comp is None:
@@ -538,16 +545,20 @@ class PushdownIndex:
                     n_comp = int(comp.max()) + 1 if comp.size else 0
                     calls = np.diff(self.call_ptr) > 0
                     bad = np.zeros(n_comp, dtype=bool)
-                    bad[comp[self.accepting | calls]] = True
+                    bad[comp[calls]] = True
                     if self._frames is not None:
                         # a key set's liveness reads the keys: not shared
                         keyed = self._frames.lb.piece_kind[self._frames.lb.state_piece] == 2
                         bad[comp[keyed]] = True
-                    self._comp_ok = ~bad
+                    accepts = np.zeros(n_comp, dtype=bool)
+                    accepts[comp[self.accepting]] = True
+                    self._comp_ok = ~(bad | accepts)
+                    self._comp_ok_empty = ~bad
                     self._comp = comp
         comp = self._comp
         entry = None
-        if q != 0 and self._comp_ok[comp[q]]:
+        ok = self._comp_ok_empty if accepting_ok else self._comp_ok
+        if q != 0 and ok[comp[q]]:
             trie = self._trie
             order = np.array([q], dtype=np.int32)
             g_ptr = np.array([0, 1], dtype=np.int32)
@@ -565,7 +576,7 @@ class PushdownIndex:
                 with self._lock:
                     self.stats["visited"] += int(visited)
                     self.stats["shared_walks"] += 1
-        self._shared[q] = entry
+        self._shared[(q, accepting_ok)] = entry
         return entry
 
     # -- the matcher's protocol (configurations it holds are trusted) --------------------------

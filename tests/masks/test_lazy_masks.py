@@ -292,10 +292,13 @@ def test_huge_counts_on_a_real_vocabulary(pattern, flat_pattern):
     vocab = load_vocabulary("qwen")
     from tokenfsm.automata.lazy_regex import regex_automaton
 
-    index = PushdownIndex(regex_automaton(pattern), vocab)
+    lb = regex_automaton(pattern)
     flat = TokenIndex.build(DFA.from_regex(flat_pattern), vocab)
-    for seed in range(3):
-        walk_against_flat(index, flat, vocab, random.Random(seed), steps=25)
+    for share in (True, False):       # region walks kept per vocabulary, or walked in full
+        index = PushdownIndex(lb, vocab, share_walks=share)
+        for seed in range(3):
+            walk_against_flat(index, flat, vocab, random.Random(seed), steps=25)
+        assert (index.stats["shared_walks"] > 0) == share
 
 
 def test_recursion_with_counted_pieces_equals_the_flat_index():
