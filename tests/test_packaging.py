@@ -1,11 +1,18 @@
 """The distribution installs as ``tokenfsm.automata``, ``tokenfsm.schema`` and ``tokenfsm.masks``.
 
-A wheel is built from this checkout and installed into a fresh virtual environment (which borrows
-the runtime dependencies from the running interpreter, so nothing is downloaded); the three
+A wheel is built from this checkout and installed into a fresh virtual environment; the three
 packages must import from that environment's own site-packages, not from the checkout.
+
+The fresh environment borrows the runtime dependencies from the environment running the tests
+(a ``.pth`` file lists its site-packages directories), so nothing is downloaded and the tests pass
+wherever ``pip install -e ".[dev]"`` was run: in a virtual environment of its own, whatever the base
+interpreter has installed. (A path listed in a ``.pth`` file is searched after the environment's own
+site-packages, and the ``.pth`` files inside it are not run: the running environment's own install
+of tokenfsm, an editable finder, stays out.)
 """
 
 import os
+import site
 import subprocess
 import sys
 import venv
@@ -34,8 +41,16 @@ def test_wheel_installs_and_imports(tmp_path):
 
 
 def _fresh_venv(path: Path) -> Path:
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(path)
-    return path / ("Scripts" if os.name == "nt" else "bin") / "python"
+    """A new virtual environment that sees the running environment's packages but none of its
+    ``.pth`` hooks."""
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(path)
+    py = path / ("Scripts" if os.name == "nt" else "bin") / "python"
+    own = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    borrowed = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    lines = [p for p in dict.fromkeys(borrowed) if os.path.isdir(p)]
+    Path(own, "_borrowed_site_packages.pth").write_text("".join(f"{p}\n" for p in lines))
+    return py
 
 
 def test_editable_install_imports_from_checkout(tmp_path):
