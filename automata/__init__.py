@@ -14,6 +14,7 @@ Example
 """
 
 from .bytedfa import ByteDFA
+from .cache import cache_info, clear_caches
 from .charset import CharSet, refine
 from .dfa import DFA
 from .errors import AutomatonError, Budget, BudgetExceeded, RegexError, TokenfsmError
@@ -23,4 +24,4 @@ from .regex_ast import Alt, Assert, Chars, Repeat, Seq
 __all__ = ["DFA", "ByteDFA", "CharSet", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
            "TokenfsmError",
            "refine", "Chars", "Seq", "Alt", "Repeat", "Assert", "RecursiveDFA", "PushdownBytes",
-           "NondeterministicCall"]
+           "NondeterministicCall", "clear_caches", "cache_info"]

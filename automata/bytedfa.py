@@ -40,6 +40,7 @@ import struct
 
 import numpy as np
 
+from .cache import BoundedMemo, byte_lru_cache
 from .charset import CharSet, refine
 from .errors import AutomatonError
 from .minimize import minimize_table
@@ -435,10 +436,10 @@ def _partial_states_way(rows: int, nodes: int) -> str:
 #: template's arrays may have (so the cache holds at most a few tens of megabytes).
 _TEMPLATES_MAX = 1024
 _TEMPLATE_CELLS = 4096
-_TEMPLATES: dict = {}
+_TEMPLATES = BoundedMemo("automata.bytedfa.templates", 32 << 20)
 
 
-@functools.lru_cache(maxsize=64)
+@byte_lru_cache("automata.bytedfa.tree_plan", 8 << 20)
 def _tree_plan(high: tuple):
     """:func:`_class_tree` in the form :func:`_template` reads: ``(levels, leads, nodes)``.
 
@@ -478,7 +479,8 @@ def _partial_states(high: tuple, plan, rows: list):
         if sum(a.size for a in got[2:4] if a is not None) <= _TEMPLATE_CELLS:
             if len(_TEMPLATES) >= _TEMPLATES_MAX:
                 _TEMPLATES.clear()
-            _TEMPLATES[key] = got
+            # the arrays, high_src, and room for ``shifted`` (at most 128 entries of 128 bytes)
+            _TEMPLATES.put(key, got, 24_000 + sum(a.nbytes for a in got[2:4] if a is not None))
     return list(names)[1:], got
 
 
@@ -672,7 +674,7 @@ def _lower_arrays(delta, runs, high, accepting, start):
     return _canonical_numbering(table, acc, start)
 
 
-@functools.lru_cache(maxsize=64)
+@byte_lru_cache("automata.bytedfa.class_tree", 8 << 20)
 def _class_tree(high: tuple):
     """Step 1 of :func:`_lower_minimal` for classes whose parts at or above U+0080 are ``high``
     (disjoint range tuples, class ``i`` = ``high[i]``; ``len(high)`` stands for "no class").

@@ -32,10 +32,10 @@ import random as _random
 import threading
 from collections import deque
 from contextlib import contextmanager
-from functools import lru_cache
 from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
+from .cache import byte_lru_cache
 from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, OpaqueSymbolError
 from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_groups,
@@ -1067,7 +1067,7 @@ def _merge_classes(classes: list[CharSet], delta):
     return new_classes, new_delta, True
 
 
-@lru_cache(maxsize=4096)
+@byte_lru_cache("automata.dfa.literal", 8 << 20)
 def _literal(s: str) -> DFA:
     return DFA._literal(s)
 

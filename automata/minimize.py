@@ -36,6 +36,7 @@ from collections import defaultdict, deque
 from functools import partial
 from itertools import chain
 
+from .cache import BoundedMemo
 from .gcpause import gc_paused
 
 __all__ = ["minimize_table", "minimize_groups", "prune_table", "prune_groups", "reachable",
@@ -343,7 +344,8 @@ def _canonical(delta, accepting, start, block_of, members, rows):
         for j, m in g:
             cl = cells.get(m)
             if cl is None:
-                cl = cells[m] = _symbols(m)
+                cl = _symbols(m)
+                cells.put(m, cl, 100 + 8 * len(cl) + m.bit_length() // 8)
             for c in cl:
                 row[c] = j
         new_delta.append(row)
@@ -359,7 +361,7 @@ def _canonical(delta, accepting, start, block_of, members, rows):
 
 #: bit set -> its symbols in increasing order, kept across calls (the same sets recur: the
 #: symbols are the classes of the automata being minimised); cleared when it grows past the cap
-_SYMBOLS_OF: dict[int, list[int]] = {}
+_SYMBOLS_OF = BoundedMemo("automata.minimize.symbols_of", 8 << 20)
 _SYMBOLS_OF_MAX = 1 << 14
 
 

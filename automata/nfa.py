@@ -35,6 +35,7 @@ import bisect
 import re
 from typing import Sequence
 
+from .cache import BoundedMemo
 from .charset import CharSet, refine
 from .errors import DEFAULT_BUDGET, Budget
 from .minimize import ARRAY_MIN_CELLS
@@ -317,7 +318,7 @@ def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequen
 
 #: Partitions kept (sets of labels -> classes and covers), the oldest dropped first.
 PARTITIONS_KEPT = 1024
-_partitions: dict[frozenset, tuple[list[CharSet], dict]] = {}
+_partitions = BoundedMemo("automata.nfa.partitions", 16 << 20)
 
 
 def _partition(labels: frozenset):
@@ -343,7 +344,9 @@ def _partition(labels: frozenset):
         cover[cs] = (cl, m)
     if len(_partitions) >= PARTITIONS_KEPT:
         _partitions.pop(next(iter(_partitions), None), None)
-    got = _partitions[labels] = (classes, cover)
+    got = (classes, cover)
+    _partitions.put(labels, got, sum(200 + 80 * len(c.ranges) for c in classes)
+                    + sum(150 + 8 * len(cl) for cl, _ in cover.values()) + 64 * len(labels))
     return got
 
 

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import re
 import warnings
-from functools import lru_cache
 
+from .cache import byte_lru_cache
 from .charset import CharSet
 from .errors import RegexError
 from .regex_ast import EMPTY, Alt, Assert, Chars, Node, Repeat, Seq
@@ -372,7 +372,7 @@ def _combine_flags(flags: int, add_flags: int, del_flags: int) -> int:
     return (flags | add_flags) & ~del_flags
 
 
-@lru_cache(maxsize=4096)
+@byte_lru_cache("automata.regex_parse.leaf_repeat", 8 << 20)
 def _compile_leaf_repeat(op, av, flags: int):
     """``re``'s own compiled program for ``(?:leaf)+`` under ``flags``."""
     state = _sre_parse.State()

@@ -26,8 +26,8 @@ from __future__ import annotations
 import _sre
 import re
 from array import array
-from functools import lru_cache
 
+from .cache import byte_lru_cache
 from .charset import CharSet, SURROGATES
 
 try:  # CPython 3.11+
@@ -49,7 +49,7 @@ __all__ = [
 _GAP = SURROGATES[1] - SURROGATES[0] + 1
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("automata.unicode_sets.all_scalars", 8 << 20)
 def all_scalars() -> str:
     """One string holding every Unicode scalar value in order (surrogates left out)."""
     codes = array("I", range(SURROGATES[0]))
@@ -78,7 +78,7 @@ _CATEGORY_PATTERNS = {
 }
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("automata.unicode_sets.category_set", 8 << 20)
 def category_set(name: str, ascii: bool) -> CharSet:
     """The set ``re`` matches with ``\\d``, ``\\D``, ``\\s``, ``\\S``, ``\\w`` or ``\\W``.
 
@@ -101,7 +101,7 @@ def word_set(ascii: bool) -> CharSet:
     return category_set("word", ascii)
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("automata.unicode_sets.check_property", 1 << 20)
 def check_property(token: str) -> None:
     """Raise ValueError (with ``regex``'s message) unless ``regex`` knows the property escape."""
     import regex
@@ -112,7 +112,7 @@ def check_property(token: str) -> None:
         raise ValueError(getattr(exc, "msg", str(exc))) from None
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("automata.unicode_sets.property_set", 16 << 20)
 def property_set(token: str, ignorecase: bool = False, ascii: bool = False) -> CharSet:
     """The set the third-party ``regex`` module matches with one property escape.
 
@@ -148,7 +148,7 @@ def _case_fixes() -> dict:
     return fixes
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("automata.unicode_sets.cased_universe", 8 << 20)
 def cased_universe() -> tuple[str, tuple[int, ...], CharSet]:
     """The code points where ``re.IGNORECASE`` can make a difference.
 

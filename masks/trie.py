@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokenfsm.automata.cache import CacheInfo, register_cache
+
 from . import kernels
 from .vocab import Vocabulary
 
@@ -246,6 +248,25 @@ _CACHE: "OrderedDict[str, TokenTrie]" = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _BUILD_LOCKS: dict[str, threading.Lock] = {}
 MAX_CACHED_TRIES = 8
+#: Most bytes the cached tries may hold, each charged for its arrays and for what it may keep:
+#: its walk cache, and its class tries (at most 16, each about as large as it) with theirs.
+MAX_TRIE_CACHE_BYTES = 768 << 20
+
+
+def _charged_bytes(trie: "TokenTrie") -> int:
+    return trie.nbytes * 17 + WALK_CACHE_BYTES + 16 * CLASS_WALK_CACHE_BYTES
+
+
+class _TrieCacheEntry:
+    """The trie cache as :func:`tokenfsm.automata.cache.cache_info` and ``clear_caches`` see it."""
+
+    def clear(self) -> None:
+        clear_trie_cache()
+
+    def info(self) -> CacheInfo:
+        with _CACHE_LOCK:
+            tries = list(_CACHE.values())
+        return CacheInfo(len(tries), sum(map(_charged_bytes, tries)), MAX_TRIE_CACHE_BYTES, 0, 0)
 
 
 def token_trie(vocab: Vocabulary) -> TokenTrie:
@@ -268,7 +289,8 @@ def token_trie(vocab: Vocabulary) -> TokenTrie:
         trie = TokenTrie.build(vocab)
         with _CACHE_LOCK:
             _CACHE[fp] = trie
-            while len(_CACHE) > MAX_CACHED_TRIES:
+            while len(_CACHE) > 1 and (len(_CACHE) > MAX_CACHED_TRIES or sum(
+                    map(_charged_bytes, _CACHE.values())) > MAX_TRIE_CACHE_BYTES):
                 _CACHE.popitem(last=False)
             _BUILD_LOCKS.pop(fp, None)
     return trie
@@ -281,3 +303,6 @@ def clear_trie_cache() -> None:
         for trie in _CACHE.values():
             trie.walk_cache.clear()
         _CACHE.clear()
+
+
+register_cache("masks.trie", _TrieCacheEntry())

@@ -64,13 +64,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
 import warnings
-from collections import OrderedDict
-from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError
@@ -390,10 +388,8 @@ def _taken(s, dfa, whitespace, schema, rd=None, budget=None) -> CompiledSchema:
 
 #: String texts kept across compilations (a ``format`` or ``pattern`` automaton costs milliseconds
 #: to build and recurs from schema to schema, like the any-value automaton below): at most
-#: ``_STRING_CACHE_SIZE`` entries, each of at most ``_STRING_CACHE_STATES`` states.
-_STRING_CACHE: "OrderedDict[tuple, DFA]" = OrderedDict()
-_STRING_CACHE_LOCK = threading.Lock()
-_STRING_CACHE_SIZE = 256
+#: 32 MiB of them, each of at most ``_STRING_CACHE_STATES`` states.
+_STRING_CACHE = ByteLRU("schema.compiler.string_text", 32 << 20)
 _STRING_CACHE_STATES = 20_000
 
 
@@ -404,24 +400,19 @@ def string_text(lo: int, hi: int | None, pattern: str | None, fmt: str | None, e
     ``pattern`` or ``format``, every spelling otherwise (cached across compilations; a kept
     automaton larger than ``budget.max_states`` is built again, under that budget)."""
     key = (lo, hi, pattern, fmt, excludes)
-    with _STRING_CACHE_LOCK:
-        hit = _STRING_CACHE.get(key)
-        if hit is not None and hit.num_states <= budget.max_states:
-            _STRING_CACHE.move_to_end(key)
-            return hit
+    hit = _STRING_CACHE.get(key)
+    if hit is not None and hit.num_states <= budget.max_states:
+        return hit
     value = string_value(lo, hi, pattern, fmt, budget=budget)
     minimal = pattern is not None or fmt is not None
     text = json_string(value, excludes=excludes, escapes="minimal" if minimal else "all",
                        budget=budget)
     if text.num_states <= _STRING_CACHE_STATES:
-        with _STRING_CACHE_LOCK:
-            _STRING_CACHE[key] = text
-            while len(_STRING_CACHE) > _STRING_CACHE_SIZE:
-                _STRING_CACHE.popitem(last=False)
+        _STRING_CACHE.put(key, text)
     return text
 
 
-@lru_cache(maxsize=16)
+@byte_lru_cache("schema.compiler.any_scalar", 8 << 20)
 def any_scalar(excludes: tuple, budget: Budget) -> dict:
     """The texts of every null, boolean, number and string (strings under the exclusions)."""
     return {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
@@ -429,7 +420,7 @@ def any_scalar(excludes: tuple, budget: Budget) -> dict:
             "string": json_string(DFA.universal(), excludes=excludes, budget=budget)}
 
 
-@lru_cache(maxsize=16)
+@byte_lru_cache("schema.compiler.any_value", 32 << 20)
 def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget) -> TypedLanguage:
     """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
     exclusions: the universe in which ``not`` takes complements (cached across compilations)."""

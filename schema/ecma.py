@@ -29,8 +29,8 @@ automaton later) follows rust-lang/regex's regex-syntax.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, RegexError
@@ -322,7 +322,7 @@ class _Parser:
         return ~cs if negate else cs
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("schema.ecma.property", 4 << 20)
 def _property(name: str) -> CharSet | None:
     """A Unicode property (General_Category, Script, Script_Extensions, binary) as the ``regex``
     module defines it for this Unicode version; None when unknown."""
@@ -358,7 +358,7 @@ def parse_ecma(pattern: str) -> Node:
     return _Parser(pattern).parse()
 
 
-@lru_cache(maxsize=1024)
+@byte_lru_cache("schema.ecma.pattern_dfa", 16 << 20)
 def _pattern_dfa(pattern: str, budget: Budget | None) -> DFA:
     anything = Repeat(Chars(ANY), 0, None)
     return DFA.from_ast(Seq((anything, parse_ecma(pattern), anything)), budget=budget)

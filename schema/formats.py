@@ -81,6 +81,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.regex_ast import Alt, Chars, Node, Repeat, Seq
@@ -309,7 +310,7 @@ def _idn_safe_sets() -> tuple[CharSet, CharSet]:
     return CharSet(sets[0]), CharSet(sets[1])
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("schema.formats.punycode_length_bound", 1 << 20)
 def punycode_length_bound(length: int, max_code_point: int = 0x10FFFF,
                           non_ascii: int | None = None) -> int:
     """An upper bound on the A-label length (``xn--`` included) of any U-label of ``length``
@@ -703,7 +704,7 @@ FORMATS: dict[str, Callable[[], DFA | None]] = {
 """Builders of the supported formats, by JSON Schema name."""
 
 
-@lru_cache(maxsize=None)
+@byte_lru_cache("schema.formats.format_dfa", 16 << 20)
 def format_dfa(name: str) -> DFA | None:
     """The automaton of the decoded strings valid for ``format: name``, or None if unsupported.
 

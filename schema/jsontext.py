@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Hashable, Iterable, Sequence
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, _embed
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
@@ -61,14 +61,14 @@ WS_CHARS = CharSet.from_chars(" \t\n\r")
 CANONICAL_NUMBER = DFA.from_regex(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")
 
 
-@lru_cache(maxsize=64)
+@byte_lru_cache("schema.jsontext.whitespace_dfa", 4 << 20)
 def whitespace_dfa(n: int | None) -> DFA:
     """At most ``n`` JSON whitespace characters (``None``: any number)."""
     one = DFA.from_charset(WS_CHARS)
     return one.star() if n is None else one.repeat(0, n)
 
 
-@lru_cache(maxsize=64)
+@byte_lru_cache("schema.jsontext.separators", 4 << 20)
 def separators(ws: DFA) -> tuple[DFA, DFA]:
     """``ws : ws`` and ``, ws``: the texts between a key and its value, and before a further
     member or item (built once per whitespace policy: every object and array needs them)."""

@@ -31,9 +31,9 @@ homomorphic image is the textbook closure of regular languages under substitutio
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Iterable
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import MAX_CODEPOINT, CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget
@@ -103,7 +103,7 @@ def escape_image_node(cs: CharSet, minimal: bool = False) -> Node:
     return Alt(tuple(parts))
 
 
-@lru_cache(maxsize=4096)
+@byte_lru_cache("schema.strings.escape_image", 8 << 20)
 def escape_image(cs: CharSet, minimal: bool = False) -> DFA:
     """The automaton of the JSON spellings (inside quotes) of any one character of ``cs``.
 
@@ -232,7 +232,7 @@ def string_value(min_length: int = 0, max_length: int | None = None, pattern: st
     return DFA.intersect_all(parts, budget=budget)
 
 
-@lru_cache(maxsize=4096)
+@byte_lru_cache("schema.strings.literal_json_string", 8 << 20)
 def literal_json_string(s: str) -> DFA:
     """Every valid JSON spelling of the one string ``s`` (for ``const``, ``enum``, property names).
 
