@@ -36,8 +36,10 @@ from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
 from .cache import byte_lru_cache
+from .gcpause import gc_paused
 from .charset import CharSet, refine
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget, OpaqueSymbolError
+from .errors import (DEFAULT_BUDGET, AutomatonError, Budget, OpaqueSymbolError, as_budget,
+                     check_deadline)
 from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_groups,
                        prune_table)
 from .nfa import NFA, determinize_groups, from_ast
@@ -238,7 +240,10 @@ class DFA:
 
     @classmethod
     def _from_nfa(cls, nfa: NFA, budget: Budget | None, operation: str) -> "DFA":
-        return cls._minimal_of(*determinize_groups(nfa, budget, operation))
+        with gc_paused():
+            tables = determinize_groups(nfa, budget, operation)
+            check_deadline(budget or DEFAULT_BUDGET, operation)   # (minimisation has no clock)
+            return cls._minimal_of(*tables)
 
     # ------------------------------------------------------------------ basic languages
     @classmethod
@@ -268,10 +273,19 @@ class DFA:
                      else ([[0, 0], [0, 2], [0, 0]], {2}, 1)), _minimal=True)
 
     @classmethod
-    def literal(cls, s: str) -> "DFA":
-        """Exactly the string ``s``."""
+    def literal(cls, s: str, budget: Budget | None = None) -> "DFA":
+        """Exactly the string ``s``.
+
+        Its ``len(s) + 2`` states, each with a class per distinct character, are charged to
+        ``budget`` first (:class:`BudgetExceeded`, operation ``"literal"``)."""
+        budget = as_budget(budget)
         if not isinstance(s, str):
             raise TypeError(f"DFA.literal takes a str, got {type(s).__name__}")
+        if len(s) > 1000:                # (shorter ones fit any budget's cells)
+            meter = (budget or DEFAULT_BUDGET).meter("literal")
+            meter.width = 1 + len(set(s))
+            if len(s) + 2 > meter.state_limit():
+                meter.add(len(s) + 1)
         if cls is DFA:
             return _literal(s)      # the same names come back again and again (property keys)
         return cls._literal(s)
@@ -283,7 +297,7 @@ class DFA:
         # the classes: one per distinct character of ``s``, and every other character
         cps = sorted(set(map(ord, s)))
         if cps[-1] >= 0xD800 and any(0xD800 <= x <= 0xDFFF for x in cps):
-            raise ValueError(f"{s!r} holds a surrogate, which is not a Unicode scalar value")
+            raise AutomatonError(f"{s[:80]!r} holds a surrogate, which is not a Unicode scalar value")
         rest = ~CharSet._trusted(tuple((x, x) for x in cps))
         first_rest = rest.ranges[0][0] if rest.ranges else None
         classes = []
@@ -318,7 +332,9 @@ class DFA:
     @classmethod
     def from_ast(cls, node: Node, budget: Budget | None = None) -> "DFA":
         """The automaton of a regex tree (:mod:`.regex_ast`)."""
-        return cls._from_nfa(from_ast(node), budget, "determinize")
+        budget = as_budget(budget)
+        with gc_paused():       # (millions of containers, no cycles: see .gcpause)
+            return cls._from_nfa(from_ast(node, budget), budget, "determinize")
 
     @classmethod
     def from_regex(cls, pattern: str, flags: int = 0, budget: Budget | None = None) -> "DFA":
@@ -337,12 +353,14 @@ class DFA:
             Malformed patterns and constructs that are not regular (back-references,
             look-around, conditionals, atomic groups), with the position.
         """
+        budget = as_budget(budget)
         from .regex_parse import parse_regex
         return cls.from_ast(parse_regex(pattern, flags), budget)
 
     @classmethod
     def excluding(cls, substrings: Iterable[str], budget: Budget | None = None) -> "DFA":
         """Strings that contain none of ``substrings`` (an Aho-Corasick automaton)."""
+        budget = as_budget(budget)
         from .exclusion import excluding_table
         classes, delta, accepting, start = excluding_table(list(substrings), budget)
         return cls._minimal_of(classes, delta, accepting, start)
@@ -477,8 +495,10 @@ class DFA:
                  budget: Budget | None, dead_if_either: bool, way: str | None = None) -> "DFA":
         """The product automaton over reachable pairs, built the way named ``way`` in
         :data:`PRODUCTS` (default: chosen by :func:`_product_way`)."""
+        budget = as_budget(budget)
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
+        meter.width = len(classes)
         if way is None:
             way = _product_way(len(self.delta), len(other.delta), operation,
                                dead_if_either and (self.start == 0 or other.start == 0))
@@ -570,7 +590,7 @@ class DFA:
                 pid[new] = np.arange(count, count + new.size)
                 count += new.size
                 # over the budget: stop at the first state past it, as state-by-state metering does
-                meter.add(min(int(new.size), meter.budget.max_states - meter.states + 1))
+                meter.add(min(int(new.size), meter.state_limit() - meter.states + 1))
                 meter.check_time()
                 keys.append(new)
             rows.append(pid[succ])
@@ -641,12 +661,13 @@ class DFA:
     @staticmethod
     def union_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
         """Union of several automata, built as one NFA and determinised once."""
+        budget = as_budget(budget)
         parts = list(parts)
         if not parts:
             return DFA.empty()
         if len(parts) == 1:
             return parts[0].minimize()
-        nfa = NFA()
+        nfa = NFA(budget, "union")
         start = nfa.new_state()
         final = nfa.new_state()
         for p in parts:
@@ -661,6 +682,7 @@ class DFA:
     @staticmethod
     def concat_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
         """Concatenation of several automata, built as one NFA and determinised once."""
+        budget = as_budget(budget)
         parts = list(parts)
         if not parts:
             return DFA.epsilon()
@@ -668,7 +690,7 @@ class DFA:
             return DFA.empty()
         if len(parts) == 1:
             return parts[0].minimize()
-        nfa = NFA()
+        nfa = NFA(budget, "concat")
         final = nfa.new_state()
         nxt = final
         for p in reversed(parts):
@@ -684,13 +706,22 @@ class DFA:
     __add__ = concat
 
     def repeat(self, min: int, max: int | None = None, budget: Budget | None = None) -> "DFA":
-        """Between ``min`` and ``max`` (None: unbounded) concatenated copies."""
+        """Between ``min`` and ``max`` (None: unbounded) concatenated copies.
+
+        The copies are charged to ``budget`` before any is made: a count whose copies would pass
+        it is a :class:`BudgetExceeded` at once."""
+        budget = as_budget(budget)
+        for bound in (min, max):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+                raise TypeError(f"repetition bounds must be ints, not {bound!r}")
         if min < 0 or (max is not None and max < min):
             raise ValueError(f"bad repetition bounds {min}, {max}")
         m = self.minimize()
         if m.start == 0:
             return DFA.epsilon() if min == 0 else DFA.empty()
-        nfa = NFA()
+        nfa = NFA(budget, "repeat")
+        copies = min + 1 if max is None else max
+        nfa.reserve(2 + (len(m.delta) - 1) * copies + (1 if max is None else max - min))
         final = nfa.new_state()
         nxt = final
         if max is None:
@@ -744,12 +775,14 @@ class DFA:
             ``i``-th character of some string ``c1 ... cn`` of ``self`` (between ``prefix`` and
             ``suffix`` when given).
         """
+        budget = as_budget(budget)
         m = self.minimize()
         if m.start == 0:
             return m
         images: dict[int, DFA] = {}
-        nfa = NFA()
+        nfa = NFA(budget, "substitute")
         n = len(m.delta)
+        nfa.reserve(n + 1)
         for _ in range(n):
             nfa.new_state()
         shared: dict[tuple[int, int], int] = {}
@@ -781,11 +814,13 @@ class DFA:
 
     def reverse(self, budget: Budget | None = None) -> "DFA":
         """The automaton of the reversed strings."""
+        budget = as_budget(budget)
         m = self.minimize()
         if m.start == 0:
             return m
-        nfa = NFA()
+        nfa = NFA(budget, "reverse")
         n = len(m.delta)
+        nfa.reserve(n + 1)
         for _ in range(n + 1):
             nfa.new_state()
         new_start = n
@@ -1178,6 +1213,7 @@ def _embed(nfa: NFA, d: DFA, exit_: int) -> int | None:
     if m.start == 0:
         return None
     n = len(m.delta)
+    nfa.reserve(n - 1)
     base = len(nfa.edges) - 1
     # the copy shares m's edge tuples (targets relative to the copy's offset)
     nfa.edges.extend(_edge_lists(m)[1:])

@@ -18,7 +18,7 @@ Example
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["TokenfsmError", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
            "NondeterministicCall", "OpaqueSymbolError"]
@@ -99,9 +99,14 @@ class RegexError(TokenfsmError, ValueError):
         if pos is not None:
             text += f" at position {pos}"
         if pattern is not None:
-            text += f" in pattern {pattern!r}"
-            if pos is not None and len(pattern) <= 200:
-                text += f"\n  {pattern}\n  {' ' * pos}^"
+            if len(pattern) <= 200:
+                text += f" in pattern {pattern!r}"
+                if pos is not None:
+                    text += f"\n  {pattern}\n  {' ' * pos}^"
+            else:                              # a long pattern: its length and the part at pos
+                at = 0 if pos is None else max(0, pos - 40)
+                text += (f" in a pattern of {len(pattern):,} characters"
+                         f" ({'...' if at else ''}{pattern[at:at + 80]!r}...)")
         super().__init__(text)
 
 
@@ -111,13 +116,14 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
     Attributes
     ----------
     limit : float
-        The limit that was hit (states, or seconds when ``kind == "seconds"``).
+        The limit that was hit (states, table cells, or seconds, after ``kind``).
     reached : float
-        How many states had been built (or seconds spent) when it stopped.
+        How many states (or cells) had been built, or seconds spent, when it stopped.
     operation : str
         The operation that was running (``"intersect"``, ``"determinize"``, ...).
     kind : str
-        ``"states"`` or ``"seconds"``.
+        ``"states"``, ``"cells"`` (states times alphabet classes), ``"nfa_states"`` (the
+        nondeterministic automaton a construction starts from) or ``"seconds"``.
     pointer : str or None
         Set by callers that know where the automaton came from (a JSON pointer in a schema).
     """
@@ -135,6 +141,12 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
         if self.kind == "seconds":
             return (f"{self.operation}{where} exceeded its time budget of {self.limit:g} s "
                     f"(stopped after {self.reached:.3g} s)")
+        if self.kind == "nfa_states":
+            return (f"{self.operation}{where} exceeded its budget of {self.limit:,} NFA states "
+                    f"({NFA_STATES_PER_STATE} per state of its Budget; it needed {self.reached:,})")
+        if self.kind == "cells":
+            return (f"{self.operation}{where} exceeded its budget of {self.limit:,} table cells "
+                    f"(states times alphabet classes; stopped at {self.reached:,})")
         return (f"{self.operation}{where} exceeded its budget of {self.limit:,} states "
                 f"(stopped at {self.reached:,})")
 
@@ -146,6 +158,13 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
         return (BudgetExceeded, (self.limit, self.reached, self.operation, self.kind, self.pointer))
 
 
+def _check_count(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Budget.{name} must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"Budget.{name} must be positive, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Budget:
     """Limits for one automaton construction.
@@ -153,19 +172,42 @@ class Budget:
     Parameters
     ----------
     max_states : int
-        Most states any single construction (product, determinisation) may create.
+        Most states any single construction (product, determinisation) may create. An NFA built
+        on the way may have :data:`~.nfa.NFA_STATES_PER_STATE` times as many.
     max_seconds : float or None
-        Wall-clock limit per construction, or None for no time limit.
+        Wall-clock limit per construction, or None for no time limit. After :meth:`started`, it
+        is also a deadline shared by every construction that uses the budget.
+    max_cells : int
+        Most cells (states times alphabet classes) a construction's transition table may have:
+        a long sequence of distinct characters needs a class per character in every state.
+
+    Every limit is charged before the memory it stands for is taken.
     """
 
     max_states: int = 200_000
     max_seconds: float | None = None
+    max_cells: int = 20_000_000
+    #: ``time.perf_counter()`` value past which every construction stops (see :meth:`started`)
+    deadline: float | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        if not isinstance(self.max_states, int) or self.max_states < 1:
-            raise ValueError(f"Budget.max_states must be a positive int, got {self.max_states!r}")
-        if self.max_seconds is not None and not self.max_seconds > 0:
-            raise ValueError(f"Budget.max_seconds must be positive or None, got {self.max_seconds!r}")
+        _check_count("max_states", self.max_states)
+        _check_count("max_cells", self.max_cells)
+        if self.max_seconds is not None:
+            if isinstance(self.max_seconds, bool) or not isinstance(self.max_seconds, (int, float)):
+                raise TypeError(f"Budget.max_seconds must be a number or None, got {self.max_seconds!r}")
+            if not self.max_seconds > 0:
+                raise ValueError(f"Budget.max_seconds must be positive or None, got {self.max_seconds!r}")
+        if self.deadline is not None and not isinstance(self.deadline, float):
+            raise TypeError(f"Budget.deadline must be a time.perf_counter() value, got {self.deadline!r}")
+
+    def started(self) -> "Budget":
+        """This budget with its time limit turned into one deadline from now, for a task made of
+        many constructions (a schema): each then stops at the deadline rather than
+        ``max_seconds`` after its own start. Equal to ``self`` (the deadline is not compared)."""
+        if self.max_seconds is None or self.deadline is not None:
+            return self
+        return replace(self, deadline=time.perf_counter() + self.max_seconds)
 
     def meter(self, operation: str) -> "Meter":
         """A fresh counter that enforces this budget for one construction."""
@@ -175,24 +217,84 @@ class Budget:
 DEFAULT_BUDGET = Budget()
 
 
+def as_budget(budget) -> Budget:
+    """The budget a construction runs under: ``budget`` :meth:`~Budget.started` (its clock runs
+    from the call), or :data:`DEFAULT_BUDGET` for None; anything else is a ``TypeError``."""
+    if budget is None:
+        return DEFAULT_BUDGET
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget or None, not {type(budget).__name__}")
+    return budget.started()
+
+
+def check_deadline(budget: Budget, operation: str) -> None:
+    """Raise :class:`BudgetExceeded` (seconds) if ``budget``'s deadline has passed (see
+    :meth:`Budget.started`); for the phases of a construction that make no states."""
+    if budget.deadline is not None:
+        now = time.perf_counter()
+        if now > budget.deadline:
+            limit = budget.max_seconds
+            raise BudgetExceeded(limit, now - budget.deadline + limit, operation, kind="seconds")
+
+
+#: NFA states a construction may build per state of its :class:`Budget`: Thompson's construction
+#: takes about two states per character of a pattern, and an embedded automaton one per state,
+#: while the subset construction's result is usually no larger than its NFA. The NFA is charged
+#: before it is built (:func:`.nfa.from_ast`, :meth:`.nfa.NFA.reserve`), so that
+#: ``a{1000000000}`` is a :class:`BudgetExceeded` at once, not an out-of-memory.
+NFA_STATES_PER_STATE = 4
+
+#: Table cells, and states, a construction builds at most between two looks at the clock (a look
+#: costs well under a microsecond; a state at least a few).
+CELLS_PER_CLOCK_CHECK = 1 << 13
+STATES_PER_CLOCK_CHECK = 1 << 6
+
+
 @dataclass
 class Meter:
-    """Counts states created by one construction and raises when the budget is exceeded."""
+    """Counts states created by one construction and raises when the budget is exceeded.
+
+    A construction that knows its alphabet sets :attr:`width` (classes per state) so that the
+    cell budget is charged too; :meth:`state_limit` is the most states both budgets allow."""
 
     budget: Budget
     operation: str
     states: int = 0
     started: float = field(default_factory=time.perf_counter)
+    width: int = 1
+    _next_clock: int = 0
+
+    def __post_init__(self):
+        b = self.budget
+        ends = [t for t in (b.deadline, None if b.max_seconds is None else self.started + b.max_seconds)
+                if t is not None]
+        #: the time at which this construction stops (None: no time limit)
+        self.deadline = min(ends) if ends else None
+
+    def state_limit(self) -> int:
+        """The most states allowed: by the state budget, and by the cell budget at this width."""
+        return min(self.budget.max_states, self.budget.max_cells // max(self.width, 1))
+
+    def clock_every(self) -> int:
+        """States between two looks at the clock, as a mask (a power of two minus one): at most
+        :data:`STATES_PER_CLOCK_CHECK`, fewer for wide tables (:data:`CELLS_PER_CLOCK_CHECK`)."""
+        n = max(1, min(STATES_PER_CLOCK_CHECK, CELLS_PER_CLOCK_CHECK // max(self.width, 1)))
+        return (1 << (n.bit_length() - 1)) - 1
 
     def add(self, n: int = 1) -> None:
         self.states += n
         if self.states > self.budget.max_states:
             raise BudgetExceeded(self.budget.max_states, self.states, self.operation)
-        if self.budget.max_seconds is not None and (self.states & 255) == 0:
+        if self.states * self.width > self.budget.max_cells:
+            raise BudgetExceeded(self.budget.max_cells, self.states * self.width, self.operation,
+                                 kind="cells")
+        if self.deadline is not None and self.states >= self._next_clock:
+            self._next_clock = self.states + self.clock_every() + 1
             self.check_time()
 
     def check_time(self) -> None:
-        if self.budget.max_seconds is not None:
-            spent = time.perf_counter() - self.started
-            if spent > self.budget.max_seconds:
-                raise BudgetExceeded(self.budget.max_seconds, spent, self.operation, kind="seconds")
+        if self.deadline is not None:
+            now = time.perf_counter()
+            if now > self.deadline:
+                limit = self.budget.max_seconds
+                raise BudgetExceeded(limit, now - self.deadline + limit, self.operation, kind="seconds")

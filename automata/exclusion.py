@@ -44,10 +44,12 @@ def excluding_table(substrings: list[str], budget: Budget | None = None):
         return [CharSet.any()], [[0]], set(), 0
     letters = sorted({ch for x in substrings for ch in x})
     classes = refine([CharSet.of(ch) for ch in letters])
+    meter.width = len(classes)        # each trie node becomes a row of this many cells
     cls_of = {}
     other = None
+    letter_set = set(letters)
     for i, c in enumerate(classes):
-        if len(c) == 1 and chr(c.min()) in letters:
+        if len(c) == 1 and chr(c.min()) in letter_set:
             cls_of[chr(c.min())] = i
         else:
             other = i

@@ -37,11 +37,13 @@ from typing import Sequence
 
 from .cache import BoundedMemo
 from .charset import CharSet, refine
-from .errors import DEFAULT_BUDGET, Budget
+from .errors import (DEFAULT_BUDGET, NFA_STATES_PER_STATE, Budget, BudgetExceeded,
+                     check_deadline)
 from .minimize import ARRAY_MIN_CELLS
 from .regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
 
-__all__ = ["NFA", "from_ast", "determinize", "determinize_groups"]
+__all__ = ["NFA", "from_ast", "determinize", "determinize_groups", "thompson_states",
+           "NFA_STATES_PER_STATE"]
 
 # Does this interpreter's \B match the empty string? (CPython changed it in 3.14.)
 _NOT_BOUNDARY_MATCHES_EMPTY = re.fullmatch(r"\B", "") is not None
@@ -59,15 +61,28 @@ class NFA:
     for states built one by one.
     """
 
-    __slots__ = ("edges", "eps", "asserts", "start", "accepting", "offset")
+    __slots__ = ("edges", "eps", "asserts", "start", "accepting", "offset", "budget", "max_states",
+                 "operation")
 
-    def __init__(self):
+    def __init__(self, budget: Budget | None = None, operation: str = "nfa"):
         self.edges: list[list[tuple[CharSet, int]]] = []
         self.eps: list[list[int]] = []
         self.asserts: list[list[tuple[Assert, int]]] = []
         self.offset: list[int] = []
         self.start = 0
         self.accepting: set[int] = set()
+        self.budget = budget or DEFAULT_BUDGET
+        #: most states this NFA may reach (see :data:`NFA_STATES_PER_STATE`)
+        self.max_states = NFA_STATES_PER_STATE * self.budget.max_states
+        self.operation = operation
+
+    def reserve(self, n: int) -> None:
+        """Charge ``n`` states about to be added: :class:`BudgetExceeded` (nothing added) if the
+        NFA would pass :attr:`max_states`."""
+        total = len(self.edges) + n
+        if total > self.max_states:
+            raise BudgetExceeded(self.max_states, total, self.operation, kind="nfa_states")
+        check_deadline(self.budget, self.operation)
 
     def new_state(self) -> int:
         self.edges.append([])
@@ -121,7 +136,10 @@ class NFA:
         if lo < 0 or (hi is not None and hi < lo):
             raise ValueError(f"bad repetition bounds {{{lo},{hi}}}")
         entry = cur = self.new_state()
-        for _ in range(lo):
+        timed = self.budget.deadline is not None
+        for k in range(lo):
+            if timed and not k & 255:
+                check_deadline(self.budget, self.operation)
             s, e = self.add_fragment(node.item)
             self.eps[cur].append(s)
             cur = e
@@ -136,7 +154,9 @@ class NFA:
         # optional copies nested as (x(x(x)?)?)?, so a subset holds O(1) positions, not O(n)
         exit_ = self.new_state()
         self.eps[cur].append(exit_)
-        for _ in range(hi - lo):
+        for k in range(hi - lo):
+            if timed and not k & 255:
+                check_deadline(self.budget, self.operation)
             s, e = self.add_fragment(node.item)
             self.eps[cur].append(s)
             self.eps[e].append(exit_)
@@ -144,9 +164,45 @@ class NFA:
         return entry, exit_
 
 
-def from_ast(node: Node) -> NFA:
-    """Thompson's construction: an NFA accepting exactly the strings ``node`` matches."""
-    nfa = NFA()
+def thompson_states(node: Node, limit: int | None = None) -> int:
+    """States :func:`from_ast` builds for ``node``, counted without building them (shared
+    subtrees once per occurrence, as they are built); past ``limit`` the count may stop early, at
+    some number above it."""
+    sizes: dict[int, int] = {}
+    stack = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in sizes:
+            continue
+        kids = (n.items if isinstance(n, (Seq, Alt)) else (n.item,) if isinstance(n, Repeat)
+                else ())
+        if not ready and kids:
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+            continue
+        if isinstance(n, Seq):
+            size = sum(sizes[id(k)] for k in n.items) if n.items else 1
+        elif isinstance(n, Alt):
+            size = 2 + sum(sizes[id(k)] for k in n.items)
+        elif isinstance(n, Repeat):
+            item = sizes[id(n.item)]
+            copies = n.min + (1 if n.max is None else max(n.max - n.min, 0))
+            size = 2 + item * copies
+        else:                                      # Chars, Assert
+            size = 2
+        if limit is not None and size > limit:
+            return size
+        sizes[id(n)] = size
+    return sizes[id(node)]
+
+
+def from_ast(node: Node, budget: Budget | None = None) -> NFA:
+    """Thompson's construction: an NFA accepting exactly the strings ``node`` matches.
+
+    Raises :class:`BudgetExceeded` (operation ``"regex"``), before building anything, when it
+    would have more than ``NFA_STATES_PER_STATE * budget.max_states`` states."""
+    nfa = NFA(budget, "regex")
+    nfa.reserve(thompson_states(node, nfa.max_states))
     s, e = nfa.add_fragment(node)
     nfa.start = s
     nfa.accepting = {e}
@@ -241,16 +297,31 @@ def determinize_groups(nfa: NFA, budget: Budget | None = None, operation: str = 
     return _subsets(nfa, budget, operation, extra_sets, True)
 
 
+#: NFA states looked at between two looks at the clock, where the subset construction starts.
+_SLICE = 1 << 14
+
+
 def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequence[CharSet],
              with_groups: bool):
     """The subset construction; groups are recorded when ``with_groups`` (else None)."""
     meter = (budget or DEFAULT_BUDGET).meter(operation)
     edges = nfa.edges
-    # shared edge tuples (copies of an embedded automaton) are looked at once
-    ids = list(map(id, edges))
-    distinct = dict(zip(ids, edges))
-    # the labels by identity (CharSet hashes in Python): equal copies are refined together
-    labels = {id(cs): cs for out in distinct.values() for cs, _ in out}
+    # shared edge tuples (copies of an embedded automaton) are looked at once, and the labels
+    # by identity (CharSet hashes in Python): equal copies are refined together; in slices, with
+    # a look at the clock after each
+    ids: list[int] = []
+    distinct: dict = {}
+    for lo in range(0, len(edges), _SLICE):
+        part = edges[lo:lo + _SLICE]
+        part_ids = list(map(id, part))
+        ids += part_ids
+        distinct.update(zip(part_ids, part))
+        meter.check_time()
+    labels: dict = {}
+    outs = list(distinct.values())
+    for lo in range(0, len(outs), _SLICE):
+        labels.update((id(cs), cs) for out in outs[lo:lo + _SLICE] for cs, _ in out)
+        meter.check_time()
     label_sets = list(labels.values())
     word_sets: list[CharSet] = []
     has_assertions = nfa.has_assertions
@@ -263,6 +334,7 @@ def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequen
         label_sets.extend(word_sets)
     label_sets.extend(extra_sets)
 
+    meter.check_time()                  # the NFA's edges were looked at (linear, no states made)
     if not has_assertions:
         # the same labels come back often (the same embedded automata): their partition and
         # covers are kept by the set of labels
@@ -276,7 +348,10 @@ def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequen
         # and the bit set of all classes it moves on, None when two of its edges share one
         moves_of: dict[int, list] = {}
         union_of: dict[int, int | None] = {}
-        for k, out in distinct.items():
+        timed = meter.deadline is not None
+        for n_seen, (k, out) in enumerate(distinct.items()):
+            if timed and not n_seen & 4095:
+                meter.check_time()
             ml = []
             u = 0
             for cs, t in out:
@@ -404,9 +479,10 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool
     offset = nfa.offset
     accepting_nfa = nfa.accepting
     nclasses = len(classes)
-    budget = meter.budget
-    max_states = budget.max_states
-    timed = budget.max_seconds is not None
+    meter.width = nclasses
+    max_states = meter.state_limit()            # by states, and by cells at this width
+    timed = meter.deadline is not None
+    clock = meter.clock_every()
 
     def closure(states) -> frozenset:
         stack = list(states)
@@ -430,7 +506,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool
         if i is None:
             i = len(delta)
             # the meter counts states as they are created (state 0 is not one)
-            if i > max_states or (timed and (i & 255) == 0):
+            if i > max_states or (timed and (i & clock) == 0):
                 meter.states = i - 1
                 meter.add()
             index[S] = i
@@ -445,7 +521,7 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool
     def single(t: int) -> int:
         """A new DFA state for the NFA state ``t``, which has no epsilon moves."""
         i = len(delta)
-        if i > max_states or (timed and (i & 255) == 0):
+        if i > max_states or (timed and (i & clock) == 0):
             meter.states = i - 1
             meter.add()
         delta.append(None)
@@ -609,6 +685,7 @@ def _determinize_asserts(nfa: NFA, moves, classes, meter, is_nl, is_word, wid_of
     def accepts_at_end(S: frozenset) -> bool:
         return any(q in accepting_nfa and all(_ok_at_end(ob) for ob in obs) for q, obs in S)
 
+    meter.width = nclasses
     intern = _Interner(nclasses, meter, accepts_at_end)
     start = intern(closure([(nfa.start, empty)], None))
     while intern.todo:

@@ -594,6 +594,8 @@ def parse_regex(pattern: str, flags: int = 0) -> Node:
     """
     if not isinstance(pattern, str):
         raise TypeError(f"parse_regex takes a str pattern, got {type(pattern).__name__}")
+    if isinstance(flags, bool) or not isinstance(flags, int):
+        raise TypeError(f"flags must be re flags (an int), not {flags!r}")
     flags = int(flags) & ~F_DEBUG
     if flags & F_LOCALE:
         raise RegexError("the LOCALE flag cannot be used with a str pattern", pattern)

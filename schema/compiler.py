@@ -71,7 +71,7 @@ from typing import Any, Iterable, Mapping
 from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
-from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, RegexError, as_budget
 from tokenfsm.automata.gcpause import gc_paused
 
 from . import rewrite
@@ -212,7 +212,7 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     if recursion not in ("auto", "unroll", "stack"):
         raise ValueError(f"recursion must be 'auto', 'unroll' or 'stack', got {recursion!r}")
     args = (schema, whitespace, excludes, strict, allow_extra_keys, property_order, max_depth,
-            budget or DEFAULT_BUDGET, documents)
+            as_budget(budget), documents)
     with gc_paused():  # (a with block adds no frame: the warnings' stack levels hold)
         c = _Compiler(*args)
         if recursion != "unroll" and max_depth >= 1 and (recursion == "stack" or c.has_recursion()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 import time
 import tracemalloc
@@ -61,7 +62,11 @@ def test_determinize_and_regular_operations_are_budgeted():
                        ("union", lambda: DFA.union_all([d, d.reverse()], budget=Budget(max_states=20)))]:
         with pytest.raises(BudgetExceeded) as e:
             call()
-        assert e.value.operation == name and e.value.reached == e.value.limit + 1
+        assert e.value.operation == name
+        if name == "reverse":       # its NFA (a state per row of d's table, and a new start) is charged
+            assert (e.value.kind, e.value.limit, e.value.reached) == ("nfa_states", 12, 34)
+        else:
+            assert e.value.kind == "states" and e.value.reached == e.value.limit + 1
 
 
 def test_time_budget():
@@ -79,10 +84,150 @@ def test_time_budget():
 
 
 def test_budget_validation_and_pickling():
-    for bad in (dict(max_states=0), dict(max_states=1.5), dict(max_seconds=0), dict(max_seconds=-1)):
+    for bad in (dict(max_states=0), dict(max_seconds=0), dict(max_seconds=-1),
+                dict(max_seconds=float("nan")), dict(max_cells=0)):
         with pytest.raises(ValueError):
+            Budget(**bad)
+    for bad in (dict(max_states=1.5), dict(max_states="5"), dict(max_states=True),
+                dict(max_seconds="1"), dict(max_seconds=True), dict(max_cells=None)):
+        with pytest.raises(TypeError):
             Budget(**bad)
     err = BudgetExceeded(10, 11, "intersect").with_pointer("/properties/a")
     back = pickle.loads(pickle.dumps(err))
     assert (back.limit, back.reached, back.operation, back.pointer) == (10, 11, "intersect", "/properties/a")
     assert "/properties/a" in str(back)
+
+
+# -- charged before the memory is taken ------------------------------------------------------
+
+def _quick(call, seconds=1.0, peak_bytes=64 << 20):
+    """Run ``call``; return what it returned or the typed error it raised, checking that either
+    came within ``seconds`` and ``peak_bytes`` of traced memory (Unicode tables built first)."""
+    DFA.from_regex(r"[\s\S\w\d]")
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        got = call()
+    except BudgetExceeded as e:
+        got = e
+    elapsed = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert elapsed < seconds and peak < peak_bytes, (elapsed, peak)
+    return got
+
+
+@pytest.mark.parametrize("pattern", [
+    r"a{1000000000}", r"(a{1000}){1000}", r"((ab){1000}){1000}", r"(?:x|yz){4294967294}",
+    r"[\s\S]{0,100000000}", r"((a{100}){100}){100}", r"\w{5000000}",
+])
+def test_huge_counts_are_refused_before_the_nfa_is_built(pattern):
+    # a typed error or a success, within a second and a little memory (some of these may compile
+    # one day as counters); today each is a BudgetExceeded charged before allocation
+    got = _quick(lambda: DFA.from_regex(pattern))
+    if isinstance(got, BudgetExceeded):
+        assert got.kind == "nfa_states" and got.operation == "regex" and got.reached > got.limit
+        assert "NFA states" in str(got)
+
+
+def test_the_nfa_charge_counts_what_thompson_builds():
+    from tokenfsm.automata.nfa import from_ast, thompson_states
+    from tokenfsm.automata.regex_parse import parse_regex
+
+    for pattern in [r"a{3,7}(b|cd)*", r"(x{2}){3,}", r"(?:ab|c){0,5}d?", r"", r"(a|)+"]:
+        node = parse_regex(pattern)
+        assert thompson_states(node) == from_ast(node).num_states
+    # within the limit: built; past it: refused, with the count
+    node = parse_regex("(?:ab|cb|db|eb){20}")
+    n = thompson_states(node)                   # 20 copies of 18 states, and 2 (the DFA has 41)
+    assert n == 362
+    assert DFA.from_ast(node, budget=Budget(max_states=400)).accepts("abcb" * 10)
+    with pytest.raises(BudgetExceeded) as e:
+        DFA.from_ast(node, budget=Budget(max_states=90))
+    assert (e.value.kind, e.value.limit, e.value.reached) == ("nfa_states", 360, 362)
+
+
+def test_repeat_charges_its_copies_first():
+    d = DFA.from_regex("[a-z]{3}x")
+    for lo, hi in [(0, 10**9), (10**9, None), (5, 10**7)]:
+        got = _quick(lambda: d.repeat(lo, hi))
+        assert isinstance(got, BudgetExceeded) and got.operation == "repeat"
+    small = d.repeat(2, 3, budget=Budget(max_states=100))
+    assert small.accepts("abcxdefx") and not small.accepts("abcx")
+    for bad in [(1.5, 2), (0, "3"), (True, 2)]:
+        with pytest.raises(TypeError):
+            d.repeat(*bad)
+
+
+def test_long_literals_are_charged_states_and_cells():
+    got = _quick(lambda: DFA.literal("a" * 10_000_000), peak_bytes=128 << 20)
+    assert isinstance(got, BudgetExceeded) and (got.kind, got.operation) == ("states", "literal")
+    # 6,000 distinct characters: 6,000 states of 6,001 classes each, 36 million cells
+    text = "".join(map(chr, range(0x4E00, 0x4E00 + 6000)))
+    got = _quick(lambda: DFA.literal(text))
+    assert isinstance(got, BudgetExceeded) and got.kind == "cells" and got.limit == 20_000_000
+    assert DFA.literal(text[:2000]).accepts(text[:2000])
+
+
+def test_cells_are_charged_in_determinisation_and_products():
+    # a sequence of 5,000 distinct characters: states times classes pass the cell budget first
+    pattern = "".join(map(chr, range(0x4E00, 0x4E00 + 5000)))
+    got = _quick(lambda: DFA.from_regex(pattern), seconds=5.0, peak_bytes=512 << 20)
+    assert isinstance(got, BudgetExceeded) and got.kind == "cells"
+    assert "table cells" in str(got)
+    small = Budget(max_cells=1000)
+    with pytest.raises(BudgetExceeded) as e:
+        DFA.from_regex("[a-j]{0,200}").intersect(DFA.excluding(["ab", "cd"]), budget=small)
+    assert e.value.kind == "cells" and e.value.limit == 1000
+
+
+def test_excluding_many_distinct_characters_is_charged_cells():
+    # 500 words of 10 distinct characters: 5,001 classes, and a trie of 5,000 nodes
+    words = ["".join(map(chr, range(0x4E00 + 10 * i, 0x4E00 + 10 * i + 10))) for i in range(500)]
+    got = _quick(lambda: DFA.excluding(words), seconds=5.0, peak_bytes=512 << 20)
+    assert isinstance(got, BudgetExceeded) and got.kind == "cells"
+
+
+def test_budget_arguments_are_typed():
+    for bad in ["x", 5, {"max_states": 5}]:
+        with pytest.raises(TypeError):
+            DFA.from_regex("a", budget=bad)
+        with pytest.raises(TypeError):
+            DFA.from_regex("a").intersect(DFA.from_regex("b"), budget=bad)
+
+
+# -- time ----------------------------------------------------------------------------------------
+
+@functools.cache
+def _bounded_any():
+    return ANY.repeat(0, 20000)
+
+
+@pytest.mark.parametrize("make", [
+    lambda b: DFA.from_regex(r"(a|b)*a(a|b){20}", budget=b),             # subset blow-up
+    lambda b: DFA.from_regex(r"[\s\S]{0,190000}", budget=b),             # a long NFA first
+    lambda b: _bounded_any().intersect(DFA.excluding(MARKERS), budget=b),
+], ids=["blowup", "long", "product"])
+def test_time_budget_stops_within_ten_percent(make):
+    limit = 0.5
+    budget = Budget(max_states=10**8, max_cells=10**10, max_seconds=limit)
+    _bounded_any()
+    t0 = time.perf_counter()
+    with pytest.raises(BudgetExceeded) as e:
+        make(budget)
+    elapsed = time.perf_counter() - t0
+    assert e.value.kind == "seconds"
+    # measured where it stopped (and 20 ms for the scheduler of a shared machine)
+    assert limit <= e.value.reached <= 1.1 * limit + 0.02
+    assert elapsed < 3 * limit                          # (loose: the machine is shared)
+
+
+def test_a_started_budget_is_one_deadline_for_many_constructions():
+    b = Budget(max_seconds=0.2)
+    assert b.started() == b and b.started().deadline is not None and b.deadline is None
+    started = b.started()
+    time.sleep(0.25)
+    with pytest.raises(BudgetExceeded) as e:
+        DFA.from_regex("[a-z]{0,3000}", budget=started)       # 0.25 s already spent
+    assert e.value.kind == "seconds" and e.value.reached >= 0.25
+    assert DFA.from_regex("[a-z]{0,30}", budget=b).accepts("abc")   # its own clock: fine
