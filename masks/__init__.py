@@ -24,7 +24,9 @@ from tokenfsm.automata.errors import TokenfsmError
 from .compiler import IndexCompiler
 from .errors import (
     BitmaskError,
+    BitmaskTypeError,
     CorruptIndexError,
+    InvalidTextError,
     MaskError,
     ProcessorError,
     RollbackError,
@@ -62,6 +64,8 @@ __all__ = [
     "TokenRejected",
     "UnknownTokenError",
     "BitmaskError",
+    "BitmaskTypeError",
+    "InvalidTextError",
     "VocabularyError",
     "VocabularyMismatch",
     "CorruptIndexError",

@@ -23,6 +23,8 @@ __all__ = [
     "TokenRejected",
     "UnknownTokenError",
     "BitmaskError",
+    "BitmaskTypeError",
+    "InvalidTextError",
     "VocabularyError",
     "VocabularyMismatch",
     "CorruptIndexError",
@@ -66,6 +68,28 @@ class UnknownTokenError(MaskError, IndexError):
 
 class BitmaskError(MaskError, ValueError):
     """A bitmask (or logits array) with the wrong type, dtype, shape or row index."""
+
+
+class BitmaskTypeError(BitmaskError, TypeError):
+    """A bitmask row given as something other than an int (``0.9``, ``"1"``, ``True``): a
+    :class:`BitmaskError` that is also a ``TypeError``."""
+
+
+class InvalidTextError(MaskError, ValueError):
+    """Text that has no UTF-8 encoding (a lone surrogate), given to :meth:`.Matcher.accept_string`.
+
+    Attributes
+    ----------
+    index : int
+        Where in the text the offending character is.
+    """
+
+    def __init__(self, msg: str, index: int):
+        self.index = int(index)
+        super().__init__(msg)
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.index))
 
 
 class VocabularyError(MaskError, ValueError):

@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from . import kernels
+from .arguments import batch_rows, check_row_layout, row_number, step_count, utf8_text
 from .errors import BitmaskError, RollbackError, TokenRejected
 from .index import TokenIndex
 
@@ -73,6 +74,7 @@ def _bitmask_array(bitmask, n_words: int) -> np.ndarray:
         raise BitmaskError(f"bitmask shape must be (batch, {n_words}), not {bitmask.shape}")
     if not bitmask.flags.writeable:
         raise BitmaskError("bitmask is read-only")
+    check_row_layout(bitmask)
     return bitmask
 
 
@@ -252,13 +254,12 @@ class Matcher:
         n_words = self._index.n_words
         if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
                 and bitmask.ndim == 2 and bitmask.shape[1] == n_words
-                and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable):
+                and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable
+                and bitmask.flags.c_contiguous):
             view = memoryview(bitmask[row]).cast("B")
         else:
             out = _bitmask_array(bitmask, n_words)
-            if isinstance(row, bool) or not hasattr(row, "__index__") or not 0 <= int(row) < out.shape[0]:
-                raise BitmaskError(f"row {row} is outside a bitmask of {out.shape[0]} rows")
-            view = memoryview(out[int(row)]).cast("B")
+            view = memoryview(out[row_number(row, out.shape[0])]).cast("B")
         view[:] = self._view()
         if type(row) is int:
             self._bm, self._bm_row, self._bm_view = bitmask, row, view
@@ -346,8 +347,15 @@ class Matcher:
 
         Counts as one step for :meth:`rollback`. Returns ``False`` and changes nothing if the text
         leads out of the language (or the sequence has ended).
+
+        Raises
+        ------
+        TypeError
+            ``text`` is neither str nor bytes-like.
+        InvalidTextError
+            ``text`` holds a lone surrogate (no UTF-8 encoding).
         """
-        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        data = utf8_text(text)
         if self._finished:
             return False
         if not data:
@@ -372,8 +380,10 @@ class Matcher:
         ------
         RollbackError
             ``n`` is negative or more than the steps remembered; nothing is undone.
+        TypeError
+            ``n`` is not an int.
         """
-        n = int(n)
+        n = step_count(n)
         if n < 0 or n > len(self._history):
             raise RollbackError(f"cannot roll back {n} steps; {len(self._history)} remembered")
         if self._flat:
@@ -435,6 +445,9 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
     BitmaskError
         Bad bitmask, rows, or matchers over vocabularies of different sizes; nothing is written.
     """
+    if any(m is not None and not isinstance(m, Matcher) for m in matchers):
+        bad = next(m for m in matchers if m is not None and not isinstance(m, Matcher))
+        raise TypeError(f"matchers must be Matcher objects or None, not {type(bad).__name__}")
     present = [m for m in matchers if m is not None]
     if present:
         n_words = present[0].index.n_words
@@ -443,11 +456,13 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher | None], bitmask, rows: 
     else:
         n_words = bitmask.shape[1] if hasattr(bitmask, "shape") and len(bitmask.shape) == 2 else -1
     out = _bitmask_array(bitmask, n_words)
-    rows_arr = np.arange(len(matchers), dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
-    if rows_arr.shape != (len(matchers),):
-        raise BitmaskError(f"{len(rows_arr)} rows given for {len(matchers)} matchers")
-    if rows_arr.size and (rows_arr.min() < 0 or rows_arr.max() >= out.shape[0]):
+    if rows is not None:
+        rows = batch_rows(rows, out.shape[0])
+        if len(rows) != len(matchers):
+            raise BitmaskError(f"{len(rows)} rows given for {len(matchers)} matchers")
+    elif len(matchers) > out.shape[0]:
         raise BitmaskError(f"rows must lie in 0..{out.shape[0] - 1}")
+    rows_arr = np.arange(len(matchers), dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     groups: dict[int, tuple[TokenIndex, list[int], list[int]]] = {}
     own = []
     for m, r in zip(matchers, rows_arr.tolist()):
@@ -526,10 +541,7 @@ def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None, 
     n = lg.shape[1]
     limit = _vocab_limit(n, bm.shape[1], vocab_size)
     k = min(n, limit)
-    rows = range(lg.shape[0]) if indices is None else [int(i) for i in indices]
-    for i in rows:
-        if not 0 <= i < lg.shape[0]:
-            raise BitmaskError(f"index {i} outside a batch of {lg.shape[0]}")
+    rows = range(lg.shape[0]) if indices is None else batch_rows(indices, lg.shape[0])
     for i in rows:
         np.copyto(lg[i, :k], -np.inf, where=~unpack_bitmask(bm[i], k))
         lg[i, limit:] = -np.inf
@@ -560,10 +572,7 @@ def _apply_torch(logits, bitmask, vocab_size, indices) -> None:
         lg[:, :k].masked_fill_(~allowed, float("-inf"))
         lg[:, limit:] = float("-inf")
         return
-    idx_list = [int(i) for i in indices]
-    for i in idx_list:
-        if not 0 <= i < lg.shape[0]:
-            raise BitmaskError(f"index {i} outside a batch of {lg.shape[0]}")
+    idx_list = batch_rows(indices, lg.shape[0])
     idx = torch.as_tensor(idx_list, device=lg.device, dtype=torch.long)
     lg[idx, :k] = lg[idx, :k].masked_fill(~allowed[idx], float("-inf"))
     lg[idx, limit:] = float("-inf")
