@@ -5,8 +5,17 @@ seconds. :class:`IndexCompiler` keys every index by *everything* that shapes it:
 text, or the JSON Schema with its key order kept), every compile option with defaults filled in
 (whitespace, exclusions, property order, strictness, depth, budget...), the vocabulary fingerprint,
 the index format version and the package version. Two requests differing in any of them never share
-an index. The in-memory cache is a bounded LRU; the optional disk cache survives restarts, and an
-entry that fails to load (truncated, altered, another format) is discarded and rebuilt.
+an index; a pydantic model is keyed by the JSON Schema it generates, so a model redefined with other
+fields is another key. The in-memory cache is an LRU bounded in entries and in bytes; the optional
+disk cache survives restarts. Each file on disk holds the key it was saved under and a checksum of
+everything in it (an HMAC with ``secret``); an entry that fails to load (truncated, altered, copied
+under another key, another format) is discarded with a warning and rebuilt. Temporary files that
+writers killed mid-write left behind are removed when a compiler opens the directory.
+
+The directory must not be writable by anyone the server does not trust: a file there can be
+replaced by another valid index (with a recomputed checksum) unless a ``secret`` is used, and
+Numba's own kernel cache (``NUMBA_CACHE_DIR``, or ``__pycache__`` next to the package) holds
+compiled code that is loaded and run as it is.
 
 Example
 -------
@@ -22,6 +31,7 @@ the spirit of outlines-core's serialisable ``Index``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -29,11 +39,13 @@ import os
 import threading
 import warnings
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from .errors import CorruptIndexError, VocabularyMismatch
 from .index import FORMAT_VERSION, TokenIndex, as_byte_dfa
+from .index_file import remove_stale_temporaries
 from .vocab import Vocabulary
 
 __all__ = ["IndexCompiler"]
@@ -46,6 +58,19 @@ def _package_version() -> str:
         return version("tokenfsm")
     except Exception:  # noqa: BLE001 - not installed as a distribution
         return "0"
+
+
+#: Default bound on the bytes of the indexes an :class:`IndexCompiler` keeps in memory.
+MEMORY_CACHE_BYTES = 1 << 30
+
+
+def _charged_bytes(index) -> int:
+    """What an index held in memory is charged: its arrays (``nbytes``), or for a stack index,
+    which fills its rows as it goes, the default limit of its row cache."""
+    from .pushdown import ROW_CACHE_BYTES
+
+    nbytes = getattr(index, "nbytes", None)
+    return int(nbytes) if nbytes is not None else ROW_CACHE_BYTES
 
 
 def _bound_options(func, first, options: dict) -> dict:
@@ -65,16 +90,35 @@ def _bound_options(func, first, options: dict) -> dict:
 
 
 def _canonical(obj) -> str:
-    """Deterministic JSON for cache keys: dict order kept (key order can matter), sets sorted."""
+    """Deterministic JSON for cache keys: dict order kept (key order can matter), sets sorted,
+    dataclasses (a ``Budget``) by their compared fields; ``TypeError`` for anything whose content
+    cannot be written down (its ``repr`` might not change when its content does)."""
 
     def default(o):
         if isinstance(o, (set, frozenset)):
             return sorted(o, key=repr)
         if isinstance(o, np.ndarray):
             return o.tolist()
-        return repr(o)
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {"__class__": type(o).__qualname__,
+                    **{f.name: getattr(o, f.name) for f in dataclasses.fields(o) if f.compare}}
+        if isinstance(o, Mapping):
+            return dict(o)
+        if isinstance(o, (tuple, list)) or (isinstance(o, Sequence) and not isinstance(o, (str, bytes))):
+            return list(o)
+        raise TypeError(f"cannot use a {type(o).__name__} in a cache key")
 
     return json.dumps(obj, default=default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _schema_value(schema):
+    """A JSON Schema as plain data for the key: JSON text decoded, a pydantic model class as the
+    schema it generates (its ``repr`` stays the same when it is redefined with other fields)."""
+    if isinstance(schema, (str, bytes)):
+        return json.loads(schema, object_pairs_hook=dict)
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+    return schema
 
 
 class IndexCompiler:
@@ -89,6 +133,11 @@ class IndexCompiler:
         Indexes kept in memory (least recently used dropped first); 0 disables the memory cache.
     strategy : str
         Passed to :meth:`TokenIndex.build`.
+    max_bytes : int
+        Most bytes the indexes kept in memory may hold (``nbytes``; a stack index is charged its
+        row cache's limit too).
+    secret : bytes or str, optional
+        Saved files are signed with it (HMAC-SHA256) and only files signed with it are loaded.
 
     Notes
     -----
@@ -96,17 +145,27 @@ class IndexCompiler:
     ``stats`` counts ``hits``, ``disk_hits``, ``builds`` and ``disk_errors``.
     """
 
-    def __init__(self, vocab: Vocabulary, cache_dir=None, max_entries: int = 64, strategy: str = "auto"):
+    def __init__(self, vocab: Vocabulary, cache_dir=None, max_entries: int = 64, strategy: str = "auto",
+                 max_bytes: int = MEMORY_CACHE_BYTES, secret: bytes | str | None = None):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"IndexCompiler needs a Vocabulary, not {type(vocab).__name__}")
+        for name, v in (("max_entries", max_entries), ("max_bytes", max_bytes)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise TypeError(f"{name} must be a non-negative int, not {v!r}")
+        if secret is not None and not (isinstance(secret, (str, bytes)) and secret):
+            raise TypeError("secret must be non-empty bytes or str, or None")
         self.vocab = vocab
         self.cache_dir = os.path.expanduser(os.fspath(cache_dir)) if cache_dir is not None else None
         if self.cache_dir is not None:
             os.makedirs(self.cache_dir, exist_ok=True)
-        self.max_entries = int(max_entries)
+            remove_stale_temporaries(self.cache_dir)
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self.strategy = strategy
+        self._secret = secret
         self.stats = dict(hits=0, disk_hits=0, builds=0, disk_errors=0)
         self._memory: "OrderedDict[str, TokenIndex]" = OrderedDict()
+        self._memory_bytes: dict[str, int] = {}
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
 
@@ -138,8 +197,7 @@ class IndexCompiler:
         """
         from tokenfsm.schema import compile_json_schema
 
-        if isinstance(schema, (str, bytes)):
-            schema = json.loads(schema, object_pairs_hook=dict)
+        schema = _schema_value(schema)
         opts = _bound_options(compile_json_schema, schema, options)
         key = self.cache_key("json_schema", schema, opts)
         return self._get(key, lambda: compile_json_schema(schema, **options))
@@ -166,6 +224,7 @@ class IndexCompiler:
         """Empty the memory cache (the disk cache is left alone)."""
         with self._lock:
             self._memory.clear()
+            self._memory_bytes.clear()
 
     def __len__(self) -> int:
         return len(self._memory)
@@ -206,10 +265,14 @@ class IndexCompiler:
                 if isinstance(index, TokenIndex):
                     self._save_disk(key, index)
             with self._lock:
-                if self.max_entries > 0:
+                size = _charged_bytes(index)
+                if self.max_entries > 0 and size <= self.max_bytes:
                     self._memory[key] = index
-                    while len(self._memory) > self.max_entries:
-                        self._memory.popitem(last=False)
+                    self._memory_bytes[key] = size
+                    while (len(self._memory) > self.max_entries
+                           or sum(self._memory_bytes.values()) > self.max_bytes):
+                        old, _ = self._memory.popitem(last=False)
+                        del self._memory_bytes[old]
                 self._building.pop(key, None)
         return index
 
@@ -223,7 +286,7 @@ class IndexCompiler:
         if not os.path.exists(path):
             return None
         try:
-            index = TokenIndex.load(path, self.vocab)
+            index = TokenIndex.load(path, self.vocab, cache_key=key, secret=self._secret)
         except (CorruptIndexError, VocabularyMismatch, OSError) as e:
             warnings.warn(f"discarding cached index {path}: {e}", RuntimeWarning, stacklevel=3)
             with self._lock:
@@ -241,6 +304,6 @@ class IndexCompiler:
         if self.cache_dir is None:
             return
         try:
-            index.save(self._path(key))
+            index.save(self._path(key), cache_key=key, secret=self._secret)
         except OSError as e:
             warnings.warn(f"cannot write index cache {self._path(key)}: {e}", RuntimeWarning, stacklevel=3)

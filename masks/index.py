@@ -35,8 +35,9 @@ The per-pair table is still there for those who want it: ``csr_ptr``, ``csr_tok`
 
 Only tokens that leave the DFA in a live state are allowed; EOS is allowed exactly in accepting
 states. An index is immutable (its arrays are read-only) and may be shared across threads. Saved
-files hold the rows, not the CSR (format version 2; version 1 files are refused with a clear
-error: rebuild them).
+files hold the rows, not the CSR, and are read within limits and checked in full before use
+(:mod:`.index_file`, format version 3; files of earlier versions are refused with a clear error:
+rebuild them).
 
 Example
 -------
@@ -53,10 +54,7 @@ Moore's partition refinement, stopped after as many rounds as the longest token 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -64,16 +62,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernels
-from .errors import CorruptIndexError, VocabularyMismatch
+from .errors import CorruptIndexError
+from .index_file import FORMAT_VERSION, MAX_INDEX_BYTES, read_index_file, write_index_file
 from .trie import token_trie
 from .vocab import Vocabulary
 
 __all__ = ["TokenIndex", "FORMAT_VERSION", "as_byte_dfa", "ByteTables"]
 
-#: Version of the saved index format; bumped on any incompatible change.
-#: 1: CSR of every allowed (state, token) pair saved with the rows. 2: rows only.
-FORMAT_VERSION = 2
-_MAGIC = "tokenfsm-token-index"
 #: Refinement rounds allowed to :func:`.kernels.relaxed_blocks` before walks go unshared.
 RELAXED_MAX_ROUNDS = 1024
 #: Regions (see :func:`_regions`) of more states than this are walked for each build, not kept
@@ -290,15 +285,6 @@ def _entry_arrays(entries: list, n_tok_nodes: int, vocab_size: int) -> tuple:
     return (e_hash, node_ptr, cat(sparse, np.int32), e_dense, e_bits, e_rows, sk_ptr,
             cat([e[3] for e in entries], np.int32), cat([e[4] for e in entries], np.int32),
             cat([e[5] for e in entries], np.bool_))
-
-
-def _checksum(arrays: dict) -> str:
-    h = hashlib.sha256()
-    for name in _ARRAY_FIELDS:
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}:{a.dtype.str}:{a.shape}\0".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 class TokenIndex:
@@ -580,94 +566,58 @@ class TokenIndex:
                 f"mask_rows={self.mask_rows.shape[0]}, nbytes={self.nbytes})")
 
     # -- persistence ----------------------------------------------------------------------------
-    def save(self, path) -> None:
-        """Write the index to ``path`` (an ``.npz`` archive, written atomically).
+    def save(self, path, *, cache_key: str | None = None, secret: bytes | str | None = None) -> None:
+        """Write the index to ``path`` (an ``.npz`` archive, written atomically; see
+        :mod:`.index_file`).
 
-        The file carries the format version, the vocabulary fingerprint and a SHA-256 checksum of
-        every array, all checked by :meth:`load`.
+        The file carries the format version, the vocabulary fingerprint, ``cache_key`` if given,
+        and one checksum of all of it (an HMAC with ``secret``, if given), all checked by
+        :meth:`load`.
         """
         arrays = {n: getattr(self, n) for n in _ARRAY_FIELDS}
-        meta = dict(magic=_MAGIC, version=FORMAT_VERSION, vocab_fingerprint=self.vocab_fingerprint,
-                    vocab_name=self.vocab.name, vocab_size=self.vocab_size, start=self.start, finished_row=self.finished_row,
-                    checksum=_checksum(arrays), build_info=self.build_info)
-        path = os.fspath(path)
-        d = os.path.dirname(os.path.abspath(path))
-        os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        meta = dict(vocab_fingerprint=self.vocab_fingerprint, vocab_name=self.vocab.name,
+                    vocab_size=self.vocab_size,
+                    start=self.start, finished_row=self.finished_row, cache_key=cache_key,
+                    build_info={k: v for k, v in self.build_info.items() if k != "loaded_from"})
+        write_index_file(path, arrays, meta, secret)
 
     @classmethod
-    def load(cls, path, vocab: Vocabulary) -> "TokenIndex":
-        """Read an index written by :meth:`save`.
+    def load(cls, path, vocab: Vocabulary, *, cache_key: str | None = None,
+             secret: bytes | str | None = None, max_bytes: int = MAX_INDEX_BYTES,
+             verify: bool = False) -> "TokenIndex":
+        """Read an index written by :meth:`save`, checked in full first (:mod:`.index_file`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        vocab : Vocabulary
+        cache_key : str, optional
+            The key it must have been saved under.
+        secret : bytes or str, optional
+            The secret it was saved with (required if, and only if, it was saved with one).
+        max_bytes : int
+            Most bytes the file may hold, checked before anything is allocated.
+        verify : bool
+            Also build the index again from the saved automaton and compare every state's mask
+            (costs a build): damage that kept the file's structure and had its checksum
+            recomputed is then found too.
 
         Raises
         ------
         VocabularyMismatch
             The index was built for another vocabulary.
         CorruptIndexError
-            The file is unreadable, truncated, altered or of another format version.
+            The file is unreadable, oversized, truncated, altered, inconsistent, of another format
+            version, or saved under another cache key or secret.
         """
-        path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(bytes(z["meta"]).decode())
-                if not isinstance(meta, dict) or meta.get("magic") != _MAGIC:
-                    raise CorruptIndexError(f"{path}: not a token index")
-                if meta.get("version") != FORMAT_VERSION:
-                    hint = (" (the per-pair CSR layout of earlier releases; rebuild the index)"
-                            if meta.get("version") == 1 else "")
-                    raise CorruptIndexError(
-                        f"{path}: format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
-                        + hint)
-                if meta.get("vocab_fingerprint") != vocab.fingerprint:
-                    raise VocabularyMismatch(
-                        str(meta.get("vocab_fingerprint")), vocab.fingerprint,
-                        expected_name=meta.get("vocab_name"), expected_size=meta.get("vocab_size"),
-                        actual_name=vocab.name, actual_size=vocab.size)
-                arrays = {n: z[n] for n in _ARRAY_FIELDS}
-        except (VocabularyMismatch, CorruptIndexError):
-            raise
-        except FileNotFoundError:
-            raise
-        except Exception as e:  # noqa: BLE001 - zip, npy and JSON errors all mean "corrupt"
-            raise CorruptIndexError(f"{path}: cannot read index ({type(e).__name__}: {e})") from e
-        if _checksum(arrays) != meta.get("checksum"):
-            raise CorruptIndexError(f"{path}: checksum mismatch (file altered or damaged)")
-        try:
-            cls._validate_arrays(arrays, vocab, meta)
-        except (ValueError, KeyError, TypeError, IndexError) as e:
-            raise CorruptIndexError(f"{path}: inconsistent index ({e})") from e
-        info = dict(meta.get("build_info") or {}, loaded_from=path)
+        arrays, meta = read_index_file(path, vocab, cache_key=cache_key, secret=secret,
+                                       max_bytes=max_bytes)
+        if verify:
+            fresh = cls.build(ByteTables(arrays["byte_classes"], arrays["table"], arrays["accepting"],
+                                         meta["start"]), vocab)
+            pairs = np.unique(np.stack([fresh.state_row, arrays["state_row"]]), axis=1)
+            if not all(np.array_equal(fresh.mask_rows[a], arrays["mask_rows"][b]) for a, b in pairs.T):
+                raise CorruptIndexError(f"{os.fspath(path)}: masks differ from the saved automaton's")
+        info = dict(meta.get("build_info") or {}, loaded_from=os.fspath(path))
         return cls(vocab, arrays, meta["start"], meta["finished_row"], info)
-
-    @staticmethod
-    def _validate_arrays(a: dict, vocab: Vocabulary, meta: dict) -> None:
-        n, _ = a["table"].shape
-        words = (vocab.size + 31) // 32
-        checks = [
-            a["byte_classes"].shape == (256,) and a["byte_classes"].dtype == np.uint8,
-            a["table"].dtype == np.int32 and a["accepting"].shape == (n,),
-            a["table"].size == 0 or (0 <= a["table"].min() and a["table"].max() < n),
-            int(a["byte_classes"].max()) < a["table"].shape[1] and not a["table"][0].any(),
-            a["mask_rows"].dtype == np.int32 and a["mask_rows"].ndim == 2,
-            a["mask_rows"].shape[1] == words,
-            a["state_row"].shape == (n,) and a["forced_byte"].shape == (n,),
-            0 <= int(meta["start"]) < n,
-            0 <= int(meta["finished_row"]) < a["mask_rows"].shape[0],
-            a["state_row"].size == 0 or (0 <= a["state_row"].min()
-                                         and a["state_row"].max() < a["mask_rows"].shape[0]),
-            a["state_row"].dtype == np.int32 and a["state_row"][:1].tolist() in ([], [0]),
-            tuple(a["eos_ids"].tolist()) == vocab.eos_token_ids,
-        ]
-        if not all(checks):
-            raise ValueError(f"array check {checks.index(False)} failed")
 

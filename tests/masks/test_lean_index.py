@@ -116,7 +116,7 @@ def test_saved_files_hold_rows_not_pairs(tmp_path_factory, dfa, vocab):
     index.save(path)
     with np.load(path) as z:
         assert not {"csr_ptr", "csr_tok", "csr_next"} & set(z.files)
-        assert json.loads(bytes(z["meta"]).decode())["version"] == FORMAT_VERSION == 2
+        assert json.loads(bytes(z["meta"]).decode())["version"] == FORMAT_VERSION == 3
     back = TokenIndex.load(path, vocab)
     assert back._csr is None
     assert np.array_equal(back.csr_tok, index.csr_tok) and np.array_equal(back.csr_next, index.csr_next)
