@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
+from collections.abc import Iterable, Mapping
+from typing import Sequence, Union
 
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import Budget, RegexError
+from tokenfsm.automata.errors import Budget, RegexError, as_budget
 
 from .errors import TemplateError
 
@@ -193,6 +194,8 @@ class Template:
         TemplateError
             A slot value is missing or the result is not accepted.
         """
+        if not isinstance(values, Mapping):
+            raise TypeError(f"values must map slot names to str, not {type(values).__name__}")
         pieces = []
         slots = iter(self._slots)
         for part in self.parts:
@@ -202,6 +205,9 @@ class Template:
             slot = next(slots)
             if slot.name not in values:
                 raise TemplateError(f"no value for slot {slot.name!r}")
+            if not isinstance(values[slot.name], str):
+                raise TypeError(f"the value for slot {slot.name!r} must be a str, "
+                                f"not {type(values[slot.name]).__name__}")
             pieces.extend((slot.open_tag, values[slot.name], self.close_tag))
         text = "".join(pieces)
         self.parse(text)  # raises with the reason if a value does not fit
@@ -261,6 +267,9 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
 
     Raises
     ------
+    TypeError
+        ``parts``, a tag, a slot's fields or ``forbidden`` of the wrong type (``forbidden`` must
+        be a collection of strings, not one string, as ``excludes`` elsewhere).
     RegexError
         A slot regex that is not Python ``re`` syntax or not regular; the message names the slot.
     TemplateError
@@ -269,14 +278,26 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
     BudgetExceeded
         The automaton grew past ``budget``.
     """
+    budget = as_budget(budget)
+    if isinstance(parts, str) or not isinstance(parts, Iterable):
+        raise TypeError("parts must be a sequence of str and Slot, not "
+                        + ("one string" if isinstance(parts, str) else type(parts).__name__))
+    for tag in (open_tag, close_tag):
+        if not isinstance(tag, str):
+            raise TypeError(f"tags must be str, not {type(tag).__name__}")
     if not open_tag or not close_tag:
         raise TemplateError("open_tag and close_tag must be non-empty")
     if "{name}" in close_tag:
         raise TemplateError("close_tag cannot depend on the slot name")
+    if isinstance(forbidden, str) or not isinstance(forbidden, Iterable):
+        raise TypeError("forbidden must be a collection of strings, not "
+                        + ("one string" if isinstance(forbidden, str) else type(forbidden).__name__))
     extra = [f for f in forbidden]
     for f in extra:
-        if not isinstance(f, str) or not f:
-            raise TemplateError(f"forbidden strings must be non-empty str, got {f!r}")
+        if not isinstance(f, str):
+            raise TypeError(f"forbidden strings must be str, got {f!r}")
+        if not f:
+            raise TemplateError("forbidden strings must be non-empty")
 
     named: list[Part] = []
     names: list[str] = []
@@ -288,6 +309,8 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
             continue
         if not isinstance(part, Slot):
             raise TemplateError(f"template parts must be str or Slot, not {type(part).__name__}")
+        if not isinstance(part.regex, str) or not isinstance(part.name, (str, type(None))):
+            raise TypeError(f"a Slot's regex and name must be str, not {part.regex!r}, {part.name!r}")
         name = part.name if part.name is not None else f"m_{k}"
         k += 1
         if not re.fullmatch(SLOT_NAME_PATTERN, name):
@@ -323,7 +346,7 @@ def compile_template(parts: Sequence[Part], open_tag: str = DEFAULT_OPEN_TAG,
     pieces: list[DFA] = []
     for part in named:
         if isinstance(part, str):
-            pieces.append(DFA.literal(part))
+            pieces.append(DFA.literal(part, budget=budget))
             continue
         try:
             regex = DFA.from_regex(part.regex, part.flags, budget=budget)

@@ -51,11 +51,12 @@ from __future__ import annotations
 import json
 import warnings as _warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from typing import Any, Sequence
 
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import Budget, BudgetExceeded
+from tokenfsm.automata.errors import Budget, BudgetExceeded, as_budget
 
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 
@@ -387,9 +388,12 @@ def compile_arguments(schema: Any, style: str = "json", *, excludes: Iterable[st
         pointer = f"/properties/{key.replace('~', '~0').replace('/', '~1')}"
         is_required = key in required
         key_text = st.key(key)
-        if any(x in key_text for x in excludes) or st.terminator in key_text:
+        unwritable = not st.attr_quoted and any(ch not in st.key_chars for ch in key)
+        if any(x in key_text for x in excludes) or st.terminator in key_text or unwritable:
             if is_required:
-                raise SchemaError(f"required key {key!r} contains an excluded string", pointer)
+                raise SchemaError(f"required key {key[:80]!r} contains "
+                                  + (f"markup the {style} style writes unquoted" if unwritable
+                                     else "an excluded string"), pointer)
             continue
         try:
             body, raw = _argument_dfa(st, key, _with_defs(sub, root), compile_json, no_forbidden,
@@ -493,7 +497,7 @@ def _sequence(members: Sequence[_Member], extra: DFA | None, any_order: bool,
     from .jsontext import embed, nfa_to_dfa
 
     meter = (budget or Budget()).meter("arguments")
-    nfa = NFA()
+    nfa = NFA(budget, "arguments")
     final = nfa.new_state()
     tail_entry = embed(nfa, tail, final)
     required = frozenset(i for i, m in enumerate(members) if m.required)
@@ -526,11 +530,38 @@ def _sequence(members: Sequence[_Member], extra: DFA | None, any_order: bool,
 
 # ---------------------------------------------------------------------------- tool calls
 
+#: What each style writes around calls, and a tool name may therefore not contain (the XML styles
+#: that write names unquoted also refuse every character outside their ``key_chars``).
+_CALL_MARKERS = {"json": ("<tool_call>", "</tool_call>"),
+                 **{name: tuple(dict.fromkeys(
+                     p for s in (st.block_begin, st.block_end, st.call_end, st.terminator,
+                                 st.call_begin.split("{")[0], st.arg_begin.split("{")[0])
+                     for p in [s.strip()] if p)) for name, st in XML_STYLES.items()}}
+
+
 def _tool_name(tool: Mapping) -> str:
     f = tool.get("function", tool) if isinstance(tool, Mapping) else None
     if not isinstance(f, Mapping) or not isinstance(f.get("name"), str) or not f["name"]:
         raise SchemaError("each tool needs a non-empty 'name' (or 'function': {'name': ...})")
     return f["name"]
+
+
+def _check_tool_name(name: str, style: str, excludes: Sequence[str]) -> None:
+    """A name the style can write so that a parser finds the call's end: no marker of the style,
+    no excluded string, valid Unicode; in the styles that write it unquoted, no markup character."""
+    where = f"tool name {name[:80]!r}"
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in name):
+        raise SchemaError(f"{where} holds a lone surrogate, which no text can contain")
+    for marker in (*_CALL_MARKERS[style], *excludes):
+        if marker in name:
+            raise SchemaError(f"{where} contains {marker!r}: the call could not be told apart "
+                              f"from the text around it")
+    st = XML_STYLES.get(style)
+    if st is not None and not st.attr_quoted:
+        bad = [ch for ch in name if ch not in st.key_chars]
+        if bad:
+            raise SchemaError(f"{where} contains {bad[0]!r}, which the {style} style writes unquoted "
+                              f"inside its markup")
 
 
 def _tool_parameters(tool: Mapping) -> Any:
@@ -577,13 +608,24 @@ def compile_tool_calls(tools: Sequence[Mapping], style: str = "json", *, exclude
     """
     if style not in STYLES:
         raise SchemaError(f"unknown style {style!r}; expected one of {', '.join(STYLES)}")
+    budget = as_budget(budget)
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise TypeError(f"tools must be a sequence of tool dicts, not {type(tools).__name__}")
+    tools = list(tools)
     if not tools:
         raise SchemaError("compile_tool_calls needs at least one tool")
+    if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int)):
+        raise TypeError(f"max_calls must be an int or None, not {max_calls!r}")
     if max_calls is not None and max_calls < 1:
         raise SchemaError(f"max_calls must be at least 1, got {max_calls}")
+    if isinstance(excludes, str):
+        raise TypeError("excludes must be a collection of strings, not one string")
+    excludes = list(excludes)
     names = [_tool_name(t) for t in tools]
     if len(set(names)) != len(names):
         raise SchemaError(f"duplicate tool names in {names}")
+    for name in names:
+        _check_tool_name(name, style, _check_excludes(excludes, style))
     args: dict[str, CompiledArguments] = {}
     warns: list = []
     for tool, name in zip(tools, names):
@@ -621,8 +663,13 @@ def compile_tool_calls(tools: Sequence[Mapping], style: str = "json", *, exclude
                                     DFA.literal(st.block_end)], budget=budget)
         dfa = _repeat_with(one_block, DFA.literal(st.call_sep), count_max, budget)
     elif style == "kimi_k3_xml" and count_max is not None:
-        # calls numbered 0..k-1 in order: c0 (c1 (c2 ...)?)?
-        seq = [call(DFA.literal(str(i))) for i in range(count_max)]
+        # calls numbered 0..k-1 in order: c0 (c1 (c2 ...)?)?; each call's states are charged
+        # before the calls are made
+        first = call(DFA.literal("0"))
+        need = count_max * (first.num_states - 1)
+        if need > budget.max_states:
+            raise BudgetExceeded(budget.max_states, need, "tool calls")
+        seq = [first] + [call(DFA.literal(str(i))) for i in range(1, count_max)]
         tail = DFA.epsilon()
         for c in reversed(seq[1:]):
             tail = DFA.concat_all([c, tail], budget=budget).optional(budget=budget)
