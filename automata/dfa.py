@@ -38,8 +38,8 @@ from typing import Callable, Iterable, Sequence
 from .cache import byte_lru_cache
 from .gcpause import gc_paused
 from .charset import CharSet, refine
-from .errors import (DEFAULT_BUDGET, AutomatonError, Budget, OpaqueSymbolError, as_budget,
-                     check_deadline)
+from .errors import (DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, OpaqueSymbolError,
+                     as_budget, check_deadline)
 from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_groups,
                        prune_table)
 from .nfa import NFA, determinize_groups, from_ast
@@ -352,8 +352,13 @@ class DFA:
         RegexError
             Malformed patterns and constructs that are not regular (back-references,
             look-around, conditionals, atomic groups), with the position.
+        BudgetExceeded
+            Past ``budget``; a pattern longer than ``budget.max_states`` characters before it is
+            parsed (parsing takes time in proportion to it).
         """
         budget = as_budget(budget)
+        if isinstance(pattern, str) and len(pattern) > budget.max_states:
+            raise BudgetExceeded(budget.max_states, len(pattern), "regex", kind="characters")
         from .regex_parse import parse_regex
         return cls.from_ast(parse_regex(pattern, flags), budget)
 
@@ -362,6 +367,8 @@ class DFA:
         """Strings that contain none of ``substrings`` (an Aho-Corasick automaton)."""
         budget = as_budget(budget)
         from .exclusion import excluding_table
+        if isinstance(substrings, str):
+            raise TypeError("excluding takes a collection of strings, not one string")
         classes, delta, accepting, start = excluding_table(list(substrings), budget)
         return cls._minimal_of(classes, delta, accepting, start)
 
@@ -496,6 +503,8 @@ class DFA:
         """The product automaton over reachable pairs, built the way named ``way`` in
         :data:`PRODUCTS` (default: chosen by :func:`_product_way`)."""
         budget = as_budget(budget)
+        if not isinstance(other, DFA):
+            raise TypeError(f"{operation} takes a DFA, not {type(other).__name__}")
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
         meter.width = len(classes)

@@ -123,7 +123,8 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
         The operation that was running (``"intersect"``, ``"determinize"``, ...).
     kind : str
         ``"states"``, ``"cells"`` (states times alphabet classes), ``"nfa_states"`` (the
-        nondeterministic automaton a construction starts from) or ``"seconds"``.
+        nondeterministic automaton a construction starts from), ``"visits"`` (NFA states gathered
+        by the subset construction), ``"characters"`` (of a pattern) or ``"seconds"``.
     pointer : str or None
         Set by callers that know where the automaton came from (a JSON pointer in a schema).
     """
@@ -144,6 +145,12 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
         if self.kind == "nfa_states":
             return (f"{self.operation}{where} exceeded its budget of {self.limit:,} NFA states "
                     f"({NFA_STATES_PER_STATE} per state of its Budget; it needed {self.reached:,})")
+        if self.kind == "characters":
+            return (f"{self.operation}{where} exceeded its budget of {self.limit:,} pattern "
+                    f"characters (one per state of its Budget; it has {self.reached:,})")
+        if self.kind == "visits":
+            return (f"{self.operation}{where} exceeded its budget of {self.limit:,} NFA states "
+                    f"gathered into subsets (stopped at {self.reached:,})")
         if self.kind == "cells":
             return (f"{self.operation}{where} exceeded its budget of {self.limit:,} table cells "
                     f"(states times alphabet classes; stopped at {self.reached:,})")
@@ -180,6 +187,10 @@ class Budget:
     max_cells : int
         Most cells (states times alphabet classes) a construction's transition table may have:
         a long sequence of distinct characters needs a class per character in every state.
+    max_visits : int
+        Most NFA states the subset construction may gather into its states (the sum of their
+        sizes): its time grows with them, not with its states alone (``(a|b)*a(a|b){30}``
+        searched for makes states of thirty NFA states each).
 
     Every limit is charged before the memory it stands for is taken.
     """
@@ -187,12 +198,14 @@ class Budget:
     max_states: int = 200_000
     max_seconds: float | None = None
     max_cells: int = 20_000_000
+    max_visits: int = 1_000_000
     #: ``time.perf_counter()`` value past which every construction stops (see :meth:`started`)
     deadline: float | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         _check_count("max_states", self.max_states)
         _check_count("max_cells", self.max_cells)
+        _check_count("max_visits", self.max_visits)
         if self.max_seconds is not None:
             if isinstance(self.max_seconds, bool) or not isinstance(self.max_seconds, (int, float)):
                 raise TypeError(f"Budget.max_seconds must be a number or None, got {self.max_seconds!r}")
@@ -262,6 +275,7 @@ class Meter:
     states: int = 0
     started: float = field(default_factory=time.perf_counter)
     width: int = 1
+    visits: int = 0
     _next_clock: int = 0
 
     def __post_init__(self):
@@ -281,10 +295,17 @@ class Meter:
         n = max(1, min(STATES_PER_CLOCK_CHECK, CELLS_PER_CLOCK_CHECK // max(self.width, 1)))
         return (1 << (n.bit_length() - 1)) - 1
 
-    def add(self, n: int = 1) -> None:
+    def visit_limit(self) -> int:
+        return self.budget.max_visits
+
+    def add(self, n: int = 1, visits: int = 0) -> None:
+        """Charge ``n`` new states (and ``visits`` NFA states gathered into them)."""
         self.states += n
+        self.visits += visits
         if self.states > self.budget.max_states:
             raise BudgetExceeded(self.budget.max_states, self.states, self.operation)
+        if self.visits > self.budget.max_visits:
+            raise BudgetExceeded(self.budget.max_visits, self.visits, self.operation, kind="visits")
         if self.states * self.width > self.budget.max_cells:
             raise BudgetExceeded(self.budget.max_cells, self.states * self.width, self.operation,
                                  kind="cells")

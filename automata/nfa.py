@@ -459,7 +459,7 @@ class _Interner:
     def __call__(self, S: frozenset) -> int:
         i = self.index.get(S)
         if i is None:
-            self.meter.add()
+            self.meter.add(1, len(S))
             i = len(self.delta)
             self.index[S] = i
             self.delta.append(None)
@@ -501,14 +501,18 @@ def _determinize_plain(nfa: NFA, moves, union, classes, meter, with_groups: bool
     accepting: set[int] = set()
     todo: list = []                 # (state number, int or frozenset)
 
+    visits = [0, meter.visit_limit()]     # NFA states in the subsets made so far, and the most
+
     def intern(S: frozenset) -> int:
         i = index.get(S)
         if i is None:
             i = len(delta)
-            # the meter counts states as they are created (state 0 is not one)
-            if i > max_states or (timed and (i & clock) == 0):
+            visits[0] += len(S)
+            # the meter counts states as they are created (state 0 is not one), and the visits
+            if i > max_states or visits[0] > visits[1] or (timed and (i & clock) == 0):
                 meter.states = i - 1
-                meter.add()
+                meter.visits = visits[0] - len(S)
+                meter.add(1, len(S))
             index[S] = i
             delta.append(None)
             if groups is not None:

@@ -205,9 +205,10 @@ def _check_zip_directory(fh, path: str, size: int) -> None:
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, ndim: int,
-                 budget: int, path: str) -> np.ndarray:
+                 budget: int, path: str, shape_ok=None) -> np.ndarray:
     """One ``.npy`` member as an array of exactly ``dtype`` and ``ndim``, refused before it is
-    allocated when it would pass ``budget`` bytes or its header disagrees with its size."""
+    allocated when it would pass ``budget`` bytes, its header disagrees with its size, or its
+    shape fails ``shape_ok``."""
     name = info.filename
     if info.file_size > budget:
         raise _corrupt(path, f"{name} declares {info.file_size:,} bytes, over the limit of {budget:,}")
@@ -224,6 +225,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, nd
         if got != dtype or fortran or len(shape) != ndim:
             raise _corrupt(path, f"{name} is {got} {'F-ordered ' if fortran else ''}{shape}, "
                                  f"expected {dtype} with {ndim} dimensions")
+        if shape_ok is not None and not shape_ok(shape):
+            raise _corrupt(path, f"{name} has shape {shape}, which the table's does not allow")
         count = 1
         for k in shape:
             count *= int(k)
@@ -315,10 +318,26 @@ def read_index_file(path, vocab: Vocabulary, *, cache_key: str | None = None, se
                     raise _corrupt(path, f"unexpected members {sorted(set(names) ^ _MEMBERS)}")
                 budget = max_bytes - info.file_size
                 arrays = {}
-                for name, (dtype, ndim) in ARRAY_DTYPES.items():
-                    a = _read_member(zf, by_name[f"{name}.npy"], dtype, ndim, budget, path)
+                # the table first: its shape bounds every other array's before it is allocated
+                words = (vocab.size + 31) // 32
+                n_eos = len(vocab.eos_token_ids)
+                expect = {
+                    "table": lambda s: s[0] >= 1 and 1 <= s[1] <= 256,
+                    "byte_classes": lambda s: s == (256,),
+                    "accepting": lambda s: s == (n,), "state_row": lambda s: s == (n,),
+                    "forced_byte": lambda s: s == (n,),
+                    "mask_rows": lambda s: 1 <= s[0] <= n + 1 and s[1] == words,
+                    "eos_ids": lambda s: s == (n_eos,),
+                }
+                n = 0
+                for name in ["table", *[k for k in ARRAY_DTYPES if k != "table"]]:
+                    dtype, ndim = ARRAY_DTYPES[name]
+                    a = _read_member(zf, by_name[f"{name}.npy"], dtype, ndim, budget, path,
+                                     expect[name])
                     budget -= a.nbytes
                     arrays[name] = a
+                    n = arrays["table"].shape[0]
+                arrays = {name: arrays[name] for name in ARRAY_DTYPES}
     except (CorruptIndexError, FileNotFoundError):
         raise
     except Exception as e:  # noqa: BLE001 - zip, npy, JSON and I/O errors all mean "corrupt"

@@ -210,7 +210,7 @@ def _bounded_any():
 ], ids=["blowup", "long", "product"])
 def test_time_budget_stops_within_ten_percent(make):
     limit = 0.5
-    budget = Budget(max_states=10**8, max_cells=10**10, max_seconds=limit)
+    budget = Budget(max_states=10**8, max_cells=10**10, max_visits=10**10, max_seconds=limit)
     _bounded_any()
     t0 = time.perf_counter()
     with pytest.raises(BudgetExceeded) as e:
@@ -231,3 +231,23 @@ def test_a_started_budget_is_one_deadline_for_many_constructions():
         DFA.from_regex("[a-z]{0,3000}", budget=started)       # 0.25 s already spent
     assert e.value.kind == "seconds" and e.value.reached >= 0.25
     assert DFA.from_regex("[a-z]{0,30}", budget=b).accepts("abc")   # its own clock: fine
+
+
+def test_the_subset_construction_is_charged_the_nfa_states_it_gathers():
+    # (a|b)*a(a|b){12}: each new subset holds up to thirteen positions of the pattern
+    with pytest.raises(BudgetExceeded) as e:
+        DFA.from_regex("(a|b)*a(a|b){12}", budget=Budget(max_visits=10_000))
+    assert (e.value.kind, e.value.limit) == ("visits", 10_000) and e.value.reached > 10_000
+    assert "gathered into subsets" in str(e.value)
+    # a pattern of as many states whose subsets are small stays well within it
+    assert DFA.from_regex("a{3000}", budget=Budget(max_visits=10_000)).accepts("a" * 3000)
+    # the default stops a blow-up in about a second, whatever its subsets' sizes
+    got = _quick(lambda: DFA.from_regex("(a|b)*a(a|b){40}"), seconds=10.0, peak_bytes=1 << 30)
+    assert isinstance(got, BudgetExceeded) and got.kind in ("visits", "states")
+
+
+def test_a_pattern_longer_than_the_budget_is_not_parsed():
+    got = _quick(lambda: DFA.from_regex("ab" * 150_000))
+    assert isinstance(got, BudgetExceeded) and (got.kind, got.limit, got.reached) == (
+        "characters", 200_000, 300_000)
+    assert DFA.from_regex("ab" * 5_000).accepts("ab" * 5_000)

@@ -275,7 +275,7 @@ def test_every_crafted_fault_is_refused_by_structure(tmp_path, seed):
         kind, m, a = _crafted(meta, arrays, rng)
         kinds.add(kind)
     _write(tmp_path / "c.npz", m, a)
-    with pytest.raises(CorruptIndexError, match="inconsistent|expected|range|checksum") as e:
+    with pytest.raises(CorruptIndexError, match="inconsistent|expected|range|does not allow") as e:
         TokenIndex.load(tmp_path / "c.npz", VOCAB)
     assert "checksum" not in str(e.value)      # the structure found it, not the checksum
 
@@ -340,10 +340,12 @@ def _members_of(path):
 
 def _refused_within(path, peak_bytes, match, **kw):
     tracemalloc.start()
-    with pytest.raises(CorruptIndexError, match=match):
-        TokenIndex.load(path, VOCAB, **kw)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    try:
+        with pytest.raises(CorruptIndexError, match=match):
+            TokenIndex.load(path, VOCAB, **kw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert peak < peak_bytes, peak
 
 
@@ -352,7 +354,7 @@ def test_a_header_declaring_a_huge_array_is_refused_before_allocation(tmp_path):
     members = _members_of(tmp_path / "o.npz")
     members["mask_rows.npy"] = _npy((10**9, 2), np.int32, b"\0" * 64)
     _zip(tmp_path / "h.npz", members)
-    _refused_within(tmp_path / "h.npz", 8 << 20, "header says")
+    _refused_within(tmp_path / "h.npz", 8 << 20, "does not allow")
 
 
 def test_a_zip_bomb_is_refused_by_its_declared_size(tmp_path):
