@@ -36,7 +36,7 @@ from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
 from .cache import byte_lru_cache
-from .gcpause import gc_paused
+from .gcpause import gc_paused, gc_paused_call
 from .charset import CharSet, refine
 from .errors import (DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, OpaqueSymbolError,
                      as_budget, check_deadline)
@@ -204,12 +204,12 @@ class DFA:
         return cls(classes, delta, acc, start)
 
     @classmethod
-    def _minimal_of(cls, classes, delta, accepting, start, groups=None) -> "DFA":
+    def _minimal_of(cls, classes, delta, accepting, start, groups=None, check=None) -> "DFA":
         """Minimise a raw table, merge equivalent classes, return the canonical DFA.
 
         ``groups``: per state, its ``(target, bit set of classes)`` pairs (see
         :func:`.minimize.minimize_table`), when the producer knows them (else the rows are
-        scanned)."""
+        scanned). ``check``: the construction's clock, for large tables."""
         if (len(delta) * len(classes) < ARRAY_MIN_CELLS and not hasattr(delta, "tolist")
                 and all(classes[i].ranges[0][0] < classes[i + 1].ranges[0][0]
                         for i in range(len(classes) - 1))):
@@ -229,9 +229,13 @@ class DFA:
             return d
         # Identical columns before minimisation stay identical after it: merging them first
         # gives Hopcroft fewer symbols to refine over.
-        classes, delta, _ = _merge_classes(list(classes), delta)
-        delta, accepting, start = minimize_table(delta, accepting, start)
-        classes, delta, changed = _merge_classes(classes, delta)
+        classes, delta, _ = _merge_classes(list(classes), delta, check)
+        if check is not None:
+            check()
+        delta, accepting, start = minimize_table(delta, accepting, start, check=check)
+        if check is not None:
+            check()
+        classes, delta, changed = _merge_classes(classes, delta, check)
         # Merging keeps the automaton minimal but changes the class order that the breadth-first
         # numbering follows: renumber (no merging needed) to stay canonical.
         if changed and len(delta) > 1:
@@ -242,8 +246,7 @@ class DFA:
     def _from_nfa(cls, nfa: NFA, budget: Budget | None, operation: str) -> "DFA":
         with gc_paused():
             tables = determinize_groups(nfa, budget, operation)
-            check_deadline(budget or DEFAULT_BUDGET, operation)   # (minimisation has no clock)
-            return cls._minimal_of(*tables)
+            return cls._minimal_of(*tables, check=_clock(budget, operation))
 
     # ------------------------------------------------------------------ basic languages
     @classmethod
@@ -498,6 +501,7 @@ class DFA:
         return DFA(self.classes, delta, accepting, start)
 
     # ------------------------------------------------------------------ products
+    @gc_paused_call
     def _product(self, other: "DFA", accept: Callable[[bool, bool], bool], operation: str,
                  budget: Budget | None, dead_if_either: bool, way: str | None = None) -> "DFA":
         """The product automaton over reachable pairs, built the way named ``way`` in
@@ -541,8 +545,12 @@ class DFA:
         if dead_if_either and (self.start == 0 or other.start == 0):
             return DFA.empty()
         start = intern(start_pair) if start_pair != 0 else 0
+        timed, rows_done = meter.deadline is not None, 0
         while todo:
             p = todo.pop()
+            rows_done += 1
+            if timed and not rows_done & 4095:    # (rows of states already made count too)
+                meter.check_time()
             ra, rb = da[p // nb], db[p % nb]
             row = []
             if dead_if_either:
@@ -564,7 +572,8 @@ class DFA:
                         j = intern(q)
                     row.append(j)
             delta[index[p]] = row
-        return DFA._minimal_of(classes, delta, accepting, start)
+        return DFA._minimal_of(classes, delta, accepting, start,
+                               check=meter.check_time if meter.deadline is not None else None)
 
     def _product_arrays(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
                         dead_if_either: bool) -> "DFA":
@@ -612,7 +621,8 @@ class DFA:
         acc = _ACCEPT_ARRAYS[operation](acc_a[allkeys // nb], acc_b[allkeys % nb])
         accepting = (np.flatnonzero(acc) + 1).tolist()
         delta = np.vstack(rows).tolist()
-        return DFA._minimal_of(classes, delta, accepting, 1)
+        return DFA._minimal_of(classes, delta, accepting, 1,
+                               check=meter.check_time if meter.deadline is not None else None)
 
     def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in both (product over reachable pairs, under ``budget``)."""
@@ -1088,16 +1098,25 @@ def _show(cs: CharSet) -> str:
     return cs.to_class()
 
 
-def _merge_classes(classes: list[CharSet], delta):
+def _merge_classes(classes: list[CharSet], delta, check=None):
     """Merge alphabet classes whose columns are identical in every state (coarsest partition).
 
     Returns ``(classes, delta, changed)``: classes sorted by first member, and whether anything
-    was merged or reordered."""
+    was merged or reordered. ``check`` (a construction's clock) is called every so many rows."""
     ncls = len(classes)
     if ncls <= 1:
         return classes, delta, False
     cols: dict[tuple, list[int]] = {}
-    for c, col in enumerate(zip(*delta)):
+    if check is None:
+        columns = zip(*delta)
+    else:                       # (a slice of rows at a time, the clock looked at after each)
+        parts: list[list] = [[] for _ in range(ncls)]
+        for lo in range(0, len(delta), 1 << 14):
+            for c, col in enumerate(zip(*delta[lo:lo + (1 << 14)])):
+                parts[c].append(col)
+            check()
+        columns = map(tuple, parts)
+    for c, col in enumerate(columns):
         cols.setdefault(col, []).append(c)
     if len(cols) == ncls and all(classes[i].min() < classes[i + 1].min() for i in range(ncls - 1)):
         return classes, delta, False
@@ -1107,8 +1126,23 @@ def _merge_classes(classes: list[CharSet], delta):
     order = sorted(range(len(groups)), key=lambda i: merged[i].min())
     new_classes = [merged[i] for i in order]
     reps = [groups[i][0] for i in order]
-    new_delta = [[row[c] for c in reps] for row in delta]
+    if check is None:
+        new_delta = [[row[c] for c in reps] for row in delta]
+    else:
+        new_delta = []
+        for lo in range(0, len(delta), 1 << 14):
+            new_delta += [[row[c] for c in reps] for row in delta[lo:lo + (1 << 14)]]
+            check()
     return new_classes, new_delta, True
+
+
+def _clock(budget: Budget | None, operation: str):
+    """The check a minimisation calls for a construction with a deadline (None without one)."""
+    b = budget or DEFAULT_BUDGET
+    if b.deadline is None and b.max_seconds is None:
+        return None
+    b = b.started()
+    return lambda: check_deadline(b, operation)
 
 
 @byte_lru_cache("automata.dfa.literal", 8 << 20)

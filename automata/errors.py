@@ -140,8 +140,9 @@ class BudgetExceeded(TokenfsmError, RuntimeError):
     def _text(self) -> str:
         where = f" at {self.pointer}" if self.pointer is not None else ""
         if self.kind == "seconds":
-            return (f"{self.operation}{where} exceeded its time budget of {self.limit:g} s "
-                    f"(stopped after {self.reached:.3g} s)")
+            return (f"{self.operation}{where} ran out of its time budget of {self.limit:g} s "
+                    f"(stopped after {self.reached:.3g} s; the last {TIME_RESERVE:.0%} are left "
+                    f"to free what it built)")
         if self.kind == "nfa_states":
             return (f"{self.operation}{where} exceeded its budget of {self.limit:,} NFA states "
                     f"({NFA_STATES_PER_STATE} per state of its Budget; it needed {self.reached:,})")
@@ -245,10 +246,15 @@ def check_deadline(budget: Budget, operation: str) -> None:
     :meth:`Budget.started`); for the phases of a construction that make no states."""
     if budget.deadline is not None:
         now = time.perf_counter()
-        if now > budget.deadline:
-            limit = budget.max_seconds
+        limit = budget.max_seconds
+        if now > budget.deadline - TIME_RESERVE * limit:
             raise BudgetExceeded(limit, now - budget.deadline + limit, operation, kind="seconds")
 
+
+#: Share of ``max_seconds`` a construction leaves when it stops for time: raising frees what it
+#: built (millions of objects for a large automaton, a tenth of the time it took to build them),
+#: and the caller should have its error, with that done, within the time it allowed.
+TIME_RESERVE = 0.08
 
 #: NFA states a construction may build per state of its :class:`Budget`: Thompson's construction
 #: takes about two states per character of a pattern, and an embedded automaton one per state,
@@ -282,8 +288,10 @@ class Meter:
         b = self.budget
         ends = [t for t in (b.deadline, None if b.max_seconds is None else self.started + b.max_seconds)
                 if t is not None]
-        #: the time at which this construction stops (None: no time limit)
-        self.deadline = min(ends) if ends else None
+        #: the time at which this construction stops (None: no time limit), the time reserve
+        #: before its end (see :data:`TIME_RESERVE`)
+        self._end = min(ends) if ends else None
+        self.deadline = None if self._end is None else self._end - TIME_RESERVE * b.max_seconds
 
     def state_limit(self) -> int:
         """The most states allowed: by the state budget, and by the cell budget at this width."""
@@ -318,4 +326,4 @@ class Meter:
             now = time.perf_counter()
             if now > self.deadline:
                 limit = self.budget.max_seconds
-                raise BudgetExceeded(limit, now - self.deadline + limit, self.operation, kind="seconds")
+                raise BudgetExceeded(limit, now - self._end + limit, self.operation, kind="seconds")

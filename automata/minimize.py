@@ -123,7 +123,29 @@ def _renumber(delta, accepting, start, keep, rep):
     return new_delta, new_accepting, 1
 
 
-def minimize_table(delta, accepting, start, groups=None):
+def _no_check() -> None:
+    """The clock of a construction without a time budget."""
+
+
+#: States a large-table pass handles between two calls of its ``check``.
+_TICK_MASK = (1 << 14) - 1
+
+
+def _as_array(delta, check):
+    """``delta`` as an ``int64`` array, converted a slice of rows at a time with ``check`` called
+    after each (a list of hundreds of thousands of rows takes a second)."""
+    import numpy as np
+    if hasattr(delta, "dtype"):
+        return np.asarray(delta, dtype=np.int64)
+    n = len(delta)
+    out = np.empty((n, len(delta[0]) if n else 0), dtype=np.int64)
+    for lo in range(0, n, _TICK_MASK + 1):
+        out[lo:lo + _TICK_MASK + 1] = delta[lo:lo + _TICK_MASK + 1]
+        check()
+    return out
+
+
+def minimize_table(delta, accepting, start, groups=None, check=None):
     """Minimal, pruned, canonically numbered equivalent of a complete DFA table.
 
     Parameters
@@ -136,6 +158,9 @@ def minimize_table(delta, accepting, start, groups=None):
         What the table's producer may already know (a subset construction does): per state, its
         ``(target, bit set of symbols)`` pairs for every target but state 0, which must then be a
         dead state (a target may appear in more than one pair). It spares scanning the rows.
+    check : callable, optional
+        Called between phases and every so many steps of the large-table paths (a construction's
+        clock: it raises when the time budget is spent).
 
     Returns
     -------
@@ -153,29 +178,30 @@ def minimize_table(delta, accepting, start, groups=None):
         # (tens of thousands of rows, sets and tuples that stay alive, no cycles: the cyclic
         # collector would traverse them again and again, freeing nothing)
         with gc_paused():
-            return _minimize_large(delta, accepting, start)
+            return _minimize_large(delta, accepting, start, check)
     if len(delta) * nsym < MOORE_MIN_CELLS:
         if groups is None and hasattr(delta, "tolist"):
             # an array: its groups come cheaper from array sorts than from row scans
             groups = _array_groups(delta, accepting)
             delta = delta.tolist()
         return minimize_groups(delta, accepting, start, groups)[:3]
-    return _minimize_local(delta, accepting, start)
+    return _minimize_local(delta, accepting, start, check=check)
 
 
-def _minimize_large(delta, accepting, start):
+def _minimize_large(delta, accepting, start, check=None):
     """The default way for a large table: :func:`_minimize_finite` where :func:`_finite_pays`,
-    else :func:`_minimize_arrays`."""
-    got = _minimize_finite(delta, accepting, start, _finite_pays)
+    else :func:`_minimize_arrays` (``check``: the construction's clock, see
+    :func:`minimize_table`)."""
+    got = _minimize_finite(delta, accepting, start, _finite_pays, check)
     if got is not None:
         return got
-    return _minimize_arrays(delta, accepting, start)
+    return _minimize_arrays(delta, accepting, start, check=check)
 
 
-def _minimize_local(delta, accepting, start, refine=None):
+def _minimize_local(delta, accepting, start, refine=None, check=None):
     """:func:`minimize_table` the textbook way: prune, copy the live states into a local table
     (plus a dead state), refine its partition with ``refine`` (a function ``(tab, acc_local,
-    dead) -> block_of``: :func:`_refine_hopcroft`, :func:`_refine_moore`, or by default
+    dead, check) -> block_of``: :func:`_refine_hopcroft`, :func:`_refine_moore`, or by default
     :func:`_refine_by_rule`) and number the quotient canonically. With Hopcroft's refinement it
     is the reference of :data:`MINIMIZERS`."""
     nsym = len(delta[0]) if len(delta) else 0
@@ -191,7 +217,7 @@ def _minimize_local(delta, accepting, start, refine=None):
     tab = [[local.get(t, DEAD) for t in delta[s]] for s in states]
     tab.append([DEAD] * nsym)
     acc_local = [i for i, s in enumerate(states) if s in accepting]
-    return _quotient(tab, acc_local, (refine or _refine_by_rule)(tab, acc_local, DEAD), n)
+    return _quotient(tab, acc_local, (refine or _refine_by_rule)(tab, acc_local, DEAD, check), n)
 
 
 def _array_groups(T, accepting):
@@ -596,12 +622,12 @@ def _coreachable_mask(T, rows, accepting_mask):
     return live
 
 
-def _minimize_arrays(delta, accepting, start, refine=None):
+def _minimize_arrays(delta, accepting, start, refine=None, check=None):
     """:func:`minimize_table` with the pruning, the local table and the canonical numbering of
     the quotient done with array operations (same result); ``refine`` as for
     :func:`_minimize_local`."""
     import numpy as np
-    D = np.asarray(delta, dtype=np.int64)
+    D = _as_array(delta, check or _no_check)
     n_all, nsym = D.shape
     order, _ = _bfs_levels(D, start, n_all)
     acc_mask = np.zeros(n_all, dtype=bool)
@@ -616,7 +642,7 @@ def _minimize_arrays(delta, accepting, start, refine=None):
     local[states] = np.arange(n)
     tab = np.vstack([local[D[states]], np.full((1, nsym), n, dtype=np.int64)])
     acc_local = np.flatnonzero(acc_mask[states]).tolist()
-    block_of = (refine or _refine_by_rule)(tab, acc_local, n)
+    block_of = (refine or _refine_by_rule)(tab, acc_local, n, check)
     # quotient: one row per block (its first state), the dead state's block dropped as 0
     blk = np.asarray(block_of, dtype=np.int64)
     nb = int(blk.max()) + 1
@@ -635,7 +661,7 @@ def _minimize_arrays(delta, accepting, start, refine=None):
     return new_delta, new_accepting, 1
 
 
-def _minimize_finite(delta, accepting, start, pays=None):
+def _minimize_finite(delta, accepting, start, pays=None, check=None):
     """:func:`minimize_table` for large *sparse* tables, or those made mostly of states with a
     finite future, over the non-dead transitions only; None when the table does not qualify (the
     array path then runs): when state 0 is not dead, or when ``pays`` says the way does not pay
@@ -655,7 +681,8 @@ def _minimize_finite(delta, accepting, start, pays=None):
 
     The result and its breadth-first numbering are those of :func:`_minimize_arrays`."""
     import numpy as np
-    D = np.asarray(delta, dtype=np.int64)
+    tick = check or _no_check
+    D = _as_array(delta, tick)
     n_all, nsym = D.shape
     if n_all < 2 or D[0].any() or 0 in accepting:
         return None
@@ -671,17 +698,21 @@ def _minimize_finite(delta, accepting, start, pays=None):
     seen[start] = 1
     order = [start]
     succ: dict = {}
-    for s in order:                            # ``order`` grows while it is walked
+    for k, s in enumerate(order):              # ``order`` grows while it is walked
+        if not k & _TICK_MASK:
+            tick()
         ts = set(tl[ptr[s]:ptr[s + 1]])
         succ[s] = ts
         for u in ts:
             if not seen[u]:
                 seen[u] = 1
                 order.append(u)
+    tick()
     preds: dict = {s: [] for s in order}
     for s in order:
         for u in succ[s]:
             preds[u].append(s)
+    tick()
     # co-reachable, breadth-first backwards from acceptance: ``dist[s]`` is the length of the
     # shortest word ``s`` accepts (a property of its language, so equivalent states share it)
     live = bytearray(n_all)
@@ -698,6 +729,7 @@ def _minimize_finite(delta, accepting, start, pays=None):
                 todo.append(s)
     if not live[start]:
         return [[0] * nsym], set(), 0
+    tick()
     states = [s for s in order if live[s]] if len(todo) < len(order) else order
     if len(states) < len(order):
         # transitions into states that cannot reach acceptance lead to the dead state
@@ -711,6 +743,7 @@ def _minimize_finite(delta, accepting, start, pays=None):
     # finite futures: peel states all of whose live successors are peeled (reverse Kahn; a
     # state on a cycle, a self-loop included, is never peeled). A live state's predecessors
     # are live.
+    tick()
     pending = [0] * n_all
     peel = []
     for s in states:
@@ -728,6 +761,7 @@ def _minimize_finite(delta, accepting, start, pays=None):
         transitions = int(np.diff(ptr_a)[live_mask].sum())     # non-dead, of the live states
         if not pays(len(peel), len(states), transitions):
             return None
+    tick()
     cl = cols.tolist()
     blk = [-1] * n_all                         # the class of each live state
     bget = blk.__getitem__
@@ -744,8 +778,10 @@ def _minimize_finite(delta, accepting, start, pays=None):
             reps.append(s)
             acc_of.append(a)
         blk[s] = b
+    tick()
     if len(peel) < len(states):
-        _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_all, nsym)
+        _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_all, nsym, tick)
+    tick()
     # canonical numbering: breadth-first from the start's class, symbols in order (each class
     # written from one of its states)
     num = [0] * len(acc_of)
@@ -754,7 +790,9 @@ def _minimize_finite(delta, accepting, start, pays=None):
     queue = [first]
     zero = [0] * nsym
     out = [zero[:]]
-    for b in queue:
+    for k, b in enumerate(queue):
+        if not k & _TICK_MASK:
+            tick()
         row = zero[:]
         s = reps[b]
         i = ptr[s]
@@ -810,7 +848,7 @@ def _pair_masks(src, dst, sym, n: int, nsym: int):
 
 
 def _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_all: int,
-                     nsym: int) -> None:
+                     nsym: int, check=None) -> None:
     """Classes for the live states :func:`_minimize_finite` did not peel (those with an infinite
     future), by Hopcroft with the finite classes as fixed splitters; sets them in ``blk`` and
     appends one state of each and its acceptance to ``reps`` and ``acc_of``.
@@ -844,7 +882,7 @@ def _refine_infinite(states, peel, blk, reps, acc_of, dist, rows, cols, tgt, n_a
     inv: defaultdict = defaultdict(list)
     for s, t, m in zip(*_pair_masks(rows[sel], tgt[sel], cols[sel], n_all, nsym)):
         inv[t].append((s, m))
-    _refine(blocks, block_of, inv, deque(range(len(blocks))))
+    _refine(blocks, block_of, inv, deque(range(len(blocks))), check)
     # number the unpeeled blocks after the finite ones
     renum: dict = {}
     for s in rest:
@@ -879,7 +917,7 @@ MOORE_STALL_ROUNDS = 12
 MOORE_STALL_STATES = 500
 
 
-def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None):
+def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, check=None):
     """Moore's partition refinement with array operations.
 
     Each round gives every state the signature (its block, the blocks of its successors) and
@@ -924,6 +962,8 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None):
     stable = False
     stall = max(1, total // MOORE_STALL_STATES)
     for r in range(limit):
+        if check is not None:
+            check()
         h = block * mult[0] + block[T] @ mult[1:]      # wraps modulo 2**64, which is fine
         _, new = np.unique(h, return_inverse=True)
         new = new.reshape(-1)
@@ -1015,7 +1055,7 @@ def _inverse_masks(tab, dead):
     return inv
 
 
-def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
+def hopcroft_blocks(tab, acc_local, initial=None, dead=None, check=None):
     """Hopcroft's refinement of ``initial`` (default: accepting / not accepting) to a congruence.
 
     ``dead``, when given, is a state with every transition to itself such that every *other*
@@ -1067,16 +1107,21 @@ def hopcroft_blocks(tab, acc_local, initial=None, dead=None):
     else:
         largest = max(range(len(blocks)), key=lambda b: len(blocks[b]))
         work = deque(b for b in range(len(blocks)) if b != largest)
-    _refine(blocks, block_of, inv, work)
+    _refine(blocks, block_of, inv, work, check)
     return block_of
 
 
-def _refine(blocks: list, block_of, inv, work) -> None:
+def _refine(blocks: list, block_of, inv, work, check=None) -> None:
     """Hopcroft's splitting loop: apply the pending splitters ``work`` (a deque of block numbers)
     until none is left. ``blocks[b]`` is the set of states of block ``b``, ``block_of[s]`` the
     block of ``s`` (both updated in place), ``inv[t]`` the ``(s, mask)`` pairs of the states
-    ``s`` moving into ``t`` on the symbols of ``mask``."""
+    ``s`` moving into ``t`` on the symbols of ``mask``; ``check`` is called every 1,024
+    splitters."""
+    steps = 0
     while work:
+        steps += 1
+        if check is not None and not steps & 1023:
+            check()
         b = work.popleft()
         splitter = blocks[b]
         if len(splitter) == 1:
@@ -1181,29 +1226,30 @@ def _groups_by_arrays(cells: int, nsym: int) -> bool:
     return nsym <= 62 and cells >= LIST_GROUPS_MIN_CELLS
 
 
-def _refine_hopcroft(tab, acc_local, dead):
+def _refine_hopcroft(tab, acc_local, dead, check=None):
     """The Myhill-Nerode partition of a local table (every state but ``dead`` live) by
-    Hopcroft's algorithm on the partial automaton: the reference refinement."""
-    return hopcroft_blocks(tab, acc_local, dead=dead)
+    Hopcroft's algorithm on the partial automaton: the reference refinement (``check``: the
+    construction's clock)."""
+    return hopcroft_blocks(tab, acc_local, dead=dead, check=check)
 
 
-def _refine_moore(tab, acc_local, dead, max_rounds=None, weights=None):
+def _refine_moore(tab, acc_local, dead, check=None, max_rounds=None, weights=None):
     """:func:`_refine_hopcroft` by Moore's rounds over arrays (:func:`moore_blocks`, which takes
     ``max_rounds`` and ``weights``), finished by Hopcroft's algorithm when they stop short of a
     stable partition (theirs is then coarser than the answer and refines acceptance: a valid
     start)."""
-    block_of, stable = moore_blocks(tab, acc_local, max_rounds, weights)
+    block_of, stable = moore_blocks(tab, acc_local, max_rounds, weights, check)
     if stable:
         return block_of
-    return hopcroft_blocks(tab, acc_local, block_of, dead=dead)
+    return hopcroft_blocks(tab, acc_local, block_of, dead=dead, check=check)
 
 
-def _refine_by_rule(tab, acc_local, dead):
+def _refine_by_rule(tab, acc_local, dead, check=None):
     """The default refinement: Moore's rounds from :data:`MOORE_MIN_CELLS` cells, else
     Hopcroft's algorithm."""
     if len(tab) * len(tab[0]) >= MOORE_MIN_CELLS:
-        return _refine_moore(tab, acc_local, dead)
-    return _refine_hopcroft(tab, acc_local, dead)
+        return _refine_moore(tab, acc_local, dead, check)
+    return _refine_hopcroft(tab, acc_local, dead, check)
 
 
 def _minimize_pairs_scanned(delta, accepting, start):

@@ -309,19 +309,22 @@ def _subsets(nfa: NFA, budget: Budget | None, operation: str, extra_sets: Sequen
     # shared edge tuples (copies of an embedded automaton) are looked at once, and the labels
     # by identity (CharSet hashes in Python): equal copies are refined together; in slices, with
     # a look at the clock after each
-    ids: list[int] = []
-    distinct: dict = {}
-    for lo in range(0, len(edges), _SLICE):
-        part = edges[lo:lo + _SLICE]
-        part_ids = list(map(id, part))
-        ids += part_ids
-        distinct.update(zip(part_ids, part))
-        meter.check_time()
-    labels: dict = {}
-    outs = list(distinct.values())
-    for lo in range(0, len(outs), _SLICE):
-        labels.update((id(cs), cs) for out in outs[lo:lo + _SLICE] for cs, _ in out)
-        meter.check_time()
+    if len(edges) <= _SLICE:
+        ids = list(map(id, edges))
+        distinct = dict(zip(ids, edges))
+        labels = {id(cs): cs for out in distinct.values() for cs, _ in out}
+    else:
+        ids, distinct, labels = [], {}, {}
+        for lo in range(0, len(edges), _SLICE):
+            part = edges[lo:lo + _SLICE]
+            part_ids = list(map(id, part))
+            ids += part_ids
+            distinct.update(zip(part_ids, part))
+            meter.check_time()
+        outs = list(distinct.values())
+        for lo in range(0, len(outs), _SLICE):
+            labels.update({id(cs): cs for out in outs[lo:lo + _SLICE] for cs, _ in out})
+            meter.check_time()
     label_sets = list(labels.values())
     word_sets: list[CharSet] = []
     has_assertions = nfa.has_assertions

@@ -78,7 +78,7 @@ def test_time_budget():
     elapsed = time.perf_counter() - t0
     err = e.value
     assert err.kind == "seconds" and err.limit == 0.05 and err.operation == "intersect"
-    assert err.reached >= 0.05
+    assert err.reached >= 0.9 * 0.05
     assert "time budget" in str(err)
     assert elapsed < 2.0
 
@@ -217,8 +217,9 @@ def test_time_budget_stops_within_ten_percent(make):
         make(budget)
     elapsed = time.perf_counter() - t0
     assert e.value.kind == "seconds"
-    # measured where it stopped (and 20 ms for the scheduler of a shared machine)
-    assert limit <= e.value.reached <= 1.1 * limit + 0.02
+    # measured where it stopped: 8% early, to free what it built within the limit (and 20 ms
+    # for the scheduler of a shared machine)
+    assert 0.9 * limit <= e.value.reached <= 1.1 * limit + 0.02
     assert elapsed < 3 * limit                          # (loose: the machine is shared)
 
 

@@ -226,9 +226,9 @@ def test_moore_hands_a_stalled_chain_to_hopcroft():
     delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
     rounds = []
 
-    def refine(tab, acc_local, dead):
+    def refine(tab, acc_local, dead, check=None):
         rounds.append(mz.moore_blocks(tab, acc_local)[1])     # what the Moore way starts from
-        return mz._refine_moore(tab, acc_local, dead)
+        return mz._refine_moore(tab, acc_local, dead, check)
 
     want = minimized_every_way(delta, accepting, start)
     assert mz._minimize_arrays(delta, accepting, start, refine) == want
