@@ -139,6 +139,7 @@ CASES = [
         ("pattern look-behind", 'compile_json_schema({"type": "string", "pattern": "(?<=a)b"})'),
         ("pattern unknown property", r'compile_json_schema({"type": "string", "pattern": "\\p{Nope}"})'),
         ("format 5", 'compile_json_schema({"type": "string", "format": 5})'),
+        ("format []", 'compile_json_schema({"format": []})'),
         ("required 'a'", 'compile_json_schema({"type": "object", "required": "a"})'),
         ("required [1]", 'compile_json_schema({"type": "object", "required": [1]})'),
         ("properties []", 'compile_json_schema({"type": "object", "properties": []})'),
