@@ -255,8 +255,11 @@ def test_corrupted_and_crafted_index_files(tmp_path):
 
 
 @pytest.mark.slow
-def test_corrupted_and_crafted_index_files_400(tmp_path):
+def test_corrupted_and_crafted_index_files_400(tmp_path, capsys):
     results = campaign(tmp_path, 400, seed=1)
+    with capsys.disabled():          # the campaign's figures, printed with -s
+        from collections import Counter
+        print("\nindex-file campaign:", dict(Counter((c, o) for c, _, o in results)))
     _check(results)
     crafted = {d for c, d, _ in results if c == "crafted"}
     assert len(crafted) == 16
