@@ -21,11 +21,9 @@ The markers are Qwen's chat template's (``<|im_end|>`` ends a turn, ``<tool_call
 
 from __future__ import annotations
 
-import copy
 import importlib.resources
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 
 __all__ = ["ExampleSchema", "get_weather"]
 
@@ -49,7 +47,6 @@ class ExampleSchema:
     excludes: tuple
 
 
-@lru_cache(maxsize=None)
 def _read(name: str) -> dict:
     text = importlib.resources.files(__package__).joinpath("data", f"{name}.json").read_text("utf-8")
     return json.loads(text)
@@ -63,5 +60,5 @@ def get_weather() -> ExampleSchema:
     ExampleSchema
     """
     doc = _read("get_weather")
-    return ExampleSchema("get_weather call", doc["description"], copy.deepcopy(doc["schema"]),
+    return ExampleSchema("get_weather call", doc["description"], doc["schema"],
                          tuple(doc["excludes"]))

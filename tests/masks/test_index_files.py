@@ -441,8 +441,9 @@ def test_a_cache_entry_copied_under_another_key_is_not_served(tmp_path):
 
 
 def _opts(pattern):
+    from tokenfsm.automata.lazy_regex import regex_automaton
     from tokenfsm.masks.compiler import _bound_options
-    return _bound_options(DFA.from_regex, pattern, {})
+    return _bound_options(regex_automaton, pattern, {})
 
 
 def test_a_signed_cache_loads_only_its_own_files(tmp_path):
