@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import bisect
 import random as _random
-import threading
 from collections import deque
-from contextlib import contextmanager
 from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
@@ -45,62 +43,7 @@ from .minimize import (ARRAY_MIN_CELLS, minimize_groups, minimize_table, prune_g
 from .nfa import NFA, determinize_groups, from_ast
 from .regex_ast import Node
 
-__all__ = ["DFA", "OpaqueSymbolError", "opaque_symbols"]
-
-
-_OPAQUE = threading.local()
-
-
-@contextmanager
-def opaque_symbols(chars: CharSet | None, companions: CharSet | None = None):
-    """Within this block (in this thread), characters of ``chars`` are placeholders for whole
-    sub-languages (a call of another automaton); ``None`` suspends an outer block.
-
-    Concatenation, union, star, determinisation and minimisation treat a placeholder as one
-    symbol, which is exact; intersection, difference, symmetric difference and complement are not
-    (``x ∩ y`` would compare the placeholder, not the texts it stands for), so they raise
-    :class:`OpaqueSymbolError` when an operand reads a placeholder. An operand reads one when a
-    class holding a placeholder has a live transition and every character of the class is a
-    placeholder or one of ``companions``: characters that may share a class with a placeholder
-    in the guarded automata (a one-character text that leads where the call does). A class with
-    any other character is read as characters (``.`` in an automaton over decoded values).
-
-    >>> hole = CharSet.range(1, 1)
-    >>> with opaque_symbols(hole):
-    ...     calls = DFA.literal("[\x01]") | DFA.literal("[]")
-    ...     calls.accepts("[\x01]"), (DFA.from_regex(".*") & DFA.literal("a")).accepts("a")
-    (True, True)
-    >>> with opaque_symbols(hole):
-    ...     calls & DFA.from_regex(".*")
-    Traceback (most recent call last):
-    ...
-    tokenfsm.automata.errors.OpaqueSymbolError: intersect of an automaton that reads a placeholder symbol (a call of another automaton)
-    """
-    outer = getattr(_OPAQUE, "guard", None)
-    if chars is None:
-        _OPAQUE.guard = None
-    else:
-        both = chars | (companions or CharSet.empty())
-        _OPAQUE.guard = (chars, both) if outer is None else (outer[0] | chars, outer[1] | both)
-    try:
-        yield
-    finally:
-        _OPAQUE.guard = outer
-
-
-def _check_opaque(operation: str, *dfas: "DFA") -> None:
-    guard = getattr(_OPAQUE, "guard", None)
-    if guard is None:
-        return
-    chars, allowed = guard
-    for d in dfas:
-        cols = [c for c, cs in enumerate(d.classes) if not cs.isdisjoint(chars) and cs.issubset(allowed)]
-        read = [c for c in cols if any(row[c] for row in d.delta)]
-        if read:
-            symbols = frozenset(x for c in read for lo, hi in (d.classes[c] & chars).ranges
-                                for x in range(lo, hi + 1))
-            raise OpaqueSymbolError(f"{operation} of an automaton that reads a placeholder "
-                                    "symbol (a call of another automaton)", symbols)
+__all__ = ["DFA", "OpaqueSymbolError"]
 
 
 def _segments(classes: Sequence[CharSet]) -> list[tuple[int, int, int]]:
@@ -626,7 +569,6 @@ class DFA:
 
     def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in both (product over reachable pairs, under ``budget``)."""
-        _check_opaque("intersect", self, other)
         return self._product(other, lambda x, y: x and y, "intersect", budget, True)
 
     def union(self, other: "DFA", budget: Budget | None = None) -> "DFA":
@@ -634,16 +576,13 @@ class DFA:
 
     def difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in ``self`` but not in ``other``."""
-        _check_opaque("difference", self, other)
         return self._product(other, lambda x, y: x and not y, "difference", budget, False)
 
     def symmetric_difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
-        _check_opaque("symmetric_difference", self, other)
         return self._product(other, lambda x, y: x != y, "symmetric_difference", budget, False)
 
     def complement(self) -> "DFA":
         """Every string not in the language (over all Unicode scalar values)."""
-        _check_opaque("complement", self)
         m = self.minimize()
         # complete automaton: flip acceptance; the old dead state becomes an accepting sink
         n = len(m.delta)

@@ -63,8 +63,9 @@ class NondeterministicCall(AutomatonError):
 
 
 class OpaqueSymbolError(AutomatonError):
-    """A product or complement met a symbol that stands for a whole sub-language (see
-    :func:`opaque_symbols`): taken symbol by symbol, the operation would not mean what it should.
+    """A product or complement met a symbol that stands for a whole sub-language (a call of
+    another automaton, which the caller tracks and checks before such an operation): taken symbol
+    by symbol, the operation would not mean what it should.
 
     ``symbols`` holds the placeholder characters the operand reads (when known); a caller that
     knows what the placeholders stand for may also set ``targets``."""

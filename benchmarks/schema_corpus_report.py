@@ -12,7 +12,17 @@ merge order of the alternative the instance takes), and a schema is compiled wit
 
 On the test suite it also prints the number of passing tests: the schema compiled in strict mode
 and the automaton's verdict on the instance is the suite's (llguidance's published figure on the
-same suite is 934 passing with no invalid instance accepted).
+same suite is 934 passing with no invalid instance accepted). The suite runs per draft and part:
+``suite`` is draft 2020-12's required files (from ``--corpora``), ``suite-optional`` and
+``suite-format`` its ``optional/`` and ``optional/format/`` files; ``draft2019-09``, ``draft7``,
+``draft6`` and ``draft4`` (with the same ``-optional`` and ``-format`` suffixes) come from
+``tests/data/json-schema-test-suite-drafts``. A schema of a draft other than 2020-12 is compiled
+with that draft's ``$schema`` when it names none (the suite says the draft by the folder).
+``--any-order`` compiles every schema with ``allow_extra_keys=True`` and
+``property_order="any"`` (instances in their own key order then need no serialiser).
+
+After the table comes, per subset, the keywords the schemas use that the keyword table
+(:mod:`tokenfsm.schema.keywords`) does not know: ignored, as JSON Schema says.
 
 The biggest unsupported and error categories are listed after the table. Schemas run in worker
 processes, each with a wall-clock budget (``Budget.max_seconds`` for the compilation, and a hard
@@ -21,7 +31,7 @@ alarm a little later); a schema over it counts as "over budget".
 Usage::
 
     python benchmarks/schema_corpus_report.py [--corpora /work/shared/corpora] [--limit N]
-        [--seconds 5] [--jobs 2] [--subsets suite,Handwritten] [--failures]
+        [--seconds 5] [--jobs 2] [--subsets suite,Handwritten] [--failures] [--any-order]
 
 ``--failures`` lists, per file (suite) or subset, every group that does not fully pass and why:
 unsupported (the keyword and message), over budget, error, invalid accepted (with the test's
@@ -51,30 +61,74 @@ from pathlib import Path
 from tokenfsm.automata import Budget, BudgetExceeded
 from tokenfsm.schema.compiler import compile_json_schema
 from tokenfsm.schema.errors import SchemaError, UnsupportedSchema
+from tokenfsm.schema.keywords import KEYWORDS, subschemas
 from tokenfsm.schema.serialize import dumps_in_schema_order, has_undeclared_keys
 
 WHITESPACE = 1
 EXPLAIN_DEPTH = False  # set by --explain-depth (read in the worker processes)
+ANY_ORDER = False  # set by --any-order (read in the worker processes)
 MAX_EXPLAIN_DEPTH = 12
+DATA = Path(__file__).resolve().parent.parent / "tests/data"
 # the suite's remote documents, served at http://localhost:1234/ by the suite's own harness
-REMOTES = Path(__file__).resolve().parent.parent / "tests/data/json-schema-test-suite/remotes"
-_remotes: dict | None = None
+REMOTES = {"2020-12": DATA / "json-schema-test-suite/remotes",
+           "older": DATA / "json-schema-test-suite-drafts/remotes"}
+DRAFTS = {"draft2019-09": "https://json-schema.org/draft/2019-09/schema",
+          "draft7": "http://json-schema.org/draft-07/schema#",
+          "draft6": "http://json-schema.org/draft-06/schema#",
+          "draft4": "http://json-schema.org/draft-04/schema#"}
+_remotes: dict = {}
 
 
-def suite_documents(root: Path = REMOTES) -> dict:
+def suite_documents(subset: str = "suite") -> dict:
     """The suite's ``remotes/`` as documents by URI (``http://localhost:1234/<path>``)."""
-    global _remotes
-    if _remotes is None:
-        _remotes = {"http://localhost:1234/" + p.relative_to(root).as_posix(): json.loads(p.read_text())
-                    for p in sorted(root.rglob("*.json"))}
-    return _remotes
+    which = "2020-12" if subset.startswith("suite") else "older"
+    if which not in _remotes:
+        root = REMOTES[which]
+        _remotes[which] = {"http://localhost:1234/" + p.relative_to(root).as_posix():
+                           json.loads(p.read_text()) for p in sorted(root.rglob("*.json"))}
+    return _remotes[which]
 
 
-def suite_groups(root: Path):
+def is_suite(subset: str) -> bool:
+    return subset.startswith("suite") or subset.split("-")[0] in ("draft2019", "draft7", "draft6",
+                                                                   "draft4")
+
+
+def suite_groups(root: Path, subset: str = "suite", dialect: str | None = None):
     for f in sorted(root.glob("*.json")):
         for group in json.loads(f.read_text()):
-            yield ("suite", f"{f.stem}: {group['description']}", group["schema"],
+            schema = group["schema"]
+            if dialect is not None and isinstance(schema, dict) and "$schema" not in schema:
+                schema = {"$schema": dialect, **schema}
+            yield (subset, f"{f.stem}: {group['description']}", schema,
                    [(t["data"], t["valid"], t.get("description", "")) for t in group["tests"]])
+
+
+def suite_subsets(corpora: Path) -> dict:
+    """Every suite subset: name -> (folder, dialect to add)."""
+    out = {}
+    for draft, dialect in [("suite", None)] + list(DRAFTS.items()):
+        base = corpora / "json-schema-test-suite" if draft == "suite" else \
+            DATA / "json-schema-test-suite-drafts" / draft
+        out[draft] = (base, dialect)
+        out[draft + "-optional"] = (base / "optional", dialect)
+        out[draft + "-format"] = (base / "optional" / "format", dialect)
+    return out
+
+
+def unknown_keywords(schema) -> collections.Counter:
+    """Keywords a schema uses (at schema positions) that the keyword table does not know."""
+    got: collections.Counter = collections.Counter()
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        for k, v in node.items():
+            if k not in KEYWORDS:
+                got[k] += 1
+            todo.extend(sub for _, sub in subschemas(k, v))
+    return got
 
 
 def maskbench_groups(path: Path, limit: int | None):
@@ -114,8 +168,9 @@ def check(job) -> dict:
     subset, name, schema, tests, seconds = job
     out = {"subset": subset, "name": name, "status": "compiled", "why": "", "time": None,
            "verdicts": []}
-    documents = suite_documents() if subset == "suite" else None
-    extra = any(valid and _has_undeclared(schema, data, documents) for data, valid, _ in tests)
+    documents = suite_documents(subset) if is_suite(subset) else None
+    extra = ANY_ORDER or any(valid and _has_undeclared(schema, data, documents)
+                             for data, valid, _ in tests)
     global _armed
     signal.signal(signal.SIGALRM, _on_alarm)
     _armed = True
@@ -127,7 +182,8 @@ def check(job) -> dict:
             warnings.simplefilter("ignore")
             cs = compile_json_schema(schema, whitespace=WHITESPACE, allow_extra_keys=extra,
                                      budget=Budget(max_states=50_000, max_seconds=seconds),
-                                     documents=documents)
+                                     documents=documents,
+                                     property_order="any" if ANY_ORDER else "schema")
     except UnsupportedSchema as e:
         out["status"], out["why"] = "unsupported", f"{e.keyword}: {_shape(e.msg)}"
     except (BudgetExceeded, _Alarm):
@@ -257,14 +313,18 @@ def main(argv=None):
                     help="list every group that does not fully pass, and why")
     ap.add_argument("--explain-depth", action="store_true",
                     help="recompile with max_depth at each rejected valid instance's nesting depth")
+    ap.add_argument("--any-order", action="store_true",
+                    help="compile with allow_extra_keys=True and property_order='any'")
     args = ap.parse_args(argv)
-    global EXPLAIN_DEPTH
+    global EXPLAIN_DEPTH, ANY_ORDER
     EXPLAIN_DEPTH = args.explain_depth
+    ANY_ORDER = args.any_order
     root = Path(args.corpora)
     wanted = None if args.subsets is None else set(args.subsets.split(","))
     jobs = []
-    if wanted is None or "suite" in wanted:
-        jobs += list(suite_groups(root / "json-schema-test-suite"))
+    for name, (folder, dialect) in suite_subsets(root).items():
+        if (wanted is None and name == "suite") or (wanted is not None and name in wanted):
+            jobs += list(suite_groups(folder, name, dialect))
     for p in sorted((root / "maskbench").glob("*.jsonl.gz")):
         if wanted is None or p.name.split(".")[0] in wanted:
             jobs += list(maskbench_groups(p, args.limit))
@@ -283,13 +343,29 @@ def main(argv=None):
     for name in order:
         s = summarise([r for r in rows if r["subset"] == name])
         label = "JSON-Schema-Test-Suite" if name == "suite" else name
+        if is_suite(name) and name != "suite":
+            label = "suite " + name.replace("suite-", "2020-12-")
         print(f"{label:24} {s['schemas']:7} {s['compiled']:8} {s['unsupported']:6} {s['over_budget']:6} "
               f"{s['errors']:6} {s['valid_accepted']:5}/{s['valid']:<6} "
               f"{s['invalid_rejected']:5}/{s['invalid']:<6} {1000 * s['median']:9.1f} {1000 * s['p90']:8.1f}")
-    suite = summarise([r for r in rows if r["subset"] == "suite"])
-    print(f"\nJSON Schema Test Suite: {suite['passing']} of {suite['tests']} tests pass "
-          f"(compiled in strict mode, verdict right); invalid accepted: "
-          f"{suite['invalid'] - suite['invalid_rejected']} (llguidance: 934 passing, 0 invalid accepted)")
+    for name in order:
+        if not is_suite(name):
+            continue
+        suite = summarise([r for r in rows if r["subset"] == name])
+        label = "JSON Schema Test Suite" if name == "suite" else f"suite {name}"
+        print(f"\n{label}: {suite['passing']} of {suite['tests']} tests pass "
+              f"(compiled in strict mode, verdict right); invalid accepted: "
+              f"{suite['invalid'] - suite['invalid_rejected']}; valid rejected: "
+              f"{suite['valid'] - suite['valid_accepted']}"
+              + (" (llguidance: 934 passing, 0 invalid accepted)" if name == "suite" else ""))
+    unknown = collections.defaultdict(collections.Counter)
+    for job in jobs:
+        unknown[job[0]].update(unknown_keywords(job[2]))
+    print("\nkeywords the keyword table does not know (ignored), by subset:")
+    for name in order:
+        if unknown[name]:
+            top = ", ".join(f"{k} ({n})" for k, n in unknown[name].most_common(args.categories))
+            print(f"  {name:22} {top}")
     if args.explain_depth:
         print("\nvalid instances rejected, compiled again with max_depth at the instance's nesting "
               "depth: accepted then / still rejected / over budget")

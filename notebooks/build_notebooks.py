@@ -1027,12 +1027,13 @@ of at least `SHARE_STATES` states is compiled once and called instead. What does
 **Method.** The family above with *k* = 3 recursive slots at `max_depth` 3, plus a non-recursive
 `meta` definition (an object of six properties: a pattern, an enum, bounded integers, a map of
 bounded strings, a bounded array, a `uuid`) named from *m* = 1..6 properties of the node. Each point
-is compiled on the stack route twice: as the library does it (shared) and with `SHARE_STATES` raised
-above every definition (copied); compile time (median of three), automata, byte states and call
+is compiled on the stack route twice: as the library does it (shared) and with the fast path's
+reference, no definition shared (copied); compile time (median of three), automata, byte states and call
 edges. Both must mean the same: their expansions at `max_depth` 1 are compared as minimal DFAs.
 """),
         code("""
-from tokenfsm.schema import compiler as schema_compiler
+from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.schema.tuning import DEFAULT_TUNING, SHARE_STATES
 
 META = {"type": "object", "properties": {
     "name": {"type": "string", "pattern": "^[a-z][a-z0-9-]{0,30}$"},
@@ -1049,24 +1050,29 @@ def shared_schema(m, k=3):
     schema["$defs"]["meta"] = META
     return schema
 
-SHARE_DEFAULT = schema_compiler.SHARE_STATES
+SHARE_DEFAULT = SHARE_STATES
+
+def compile_shared(schema, tuning, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile_tuned(schema, tuning, **options)
+
 share_rows = []
 for m in range(1, 7):
     row = {"m": m}
-    for label, threshold in (("shared", SHARE_DEFAULT), ("copied", 10**12)):
-        schema_compiler.SHARE_STATES = threshold
-        try:
-            times = []
-            for _ in range(3):
-                t0 = time.perf_counter()
-                c = compile_quiet(shared_schema(m), max_depth=3, recursion="stack")
-                times.append(time.perf_counter() - t0)
-            pb = c.recursive.to_bytes()
-            row[label] = dict(s=float(np.median(times)), automata=len(c.recursive.modules),
-                              bytes=pb.num_states, calls=pb.num_calls,
-                              dfa1=compile_quiet(shared_schema(m), max_depth=1, recursion="stack").dfa)
-        finally:
-            schema_compiler.SHARE_STATES = SHARE_DEFAULT
+    # the library's setting, and its reference: no definition shared (every one copied)
+    for label, tuning in (("shared", DEFAULT_TUNING),
+                          ("copied", DEFAULT_TUNING.with_reference("share_states"))):
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            c = compile_shared(shared_schema(m), tuning, max_depth=3, recursion="stack")
+            times.append(time.perf_counter() - t0)
+        pb = c.recursive.to_bytes()
+        row[label] = dict(s=float(np.median(times)), automata=len(c.recursive.modules),
+                          bytes=pb.num_states, calls=pb.num_calls,
+                          dfa1=compile_shared(shared_schema(m), tuning, max_depth=1,
+                                              recursion="stack").dfa)
     assert row["shared"]["dfa1"] == row["copied"]["dfa1"]   # the same language
     share_rows.append(row)
 

@@ -16,15 +16,12 @@ __all__ = ["compile_json_schema", "CompiledSchema", "SchemaError", "UnsupportedS
            "SchemaWarning", "TokenfsmError"]
 
 # --- slot templates and tool-call formats (schema/template.py, schema/toolcalls.py) ---
-# ``compile_json_schema`` is re-exported with a ``style`` keyword: "json" calls the compiler
-# above unchanged; the XML tool-call styles write the arguments object in that style.
 from .template import Slot, Template, TemplateError, compile_template  # noqa: E402
 from .toolcalls import (  # noqa: E402
     STYLES,
     CompiledArguments,
     CompiledToolCalls,
     compile_arguments,
-    compile_json_schema,
     compile_tool_calls,
     format_tool_call,
 )

@@ -41,7 +41,7 @@ Example
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Sequence
 
 from tokenfsm.automata.cache import byte_lru_cache
@@ -108,11 +108,6 @@ def nfa_to_dfa(nfa: NFA, budget: Budget | None, operation: str) -> DFA:
     return DFA._minimal_of(*determinize_groups(nfa, budget, operation))
 
 
-#: Object and array automata built by :class:`.compose.Composer` (True) or as one NFA
-#: determinised state set by state set (False); both give the same automaton.
-COMPOSE = True
-
-
 class _NFABuild:
     """The :class:`.compose.Composer` interface over an :class:`NFA` (the general route)."""
 
@@ -134,7 +129,12 @@ class _NFABuild:
         return nfa_to_dfa(self.nfa, budget, operation)
 
 
-#: Below this many table rows in the embedded automata, the NFA route is the quicker one.
+#: Object and array automata whose embedded automata have at least this many table rows are
+#: built by :class:`.compose.Composer` (it copies member values as blocks of rows instead of
+#: determinising them again at every nesting level); smaller ones as one NFA determinised state
+#: set by state set, the quicker route there. Both give the same automaton: a fast path, whose
+#: reference is ``compose_min_rows=None`` (never compose); see ``FAST_PATHS`` in
+#: :mod:`.compiler`.
 COMPOSE_MIN_ROWS = 300
 
 
@@ -145,8 +145,8 @@ def _rows(d: DFA | None) -> int:
     return len(a) if a is not None else len(d.delta)
 
 
-def _builder(rows: int):
-    if COMPOSE and rows >= COMPOSE_MIN_ROWS:
+def _builder(rows: int, compose_min_rows: int | None):
+    if compose_min_rows is not None and rows >= compose_min_rows:
         from .compose import Composer
         return Composer()
     return _NFABuild()
@@ -164,23 +164,32 @@ class TypedLanguage:
         JSON type name to the (non-empty) DFA of the texts of that type; ``number`` covers integers.
     complete : frozenset of str
         Types on which the language holds every canonical spelling of every accepted value.
+    calls : frozenset of str
+        The definitions whose calls some part holds (a placeholder for another automaton, see
+        :mod:`.stack`): a call's texts may be of several types, so such a part cannot be split
+        by type, and no product or complement can look inside it.
+    cut : dict
+        Per JSON type, the shallowest nesting depth (0: the value itself) at which values of
+        that type may be missing because a language was cut there (values nested past
+        ``max_depth``, a recursion cut); types not listed were not cut. A complement of a cut
+        language is exact only on values shallower than that.
     """
 
     parts: dict
     complete: frozenset
-    #: The ``$ref`` targets whose calls some part holds (a placeholder for another automaton, see
-    #: :mod:`.compiler`): a call's texts may be of several types, so such a part cannot be split
-    #: by type, and no product or complement can look inside it.
     calls: frozenset = frozenset()
+    cut: dict = field(default_factory=dict)
 
     @staticmethod
     def nothing() -> "TypedLanguage":
         return TypedLanguage({}, frozenset(TYPES))
 
     @staticmethod
-    def of(parts: dict, complete: Iterable[str] = TYPES) -> "TypedLanguage":
+    def of(parts: dict, complete: Iterable[str] = TYPES, calls: frozenset = frozenset(),
+           cut: dict | None = None) -> "TypedLanguage":
         live = {t: d for t, d in parts.items() if d is not None and not d.is_empty()}
-        return TypedLanguage(live, frozenset(complete))
+        return TypedLanguage(live, frozenset(complete), frozenset(calls),
+                             {t: c for t, c in (cut or {}).items() if t in live})
 
     def is_empty(self) -> bool:
         return not self.parts
@@ -191,13 +200,15 @@ class TypedLanguage:
             raise OpaqueSymbolError("a type filter on a call of another automaton",
                                     targets=self.calls)
         return TypedLanguage({t: d for t, d in self.parts.items() if t in types},
-                             self.complete | frozenset(t for t in TYPES if t not in types))
+                             self.complete | frozenset(t for t in TYPES if t not in types),
+                             self.calls, {t: c for t, c in self.cut.items() if t in types})
 
     def union(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         parts = dict(self.parts)
         for t, d in other.parts.items():
             parts[t] = union_of([parts[t], d], budget) if t in parts else d
-        return TypedLanguage(parts, self.complete & other.complete, self.calls | other.calls)
+        return TypedLanguage(parts, self.complete & other.complete, self.calls | other.calls,
+                             shallower(self.cut, other.cut))
 
     def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         if self.calls or other.calls:
@@ -210,7 +221,9 @@ class TypedLanguage:
                 if not x.is_empty():
                     parts[t] = x
         # an empty side is complete when it is complete: X ∩ Y keeps all values of both
-        return TypedLanguage(parts, self.complete & other.complete)
+        return TypedLanguage(parts, self.complete & other.complete, frozenset(),
+                             {t: c for t, c in shallower(self.cut, other.cut).items()
+                              if t in parts})
 
     def difference(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         """Texts of ``self`` not in ``other`` (exact on values where ``other`` is complete)."""
@@ -222,7 +235,8 @@ class TypedLanguage:
             x = d.difference(other.parts[t], budget) if t in other.parts else d
             if not x.is_empty():
                 parts[t] = x
-        return TypedLanguage(parts, self.complete)
+        return TypedLanguage(parts, self.complete, frozenset(),
+                             {t: c for t, c in self.cut.items() if t in parts})
 
     def to_dfa(self, budget: Budget | None = None) -> DFA:
         ds = [self.parts[t] for t in TYPES if t in self.parts]
@@ -231,12 +245,24 @@ class TypedLanguage:
         return union_of(ds, budget) if len(ds) > 1 else ds[0]
 
 
+def shallower(a: dict, b: dict) -> dict:
+    """Per type, the shallower of two cuts (see :attr:`TypedLanguage.cut`)."""
+    if not a:
+        return b
+    if not b:
+        return a
+    out = dict(a)
+    for t, c in b.items():
+        out[t] = min(out[t], c) if t in out else c
+    return out
+
+
 def union_of(ds: Sequence[DFA], budget: Budget | None = None) -> DFA:
     """The union of ``ds``: a product, or (when one of them is a large automaton kept unminimised,
     see :mod:`.compose`) a composition that copies each as a block of rows and determinises only
     where they share a prefix (texts of different JSON types share no first character)."""
     from .compose import LazyDFA, union_composed
-    if COMPOSE and any(isinstance(d, LazyDFA) for d in ds):
+    if any(isinstance(d, LazyDFA) for d in ds):
         return union_composed(ds, budget)
     return DFA.union_all(ds, budget)
 
@@ -260,7 +286,8 @@ class Member:
 def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
                min_properties: int = 0, max_properties: int | None = None,
                any_order: bool = False, witnesses: int = 0,
-               budget: Budget | None = None) -> DFA:
+               budget: Budget | None = None,
+               compose_min_rows: int | None = COMPOSE_MIN_ROWS) -> DFA:
     """The texts of objects with the declared members (in order, or in any order) then extras.
 
     Parameters
@@ -282,6 +309,8 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
         negation of ``additionalProperties``, ``patternProperties`` and ``propertyNames``): an
         object is written only when its members together meet all of them.
     budget : Budget, optional
+    compose_min_rows : int or None
+        See :data:`COMPOSE_MIN_ROWS` (None: never compose).
 
     Returns
     -------
@@ -341,7 +370,7 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
         return required <= pos if any_order else pos == k
 
     b = _builder(sum(_rows(body[2 if len(body) == 4 else 0]) for group in bodies
-                     for body, _ in group))
+                     for body, _ in group), compose_min_rows)
     final = b.node()
     close = b.chain((DFA.literal("}"),), final)
     node: dict = {}
@@ -375,7 +404,7 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
                 if written:
                     body = (comma,) + body
                 entry = b.chain(body, t)
-                if not COMPOSE:  # (a Composer meters the states it copies itself)
+                if compose_min_rows is None:  # (a Composer meters the states it copies itself)
                     meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:
@@ -391,7 +420,8 @@ def object_dfa(members: Sequence[Member], extra: DFA | None, ws: DFA, *,
 def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
               min_items: int = 0, max_items: int | None = None,
               contains: tuple[DFA, DFA, int, int | None] | None = None,
-              budget: Budget | None = None) -> DFA:
+              budget: Budget | None = None,
+              compose_min_rows: int | None = COMPOSE_MIN_ROWS) -> DFA:
     """The texts of arrays whose ``i``-th item is in ``item_at(i)``.
 
     Parameters
@@ -408,6 +438,8 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         not emitted: a sound reading when ``miss`` is only known to undershoot the complement);
         between ``min`` and ``max`` matches.
     budget : Budget, optional
+    compose_min_rows : int or None
+        See :data:`COMPOSE_MIN_ROWS` (None: never compose).
 
     Returns
     -------
@@ -422,7 +454,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         _, _, cmin, cmax = contains
         ccap = cmax + 1 if cmax is not None else cmin
 
-    b = _builder(sum(_rows(item_at(i)) for i in range(fixed + 1)))
+    b = _builder(sum(_rows(item_at(i)) for i in range(fixed + 1)), compose_min_rows)
     final = b.node()
     close = b.chain((DFA.literal("]"),), final)
     node: dict = {}
@@ -473,7 +505,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
             if entry is None:
                 body = (comma, d, ws) if i > 0 else (d, ws)
                 entry = b.chain(body, t)
-                if not COMPOSE:  # (a Composer meters the states it copies itself)
+                if compose_min_rows is None:  # (a Composer meters the states it copies itself)
                     meter.add(sum(p.num_states for p in body))
                 embedded[key] = entry
             if entry is not None:

@@ -3,17 +3,17 @@
 Used to check completeness (a valid instance, written under the same whitespace policy and key
 order as the automaton, must be accepted) in tests and benchmarks.
 
-The compiler (:mod:`.applicators`, :mod:`.rewrite`, :mod:`.containers`) rewrites a schema into
-alternatives of merged keyword dictionaries; an object of one alternative has its declared keys in
-the order of the merged ``properties`` (then the ``required`` names not among them, then the
-undeclared keys). The merge concatenates, first occurrence first: the schema's own keywords, its
-``$ref`` target, each ``allOf`` subschema, the ``anyOf`` branch, the ``oneOf`` branch (and the
-negations of the other branches), ``not``, ``if`` with ``then`` (or the negation of ``if`` with
-``else``), then each dependency whose key is present (the schema it depends on, then the key).
-A negation adds the property whose value violates its schema (or the key a negated
-``x-forbidden`` asks for). This module follows the same rules on the *value*: the branches an
-instance takes are decided by validating it (:mod:`jsonschema`, a test dependency, imported only
-for schemas with conditional applicators), never by looking at the automaton.
+The compiler rewrites a schema into alternatives of merged assertions (:mod:`.algebra`); an
+object of one alternative has its declared keys in merge order (the names of every member group,
+then the ``required`` names among none, then the undeclared keys). The merge concatenates, first
+occurrence first, in the order of the intermediate form (:mod:`.ir`, :mod:`.resolve`): a schema's
+own keywords, its ``$ref`` target, each ``allOf`` subschema, the ``anyOf`` branch, the ``oneOf``
+branch (and the negations of the other branches), ``not``, ``if`` with ``then`` (or the negation
+of ``if`` with ``else``), then each dependency whose key is present (the schema it depends on,
+then the key). A negation adds the property whose value violates its schema. This module follows
+the same rules on the *value*, over the same intermediate form: the branches an instance takes
+are decided by validating it (:mod:`jsonschema`, a test dependency, imported only for schemas
+with conditional applicators), never by looking at the automaton.
 
 Example
 -------
@@ -27,25 +27,13 @@ Example
 from __future__ import annotations
 
 import json
+import re
 
-from .refs import Registry
+from . import ir
+from .resolve import resolve
 
 __all__ = ["dumps_in_schema_order", "has_undeclared_keys"]
 
-_ANNOTATIONS = frozenset({
-    "title", "description", "default", "examples", "$comment", "$schema", "$id", "id",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor", "$dynamicAnchor",
-    "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema", "discriminator",
-    "example", "nullable", "x-scope",
-})
-_APPLICATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-                          "dependentRequired", "dependentSchemas", "dependencies"})
-_IN_PLACE = _APPLICATORS - {"dependentRequired"}
-_OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
-                              "propertyNames", "minProperties", "maxProperties",
-                              "unevaluatedProperties"})
-_STRUCTURAL = frozenset({"properties", "required", "minProperties", "maxProperties",
-                         "additionalProperties", "patternProperties", "propertyNames"})
 _MAX_REF_DEPTH = 64
 
 
@@ -68,7 +56,7 @@ def dumps_in_schema_order(value, schema, whitespace: int | None = 0, documents=N
     """
     sep = (",", ":") if whitespace == 0 else (", ", ": ")
     w = _Writer(schema, documents)
-    return w.dump(value, [w.root], sep)
+    return w.dump(value, [w.ir.root], sep)
 
 
 def has_undeclared_keys(value, schema, documents=None) -> bool:
@@ -77,222 +65,261 @@ def has_undeclared_keys(value, schema, documents=None) -> bool:
     ``additionalProperties``) in the alternative the object belongs to: such an instance needs
     ``allow_extra_keys=True``."""
     w = _Writer(schema, documents)
-    return w.undeclared(value, [w.root])
+    return w.undeclared(value, [w.ir.root])
+
+
+class _Unevaluated:
+    """``unevaluatedProperties`` of a schema on the alternative taken: applies to keys no side
+    evaluates."""
+
+    def __init__(self, schema):
+        self.schema = schema
 
 
 class _Writer:
     def __init__(self, schema, documents):
         if isinstance(schema, (str, bytes)):
             schema = json.loads(schema)
-        self.reg = Registry(schema, documents)
-        self.root = self.reg.root
-        self.old = self.reg.old_draft
+        self.ir = resolve(schema, documents)
+        self.reg = self.ir.registry
         self._validator = None
         self.depth = 0
 
     # ------------------------------------------------------------------ validation (branches)
-    def valid(self, schema, value) -> bool:
-        if schema is True or schema == {}:
+    def _uri(self, loc: str) -> str | None:
+        """The absolute URI of the schema at location ``loc`` (its resource and the pointer
+        inside it), None for a location the registry does not hold."""
+        place = self.reg.places.get(loc)
+        if place is None:
+            return None
+        base = place.base.partition("#")[0]
+        root = self.reg.resources.get(base)
+        if root is None or not loc.startswith(root):
+            return None
+        return base + "#" + loc[len(root):]
+
+    def valid(self, node, value) -> bool:
+        """Whether ``value`` passes ``node`` (composites by their parts, located schemas by
+        jsonschema)."""
+        if isinstance(node, ir.Always):
             return True
-        if schema is False:
+        if isinstance(node, ir.Never):
             return False
+        if isinstance(node, ir.Ref):
+            if node.target is None or self.depth > _MAX_REF_DEPTH:
+                return True
+            return self._valid_at(self.ir.locations[node.target], value)
+        if isinstance(node, ir.AllOf):
+            return all(self.valid(p, value) for p in node.parts)
+        if isinstance(node, ir.AnyOf):
+            return any(self.valid(p, value) for p in node.parts)
+        if isinstance(node, ir.OneOf):
+            return sum(self.valid(p, value) for p in node.parts) == 1
+        if isinstance(node, ir.Not):
+            return not self.valid(node.part, value)
+        if isinstance(node, ir.IfThenElse):
+            return self.valid(node.then if self.valid(node.cond, value) else node.else_, value)
+        if isinstance(node, ir.Dependent):
+            return not isinstance(value, dict) or node.name not in value or \
+                self.valid(node.schema, value)
+        if isinstance(node, ir.Assertions):  # a dependency's list of names
+            obj = node.object
+            return not isinstance(value, dict) or obj is None or all(r in value
+                                                                      for r in obj.required)
+        return self._valid_at(node.ptr, value)
+
+    def _valid_at(self, loc: str, value) -> bool:
+        uri = self._uri(loc)
+        if uri is None:
+            return True
         if self._validator is None:
-            self._validator = _make_validator(self.reg, self.root)
+            self._validator = _make_validator(self.reg)
         try:
-            return self._validator.evolve(schema=schema).is_valid(value)
+            return self._validator.evolve(schema={"$ref": uri}).is_valid(value)
         except Exception:  # a schema jsonschema cannot read: take the branch
             return True
 
-    # ------------------------------------------------------------------ references
-    def follow(self, schema):
-        ref = schema.get("$ref")
-        if not isinstance(ref, str):
-            return True
-        try:
-            node, target = self.reg.resolve(ref, "")
-        except Exception:
-            return True
-        return True if target is None else node
-
-    def _only_ref(self, schema) -> bool:
-        return set(schema) - _ANNOTATIONS == {"$ref"} or ("$ref" in schema and bool(self.old))
-
     # ------------------------------------------------------------------ one alternative
-    def sides(self, schema, value, track=False) -> list:
-        """The keyword dictionaries (no applicators) the compiler merges, in its order, for the
-        alternative of ``schema`` that ``value`` belongs to."""
-        if not isinstance(schema, dict):
+    def sides(self, node, value, track=False) -> list:
+        """The assertions the compiler merges, in its order, for the alternative of ``node``
+        that ``value`` belongs to."""
+        if isinstance(node, (ir.Always, ir.Never)):
             return []
-        if self._only_ref(schema):
-            return self._through_ref(schema, value, lambda n: self.sides(n, value, track))
-        if "unevaluatedProperties" in schema and set(schema) & _IN_PLACE:
-            track = True
-        base = _normalize({k: v for k, v in schema.items() if k not in _APPLICATORS})
-        if "unevaluatedProperties" in schema and set(schema) & _IN_PLACE:
-            base.pop("additionalProperties", None)
-            base["x-unevaluated"] = schema["unevaluatedProperties"]
-        out = [base]
-        if "$ref" in schema:
-            out += self._through_ref(schema, value, lambda n: self.sides(n, value, track))
-        for sub in _list(schema.get("allOf")):
-            out += self.sides(sub, value, track)
-        subs = _list(schema.get("anyOf"))
-        if subs:
-            if track and len(subs) <= 3:
-                for s in subs:
-                    out += self.sides(s, value, track) if self.valid(s, value) else self.neg(s, value)
-            else:
-                for s in subs:
-                    if self.valid(s, value):
-                        out += self.sides(s, value, track)
-                        break
-        subs = _list(schema.get("oneOf"))
-        if subs:
-            passing = [i for i, s in enumerate(subs) if self.valid(s, value)]
-            if passing:
-                i = passing[0]
-                out += self.sides(subs[i], value, track)
-                for j, o in enumerate(subs):
-                    if j != i:
-                        out += self.neg(o, value)
-        if "not" in schema:
-            out += self.neg(schema["not"], value)
-        if "if" in schema:
-            if self.valid(schema["if"], value):
-                out += self.sides(schema["if"], value, track)
-                out += self.sides(schema.get("then", True), value, track)
-            else:
-                out += self.neg(schema["if"], value)
-                out += self.sides(schema.get("else", True), value, track)
-        for k, dep in _dependencies(schema):
-            if isinstance(value, dict) and k in value:
-                out += self.sides(dep, value, track)
-                out.append({"required": [k]})
-        return out
+        if isinstance(node, ir.Ref):
+            return self._through(node, lambda n: self.sides(n, value, track))
+        if isinstance(node, ir.Assertions):
+            return [node]
+        if isinstance(node, ir.Schema):
+            uneval = node.unevaluated_properties
+            track = track or uneval is not None or node.unevaluated_items is not None
+            out = [node.assertions] + ([_Unevaluated(uneval)] if uneval is not None else [])
+            for a in node.applicators:
+                out += self.sides(a, value, track)
+            return out
+        if isinstance(node, ir.AllOf):
+            return [x for p in node.parts for x in self.sides(p, value, track)]
+        if isinstance(node, ir.AnyOf):
+            if track and len(node.parts) <= 3:
+                return [x for p in node.parts for x in (
+                    self.sides(p, value, track) if self.valid(p, value) else self.neg(p, value))]
+            for p in node.parts:
+                if self.valid(p, value):
+                    return self.sides(p, value, track)
+            return []
+        if isinstance(node, ir.OneOf):
+            passing = [i for i, p in enumerate(node.parts) if self.valid(p, value)]
+            if not passing:
+                return []
+            i = passing[0]
+            out = self.sides(node.parts[i], value, track)
+            for j, o in enumerate(node.parts):
+                if j != i:
+                    out += self.neg(o, value)
+            return out
+        if isinstance(node, ir.Not):
+            return self.neg(node.part, value)
+        if isinstance(node, ir.IfThenElse):
+            if self.valid(node.cond, value):
+                return self.sides(node.cond, value, track) + self.sides(node.then, value, track)
+            return self.neg(node.cond, value) + self.sides(node.else_, value, track)
+        if isinstance(node, ir.Dependent):
+            if isinstance(value, dict) and node.name in value:
+                return self.sides(node.schema, value, track) + [_required(node.ptr, node.name)]
+            return []
+        return []
 
-    def _through_ref(self, schema, value, then):
-        if self.depth > _MAX_REF_DEPTH:
+    def _through(self, ref: ir.Ref, then):
+        if ref.target is None or self.depth > _MAX_REF_DEPTH:
             return []
-        node = self.follow(schema)
         self.depth += 1
         try:
-            return then(node)
+            return then(self.ir.definitions[ref.target])
         finally:
             self.depth -= 1
 
-    def neg(self, schema, value) -> list:
-        """The keyword dictionaries of the negation's alternative that ``value`` belongs to."""
-        if not isinstance(schema, dict):
+    def neg(self, node, value) -> list:
+        """The assertions of the negation's alternative that ``value`` belongs to."""
+        if isinstance(node, (ir.Always, ir.Never)):
             return []
-        if self._only_ref(schema):
-            return self._through_ref(schema, value, lambda n: self.neg(n, value))
-        if set(schema) & _APPLICATORS:
-            base = {k: v for k, v in schema.items() if k not in _APPLICATORS}
-            if set(base) - _ANNOTATIONS and not self.valid(base, value):
-                return self.neg(base, value)
-            if "$ref" in schema:
-                ref = {k: schema[k] for k in ("$ref", "x-scope") if k in schema}
-                if not self.valid(ref, value):
-                    return self.neg(ref, value)
-            for s in _list(schema.get("allOf")):
-                if not self.valid(s, value):
-                    return self.neg(s, value)
-            subs = _list(schema.get("anyOf"))
-            if subs and not any(self.valid(s, value) for s in subs):
-                return [x for s in subs for x in self.neg(s, value)]
-            subs = _list(schema.get("oneOf"))
-            if subs:
-                passing = [i for i, s in enumerate(subs) if self.valid(s, value)]
-                if not passing:
-                    return [x for s in subs for x in self.neg(s, value)]
-                if len(passing) > 1:
-                    return self.sides(subs[passing[0]], value) + self.sides(subs[passing[1]], value)
-            if "not" in schema and self.valid(schema["not"], value):
-                return self.sides(schema["not"], value)
-            if "if" in schema:
-                then, else_ = schema.get("then", True), schema.get("else", True)
-                if self.valid(schema["if"], value):
-                    if not self.valid(then, value):
-                        return self.sides(schema["if"], value) + self.neg(then, value)
-                elif not self.valid(else_, value):
-                    return self.neg(schema["if"], value) + self.neg(else_, value)
-            for k, dep in _dependencies(schema):
-                if isinstance(value, dict) and k in value and not self.valid(dep, value):
-                    return [{"required": [k]}] + self.neg(dep, value)
+        if isinstance(node, ir.Ref):
+            return self._through(node, lambda n: self.neg(n, value))
+        if isinstance(node, ir.Schema) and node.applicators:
+            fails = [a for a in node.applicators if not self.valid(a, value)]
+            if not fails:  # the schema's own assertions fail
+                return self.neg(node.assertions, value)
+            return self.neg(fails[0], value)
+        if isinstance(node, ir.Schema):
+            return self.neg(node.assertions, value)
+        if isinstance(node, ir.AllOf):
+            for p in node.parts:
+                if not self.valid(p, value):
+                    return self.neg(p, value)
             return []
-        base = _normalize(dict(schema))
-        if not isinstance(value, dict):
+        if isinstance(node, ir.AnyOf):
+            if not any(self.valid(p, value) for p in node.parts):
+                return [x for p in node.parts for x in self.neg(p, value)]
             return []
-        obj_kw = set(base) & _OBJECT_KEYWORDS
-        enum = base.get("enum", [base["const"]] if "const" in base else None)
-        t = base.get("type")
-        if t is not None and "object" not in ([t] if isinstance(t, str) else t):
+        if isinstance(node, ir.OneOf):
+            passing = [i for i, p in enumerate(node.parts) if self.valid(p, value)]
+            if not passing:
+                return [x for p in node.parts for x in self.neg(p, value)]
+            if len(passing) > 1:
+                return self.sides(node.parts[passing[0]], value) + \
+                    self.sides(node.parts[passing[1]], value)
             return []
-        if obj_kw - _STRUCTURAL or enum is not None or not obj_kw:
+        if isinstance(node, ir.Not):
+            return self.sides(node.part, value) if self.valid(node.part, value) else []
+        if isinstance(node, ir.IfThenElse):
+            if self.valid(node.cond, value):
+                if not self.valid(node.then, value):
+                    return self.sides(node.cond, value) + self.neg(node.then, value)
+            elif not self.valid(node.else_, value):
+                return self.neg(node.cond, value) + self.neg(node.else_, value)
             return []
-        for r in base.get("required", []) or []:
-            if r not in value:
-                return []
-        lo, hi = base.get("minProperties", 0), base.get("maxProperties")
-        if _num(lo) and len(value) < lo or _num(hi) and len(value) > hi:
+        if isinstance(node, ir.Dependent):
+            if isinstance(value, dict) and node.name in value and \
+                    not self.valid(node.schema, value):
+                return [_required(node.ptr, node.name)] + self.neg(node.schema, value)
             return []
-        for name, sub in (base.get("properties") or {}).items():
-            if sub is True or sub == {}:
-                continue
-            if name in value and not self.valid(sub, value[name]):
-                return [{"properties": {name: {"not": sub}}, "required": [name], "x-negated": [name]}]
+        if isinstance(node, ir.Assertions):
+            return self._neg_assertions(node, value)
+        return []
+
+    def _neg_assertions(self, a: ir.Assertions, value) -> list:
+        """A declared member whose value violates its schema (the structural negation the
+        compiler writes for objects); nothing for the other alternatives."""
+        obj = a.object
+        if not isinstance(value, dict) or obj is None or a.values is not None:
+            return []
+        if a.types is not None and "object" not in a.types:
+            return []
+        if obj.witnesses or obj.forbidden or len(obj.members) > 1:
+            return []
+        if any(r not in value for r in obj.required):
+            return []
+        lo, hi = obj.min_properties, obj.max_properties
+        if len(value) < lo or (hi is not None and len(value) > hi):
+            return []
+        for g in obj.members:
+            for name, sub in g.properties or ():
+                if isinstance(sub, ir.Always):
+                    continue
+                if name in value and not self.valid(sub, value[name]):
+                    at = sub.ptr
+                    group = ir.Members(((name, ir.Not(at, sub)),), (), None, at, negated=True)
+                    return [ir.Assertions(at, frozenset({"object"}), object=ir.ObjectNode(
+                        at, members=(group,), required=(name,)))]
         return []
 
     # ------------------------------------------------------------------ merged view
     @staticmethod
-    def order(sides) -> list:
+    def _groups(sides):
+        for s in sides:
+            if isinstance(s, ir.Assertions) and s.object is not None:
+                yield from s.object.members
+
+    def order(self, sides) -> list:
         props: dict = {}
         req: dict = {}
-        for s in sides:
-            for n in s.get("properties") or {}:
+        for g in self._groups(sides):
+            for n in g.names():
                 props.setdefault(n, None)
-            for n in s.get("required") or []:
-                req.setdefault(n, None)
+        for s in sides:
+            if isinstance(s, ir.Assertions) and s.object is not None:
+                for n in s.object.required:
+                    req.setdefault(n, None)
         return list(props) + [r for r in req if r not in props]
 
     def member_schemas(self, sides, name) -> list:
         """What the merged alternative says about the value of member ``name``."""
         out = []
-        for s in sides:
-            props = s.get("properties") or {}
-            if name in props:
-                out.append(props[name])
-                continue
-            matched = False
-            for pat, sub in (s.get("patternProperties") or {}).items():
-                if _search(pat, name):
-                    matched = True
-                    out.append(sub)
-            if not matched:
-                for kw in ("additionalProperties", "x-unevaluated"):
-                    if kw in s and (kw == "additionalProperties" or not self._evaluated(sides, name)):
-                        out.append(s[kw])
-        return [x for x in out if x is not True and x != {}]
+        groups = list(self._groups(sides))
+        for g in groups:
+            own = [s for n, s in g.properties or () if n == name]
+            matched = [s for p, s in g.patterns if _search(p, name)]
+            out += own + matched
+            if not own and not matched and g.additional is not None:
+                out.append(g.additional)
+        if not any(name in g.names() or any(_search(p, name) for p, _ in g.patterns)
+                   or g.additional is not None for g in groups):
+            out += [s.schema for s in sides if isinstance(s, _Unevaluated)]
+        return [x for x in out if not isinstance(x, ir.Always)]
 
     @staticmethod
-    def _evaluated(sides, name) -> bool:
-        return any(name in (s.get("properties") or {}) or
-                   any(_search(p, name) for p in (s.get("patternProperties") or {}))
-                   or "additionalProperties" in s for s in sides)
-
-    def item_schemas(self, sides, i) -> list:
+    def item_schemas(sides, i) -> list:
         out = []
         for s in sides:
-            prefix = s.get("prefixItems")
-            if isinstance(prefix, list) and i < len(prefix):
-                out.append(prefix[i])
-            elif "items" in s and not isinstance(s["items"], list):
-                out.append(s["items"])
-        return [x for x in out if x is not True and x != {}]
+            if isinstance(s, ir.Assertions) and s.array is not None:
+                for g in s.array.items:
+                    if i < len(g.prefix):
+                        out.append(g.prefix[i])
+                    elif g.rest is not None:
+                        out.append(g.rest)
+        return [x for x in out if not isinstance(x, ir.Always)]
 
     # ------------------------------------------------------------------ writing
-    def dump(self, value, schemas, sep) -> str:
-        sides = [x for s in schemas for x in self.sides(s, value)] \
+    def dump(self, value, nodes, sep) -> str:
+        sides = [x for n in nodes for x in self.sides(n, value)] \
             if isinstance(value, (dict, list)) else []
         if isinstance(value, dict):
             order = [k for k in self.order(sides) if k in value]
@@ -305,23 +332,24 @@ class _Writer:
             return "[" + sep[0].join(out) + "]"
         return json.dumps(value, ensure_ascii=False)
 
-    def undeclared(self, value, schemas) -> bool:
+    def undeclared(self, value, nodes) -> bool:
         if not isinstance(value, (dict, list)):
             return False
-        sides = [x for s in schemas for x in self.sides(s, value)]
+        sides = [x for n in nodes for x in self.sides(n, value)]
         if isinstance(value, list):
             return any(self.undeclared(v, self.item_schemas(sides, i)) for i, v in enumerate(value))
+        groups = list(self._groups(sides))
         declared = set(self.order(sides))
         # a key only a negation names (the positive side declares properties, not this key) is
-        # undeclared, as in rewrite.merge
-        positive = {n for x in sides for n in (x.get("properties") or {})
-                    if n not in x.get("x-negated", ())}
-        if any("properties" in x and "x-negated" not in x for x in sides):
-            declared = {n for n in declared if n in positive or not any(
-                n in x.get("x-negated", ()) for x in sides)}
-        loose = any("additionalProperties" in s or "x-unevaluated" in s for s in sides)
-        patterns = [p for s in sides for p in (s.get("patternProperties") or {})]
-        constrained = any(set(s) & _OBJECT_KEYWORDS for s in sides)
+        # undeclared, as the compiler reads it
+        positive = {n for g in groups if not g.negated for n in g.names()}
+        if any(g.properties is not None and not g.negated for g in groups):
+            negated = {n for g in groups if g.negated for n in g.names()}
+            declared = {n for n in declared if n in positive or n not in negated}
+        loose = any(g.additional is not None for g in groups) or \
+            any(isinstance(s, _Unevaluated) for s in sides)
+        patterns = [p for g in groups for p, _ in g.patterns]
+        constrained = any(isinstance(s, ir.Assertions) and s.object is not None for s in sides)
         for k, v in value.items():
             if constrained and k not in declared and not loose and \
                     not any(_search(p, k) for p in patterns):
@@ -331,59 +359,28 @@ class _Writer:
         return False
 
 
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _list(v) -> list:
-    return v if isinstance(v, list) else []
+def _required(ptr: str, name: str) -> ir.Assertions:
+    return ir.Assertions(ptr, frozenset({"object"}), object=ir.ObjectNode(ptr, required=(name,)))
 
 
 def _search(pattern, name) -> bool:
-    import re
     try:
         return re.search(pattern, name) is not None
     except (re.error, TypeError):
         return False
 
 
-def _normalize(d: dict) -> dict:
-    """Older drafts' spellings to 2020-12 (as the compiler reads them)."""
-    if "unevaluatedProperties" in d:
-        u = d.pop("unevaluatedProperties")
-        d.setdefault("additionalProperties", u)
-    if isinstance(d.get("items"), list):
-        d["prefixItems"] = d.pop("items")
-        if "additionalItems" in d:
-            d["items"] = d.pop("additionalItems")
-    return d
-
-
-def _dependencies(schema) -> list:
-    out = []
-    for kw in ("dependentRequired", "dependentSchemas", "dependencies"):
-        v = schema.get(kw)
-        if not isinstance(v, dict):
-            continue
-        for k, dep in v.items():
-            if isinstance(dep, list):
-                out.append((k, {"required": dep} if dep else True))
-            elif kw != "dependentRequired":
-                out.append((k, dep))
-    return out
-
-
-def _make_validator(reg: Registry, root):
-    """A jsonschema validator that resolves the registry's absolute references and reads the
-    older drafts' keywords the compiler reads (``dependencies``, ``items`` as a list)."""
+def _make_validator(reg):
+    """A jsonschema validator that knows the registry's resources and reads the older drafts'
+    keywords the compiler reads (``dependencies``, ``items`` as a list)."""
     import jsonschema
     from jsonschema import _keywords, _legacy_keywords
     from referencing import Registry as RefRegistry, Resource
     from referencing.jsonschema import DRAFT202012
 
+    root = reg.root
     cls = jsonschema.validators.validator_for(root if isinstance(root, dict) else {},
                                               default=jsonschema.Draft202012Validator)
-
     own_items = cls.VALIDATORS.get("items", _keywords.items)
 
     def items(validator, items_, instance, schema):
@@ -406,7 +403,7 @@ def _make_validator(reg: Registry, root):
             if isinstance(root, dict) else DRAFT202012
     except Exception:
         pass
-    pairs = [(uri, Resource(contents=node, specification=spec))
-             for uri, (node, _) in reg.resources.items() if node is not None]
+    pairs = [(uri, Resource(contents=reg.places[loc].node, specification=spec))
+             for uri, loc in reg.resources.items() if loc in reg.places]
     registry = RefRegistry().with_resources(pairs)
     return cls(root, registry=registry)

@@ -60,8 +60,7 @@ from tokenfsm.automata.errors import Budget, BudgetExceeded, as_budget
 
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 
-__all__ = ["STYLES", "compile_tool_calls", "compile_arguments", "compile_json_schema",
-           "CompiledArguments", "CompiledToolCalls", "format_arguments", "format_tool_call",
+__all__ = ["STYLES", "compile_tool_calls", "compile_arguments", "CompiledArguments", "CompiledToolCalls", "format_arguments", "format_tool_call",
            "raw_string_dfa"]
 
 STYLES = ("json", "qwen_xml", "minimax_xml", "glm_xml", "kimi_k3_xml")
@@ -753,22 +752,3 @@ def format_tool_call(name: str, arguments: Mapping[str, Any], style: str, schema
                 + args + "}\n</tool_call>")
     st = XML_STYLES[style]
     return st.block_begin + st.call_open(name, str(index)) + args + st.call_end + st.block_end
-
-
-# ---------------------------------------------------------------------------- compile_json_schema
-
-def compile_json_schema(schema: Any, *args, style: str = "json", **kwargs):
-    """``compile_json_schema`` with a ``style``: ``"json"`` (the JSON compiler, unchanged) or an
-    XML style, in which the arguments object is written as that style's argument sequence (see
-    :func:`compile_arguments`, which takes the same keyword arguments).
-
-    Returns
-    -------
-    The JSON compiler's result for ``style="json"``; a :class:`CompiledArguments` otherwise
-    (``.dfa``, ``.accepts``, ``.warnings``).
-    """
-    if style == "json":
-        return _json_compiler()(schema, *args, **kwargs)
-    if args:
-        raise TypeError("pass the options of an XML style by keyword")
-    return compile_arguments(schema, style, **kwargs)

@@ -1,113 +1,122 @@
-"""Definitions written alike: a content key per ``$ref`` target, so that one compiles for all.
+"""Definitions written alike: a content key per definition, so that one compiles for all.
 
 Large API schemas repeat themselves. Kubernetes' carries each type once per API version
 (``io.k8s.api.batch.v1.JobList`` and ``...v1beta1.JobList``, ...) and most of those copies differ
 only in their descriptions, or in referring to other definitions that are themselves copies.
-Such targets have the same language, and the compiler builds it once (see
-``_Compiler.twin``).
+Such definitions have the same language, and the compiler builds it once (see
+:meth:`.lower.Lowering.twin`).
 
-The key of a target is a digest of its schema with what the compiler ignores left out (the
-:data:`~.applicators.ANNOTATIONS` of each schema object: descriptions, titles, examples, ...) and
-each ``$ref`` replaced by the key of the schema it names, recursively. Two targets with equal
-keys are therefore equal as the compiler reads them, down to every schema they reach. A target
-that reaches a cycle of references, a ``$dynamicRef`` or a document that is not known has no key
-(its language depends on where it is entered).
+The key of a definition is a digest of its node in the intermediate form (:mod:`.ir`, which
+holds no annotations: descriptions, titles and examples are gone), with its pointers left out
+and each :class:`~.ir.Ref` replaced by the key of the definition it names, recursively. Two
+definitions with equal keys are therefore equal as the compiler reads them, down to every
+definition they reach. A definition that reaches a cycle of references or a document that is
+not known has no key (nor does one that leads into such), and neither has any when the schema
+holds a ``$dynamicRef`` (what a definition means then depends on where it is entered).
 
-Only schema positions lose their annotations: property names (``properties``,
-``patternProperties``, ``dependentSchemas``, ``dependencies``) and data (``const``, ``enum``,
-...) are kept as written, and so is the value of every keyword the walk does not know to hold
-subschemas.
+Example
+-------
+>>> from tokenfsm.schema.resolve import resolve
+>>> ir = resolve({"$defs": {"a": {"type": "integer", "description": "one"},
+...                         "b": {"type": "integer", "title": "two"},
+...                         "c": {"type": "string"}},
+...               "anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}, {"$ref": "#/$defs/c"}]})
+>>> keys = ContentKeys(ir)
+>>> keys.key("/$defs/a") == keys.key("/$defs/b"), keys.key("/$defs/a") == keys.key("/$defs/c")
+(True, False)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import fields
 
-from .applicators import ANNOTATIONS
-from .errors import SchemaError
+from . import ir
 
 __all__ = ["ContentKeys"]
 
-# keywords whose value is one subschema, a list of them, or a map of names to them
-_ONE = frozenset({"items", "additionalItems", "additionalProperties", "unevaluatedItems",
-                  "unevaluatedProperties", "not", "if", "then", "else", "contains",
-                  "propertyNames"})
-_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_MAP = frozenset({"properties", "patternProperties", "dependentSchemas", "dependencies"})
-_IN_PROGRESS = object()
-
-
 class ContentKeys:
-    """Content keys of the targets of one :class:`~.refs.Registry` (memoised by location)."""
+    """Content keys of the definitions of one :class:`~.resolve.SchemaIR` (memoised).
 
-    def __init__(self, registry):
-        self.registry = registry
-        self.enabled = not registry.has_dynamic
+    Parameters
+    ----------
+    schema_ir : SchemaIR
+    enabled : bool
+        False: no definition has a key (every one is compiled where it is named).
+    """
+
+    def __init__(self, schema_ir, enabled: bool = True):
+        self.ir = schema_ir
+        self.enabled = enabled and not schema_ir.registry.has_dynamic
         self._memo: dict[str, object] = {}
 
-    def key(self, target: str, node) -> str | None:
-        """The content key of the schema ``node`` found at location ``target``; None when it
-        has none (see the module docstring)."""
+    def key(self, target: str) -> str | None:
+        """The content key of the definition ``target``; None when it has none."""
         if not self.enabled or target is None:
             return None
-        got = self._memo.get(target)
-        if got is _IN_PROGRESS:
-            return None                 # a cycle: the caller and this target are on it
-        if got is not None or target in self._memo:
-            return got
-        self._memo[target] = _IN_PROGRESS
-        try:
-            skeleton = self._schema(node)
-        except (_NoKey, RecursionError):
-            skeleton = None
-        if skeleton is None:
-            key = None
-        else:
-            text = json.dumps(skeleton, sort_keys=True, separators=(",", ":"))
-            key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-        self._memo[target] = key
-        return key
+        if target not in self._memo:
+            self._compute(target)
+        return self._memo[target]
 
-    # ------------------------------------------------------------------ the walk
-    def _schema(self, node):
-        if not isinstance(node, dict):
-            if isinstance(node, list):
-                raise _NoKey  # not a schema: let the compiler report it where it is
-            return node
-        out = {}
-        for k, v in node.items():
-            if k in ANNOTATIONS:
+    def _compute(self, start: str) -> None:
+        """Keys of ``start`` and of every definition it reaches first (post-order, without
+        recursion: a chain of references may be long)."""
+        todo = [start]
+        while todo:
+            t = todo[-1]
+            if t in self._memo:
+                todo.pop()
                 continue
-            if k == "$ref":
-                out[k] = self._ref(v)
-            elif k in ("$dynamicRef", "$recursiveRef"):
-                raise _NoKey
-            elif k in _MAP and isinstance(v, dict):
-                out[k] = {name: self._schema(s) if isinstance(s, (dict, bool)) else s
-                          for name, s in v.items()}
-            elif k in _LIST and isinstance(v, list):
-                out[k] = [self._schema(s) for s in v]
-            elif k in _ONE and isinstance(v, (dict, bool)):
-                out[k] = self._schema(v)
-            else:
-                out[k] = v          # data, or a keyword the walk does not read: as written
-        return out
+            if t is None or self.ir.recursive(t):
+                self._memo[t] = None  # a cycle (or what leads into one): no key
+                todo.pop()
+                continue
+            deps = [d for d in _targets_below(self.ir.definitions[t]) if d not in self._memo]
+            if deps:
+                todo.extend(deps)
+                continue
+            todo.pop()
+            try:
+                text = json.dumps(self._skeleton(self.ir.definitions[t]), separators=(",", ":"))
+                self._memo[t] = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+            except _NoKey:
+                self._memo[t] = None
 
-    def _ref(self, ref):
-        if not isinstance(ref, str):
-            raise _NoKey
-        try:
-            node, target = self.registry.resolve(ref, "")
-        except SchemaError:
-            raise _NoKey from None
-        if target is None:
-            raise _NoKey
-        key = self.key(target, node)
-        if key is None:
-            raise _NoKey
-        return {"$key": key}
+    def _skeleton(self, v):
+        if isinstance(v, ir.Ref):
+            key = self._memo.get(v.target) if v.target is not None else None
+            if key is None:
+                raise _NoKey
+            return ["$key", key]
+        if isinstance(v, (ir.Node, ir._Part)):
+            out = [type(v).__name__]
+            for f in fields(v):
+                if f.name in ("ptr", "values_ptr"):
+                    continue
+                x = getattr(v, f.name)
+                if f.name in ir.WITH_POINTERS:  # (value, pointer) pairs: the values only
+                    x = tuple(value for value, _ in x)
+                out.append(self._skeleton(x))
+            return out
+        if isinstance(v, tuple):
+            return [self._skeleton(x) for x in v]
+        if isinstance(v, frozenset):
+            return sorted(v)
+        return ["=", v]  # data (const/enum values, names, bounds) as written
+
+
+def _targets_below(node) -> list:
+    """The definitions the references inside ``node`` name (not followed further)."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ir.Ref):
+            out.append(n.target)
+        else:
+            todo.extend(n.children())
+    return out
 
 
 class _NoKey(Exception):
-    """The schema being keyed has no key."""
+    """The definition being keyed has no key."""

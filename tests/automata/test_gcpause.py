@@ -84,15 +84,16 @@ def test_threads_overlapping_pauses():
 
 def test_schema_compilation_runs_paused(monkeypatch):
     from tokenfsm.schema import compile_json_schema, compiler
+    from tokenfsm.schema.lower import Lowering
 
     states = []
-    real = compiler._Compiler.compile
+    real = Lowering.lower
 
-    def spy(self, schema, ptr):
+    def spy(self, node):
         states.append(gc.isenabled())
-        return real(self, schema, ptr)
+        return real(self, node)
 
-    monkeypatch.setattr(compiler._Compiler, "compile", spy)
+    monkeypatch.setattr(Lowering, "lower", spy)
     cs = compile_json_schema({"type": "object", "properties": {"a": {"type": "integer"}}})
     assert cs.accepts('{"a": 1}')
     assert states and not any(states)

@@ -16,20 +16,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget
-from tokenfsm.schema import compile_json_schema, jsontext
+from tokenfsm.schema import jsontext
+from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.schema.compose import Composer, LazyDFA
+from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
+
+#: Every object and array composed, however small (the fast path as far as it goes).
+COMPOSE_ALL = Tuning(compose_min_rows=0)
+#: The reference: every object and array determinised as one NFA.
+NO_COMPOSE = DEFAULT_TUNING.with_reference("compose_min_rows")
 
 
 def _compile(schema, compose: bool, **kw):
     """Compiled with every object and array composed (``compose``) or determinised as one NFA."""
-    old = jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS
-    jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS = compose, 0
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return compile_json_schema(schema, **kw)
-    finally:
-        jsontext.COMPOSE, jsontext.COMPOSE_MIN_ROWS = old
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile_tuned(schema, COMPOSE_ALL if compose else NO_COMPOSE, **kw)
 
 
 def _same(schema, **kw):
@@ -110,12 +112,11 @@ def test_a_part_that_runs_on_into_what_follows_is_explored():
     assert c.build(start, end) == DFA.from_regex("((ab|a)b?c)+")
 
 
-def test_large_composition_is_lazy_and_minimises_to_the_same(monkeypatch):
-    monkeypatch.setattr(jsontext, "COMPOSE_MIN_ROWS", 0)
+def test_large_composition_is_lazy_and_minimises_to_the_same():
     schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)}}
     inner = jsontext.object_dfa(
         [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa, False)
-         for i in range(12)], None, jsontext.whitespace_dfa(1))
+         for i in range(12)], None, jsontext.whitespace_dfa(1), compose_min_rows=0)
     assert isinstance(inner, LazyDFA) and not inner.is_empty()
     m = inner.minimize()
     assert inner.minimize() is m
@@ -123,12 +124,11 @@ def test_large_composition_is_lazy_and_minimises_to_the_same(monkeypatch):
     assert inner.accepts('{"k3": {"street": "x"}}') and not inner.accepts('{"k3": {}}')
 
 
-def test_union_of_lazy_automata(monkeypatch):
-    monkeypatch.setattr(jsontext, "COMPOSE_MIN_ROWS", 0)
+def test_union_of_lazy_automata():
     from tokenfsm.schema.compose import union_composed
     big = jsontext.object_dfa(
         [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa, False)
-         for i in range(12)], None, jsontext.whitespace_dfa(1))
+         for i in range(12)], None, jsontext.whitespace_dfa(1), compose_min_rows=0)
     assert isinstance(big, LazyDFA)
     other = _compile({"type": "object", "properties": {"k1": {"type": "integer"}}}, True,
                      whitespace=1).dfa

@@ -129,8 +129,10 @@ def test_old_draft_ref_siblings_do_not_change_the_base():
                        "$id": "http://x.test/a/", "properties": {
                            "p": {"$id": "http://y.test/", "$ref": "#/definitions/d"}},
                        "definitions": {"d": {"type": "null"}}})
-    assert reg.root["properties"]["p"]["$ref"] == "http://x.test/a/#/definitions/d"
-    assert reg.resolve(reg.root["properties"]["p"]["$ref"], "")[1] == "/definitions/d"
+    assert reg.base("/properties/p") == "http://x.test/a/"
+    assert "http://y.test/" not in reg.resources
+    assert reg.resolve(join_uri(reg.base("/properties/p"), "#/definitions/d"), "")[1] == \
+        "/definitions/d"
 
 
 def test_properties_named_like_keywords_are_not_references():

@@ -12,29 +12,26 @@ import jsonschema
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema, compile_json_schema
-from tokenfsm.schema import compiler as comp
+from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema
+from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
 
 from test_stack_route import RECURSIVE, same_language
 
+#: Every non-empty non-recursive target shared (the threshold as low as it goes).
+SHARE_ALL = Tuning(share_states=1)
 
-def _compile(schema, recursion, **kw):
+
+def _compile(schema, recursion, tuning=DEFAULT_TUNING, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemaWarning)
-        return compile_json_schema(schema, recursion=recursion, **kw)
-
-
-@pytest.fixture
-def share_all(monkeypatch):
-    """Every non-empty non-recursive target is shared."""
-    monkeypatch.setattr(comp, "SHARE_STATES", 1)
+        return compile_tuned(schema, tuning, recursion=recursion, **kw)
 
 
 @pytest.fixture(params=["single", "pairs"])
-def words(request, monkeypatch):
-    if request.param == "pairs":
-        monkeypatch.setattr(comp, "PAIR_REFS", 0)
-    return request.param
+def words(request):
+    """Share everything, with single placeholder characters or (the reference) pairs."""
+    return SHARE_ALL if request.param == "single" else SHARE_ALL.with_reference("pair_refs")
 
 
 ADDRESS = {"type": "object", "properties": {
@@ -76,19 +73,19 @@ ALL = {**RECURSIVE, **SHARED}
 
 @pytest.mark.parametrize("name", sorted(ALL))
 @pytest.mark.parametrize("max_depth", [1, 2])
-def test_shared_definitions_keep_the_unrolled_language(name, max_depth, share_all, words):
+def test_shared_definitions_keep_the_unrolled_language(name, max_depth, words):
     schema = ALL[name]
-    unrolled = _compile(schema, "unroll", max_depth=max_depth, whitespace=1)
-    stack = _compile(schema, "stack", max_depth=max_depth, whitespace=1)
+    unrolled = _compile(schema, "unroll", words, max_depth=max_depth, whitespace=1)
+    stack = _compile(schema, "stack", words, max_depth=max_depth, whitespace=1)
     assert stack.recursive is not None
     same_language(stack, unrolled, max_depth)
     assert stack.warnings == unrolled.warnings
-    if words == "pairs":
+    if words.pair_refs == 0:
         assert all(len(w) == 2 for w in stack.recursive.calls)
 
 
-def test_shared_definitions_are_modules(share_all):
-    cs = _compile(SHARED["person"], "stack", max_depth=2, whitespace=1)
+def test_shared_definitions_are_modules():
+    cs = _compile(SHARED["person"], "stack", SHARE_ALL, max_depth=2, whitespace=1)
     # the top, person (recursive) and address (shared): address is one module, not two copies
     assert len(cs.recursive.modules) == 3
     validator = jsonschema.Draft202012Validator(SHARED["person"])
@@ -96,16 +93,24 @@ def test_shared_definitions_are_modules(share_all):
         validator.validate(json.loads(text))
 
 
-def test_small_definitions_are_copied(monkeypatch):
+def test_small_definitions_are_copied():
     # below SHARE_STATES nothing is shared: the modules are the recursive definitions only
-    monkeypatch.setattr(comp, "SHARE_STATES", 10**9)
-    cs = _compile(SHARED["person"], "stack", max_depth=2, whitespace=1)
+    cs = _compile(SHARED["person"], "stack", Tuning(share_states=10**9), max_depth=2, whitespace=1)
     assert len(cs.recursive.modules) == 2
-    monkeypatch.setattr(comp, "SHARE_STATES", 1)
-    assert len(_compile(SHARED["person"], "stack", max_depth=2, whitespace=1).recursive.modules) == 3
+    cs = _compile(SHARED["person"], "stack", SHARE_ALL, max_depth=2, whitespace=1)
+    assert len(cs.recursive.modules) == 3
 
 
-def test_a_product_with_a_shared_call_copies_that_definition(share_all, words):
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_sharing_is_a_fast_path_of_copying(name):
+    # the fast path against its reference (share nothing), both on the stack route
+    shared = _compile(SHARED[name], "stack", SHARE_ALL, max_depth=2, whitespace=1)
+    copied = _compile(SHARED[name], "stack", DEFAULT_TUNING.with_reference("share_states"),
+                      max_depth=2, whitespace=1)
+    same_language(shared, copied, 5)
+
+
+def test_a_product_with_a_shared_call_copies_that_definition(words):
     # allOf intersects the shared address with another object: exact only when address is copied
     schema = {"$defs": {"address": ADDRESS, "person": PERSON},
               "type": "object", "properties": {
@@ -114,14 +119,14 @@ def test_a_product_with_a_shared_call_copies_that_definition(share_all, words):
                                             {"properties": {"kind": {"const": "home"}}}]},
                   "not_work": {"not": {"$ref": "#/$defs/address"}, "type": "object",
                                "properties": {"zip": {"type": "integer"}}}}}
-    unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
-    stack = _compile(schema, "stack", max_depth=2, whitespace=0)
+    unrolled = _compile(schema, "unroll", words, max_depth=2, whitespace=0)
+    stack = _compile(schema, "stack", words, max_depth=2, whitespace=0)
     same_language(stack, unrolled, 7)
     assert stack.accepts('{"strict_home":{"zip":"12345","kind":"home"}}')
     assert not stack.accepts('{"strict_home":{"zip":"12345","kind":"work"}}')
 
 
-def test_many_definitions_need_pairs(share_all):
+def test_many_definitions_need_pairs():
     # 40 definitions, each called from the top object, and a recursive one: more modules than
     # single placeholder characters
     defs = {f"d{i}": {"type": "object", "properties": {f"k{i}": {"type": "integer"},
@@ -132,7 +137,7 @@ def test_many_definitions_need_pairs(share_all):
               "properties": {**{f"p{i}": {"$ref": f"#/$defs/d{i}"} for i in range(40)},
                              "r": {"$ref": "#/$defs/r"}},
               "required": [f"p{i}" for i in range(0, 40, 3)]}
-    stack = _compile(schema, "stack", max_depth=2, whitespace=0)
+    stack = _compile(schema, "stack", SHARE_ALL, max_depth=2, whitespace=0)
     assert len(stack.recursive.modules) == 42
     assert all(len(w) == 2 for w in stack.recursive.calls)
     validator = jsonschema.Draft202012Validator(schema)
@@ -154,33 +159,37 @@ def test_many_definitions_need_pairs(share_all):
         k0 = json.dumps(doc["p0"], separators=(",", ":"))
         assert stack.accepts(text.replace(k0, k0[:-1] + ',"s":"w"}', 1)) == ("s" not in doc["p0"])
         assert not stack.accepts(text.replace(k0, k0[:-1] + ',"s":"zz"}', 1))
-    unrolled = _compile(schema, "unroll", max_depth=2, whitespace=0)
+    unrolled = _compile(schema, "unroll", SHARE_ALL, max_depth=2, whitespace=0)
     for text in unrolled.dfa.examples(30):
         assert stack.accepts(text)
 
 
-def test_a_call_starting_where_the_caller_goes_on_copies_that_definition(share_all):
-    cs = _compile(SHARED["overlap"], "stack", max_depth=2, whitespace=0)
+def test_a_call_starting_where_the_caller_goes_on_copies_that_definition():
+    cs = _compile(SHARED["overlap"], "stack", SHARE_ALL, max_depth=2, whitespace=0)
     # the top and r: s is copied in place (the byte '"' begins both s and r's own string)
     assert len(cs.recursive.modules) == 2
     assert cs.accepts('[["ab",{"zip":"12345"}],"xx"]')
     assert not cs.accepts('[["abc"]]')
 
 
-def test_the_guard_names_the_placeholders_it_met():
+def test_a_product_over_a_call_names_the_definitions_it_met():
     import pickle
 
-    from tokenfsm.automata.charset import CharSet
-    from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
+    from tokenfsm.automata.errors import OpaqueSymbolError
+    from tokenfsm.schema.lower import Lowering
+    from tokenfsm.schema.resolve import resolve
+    from tokenfsm.schema.stack import Modules
 
-    holes = CharSet.range(1, 3)
-    with opaque_symbols(holes):
-        calls = DFA.literal("[\x02\x03]") | DFA.literal("[]")
-        with pytest.raises(OpaqueSymbolError) as e:
-            calls & DFA.from_regex(r"\[.*\]")
-    assert e.value.symbols == {2, 3} and not e.value.targets
+    # the items that contains counts are the items minus a call: a complement over a call
+    schema = {"$defs": {"a": ADDRESS}, "type": "array", "items": {"$ref": "#/$defs/a"},
+              "contains": {"required": ["kind"]}}
+    modules = Modules(True, 1, frozenset(), False)
+    lw = Lowering(resolve(schema), stack=modules)
+    with pytest.raises(OpaqueSymbolError) as e:
+        lw.lower(lw.ir.root)
+    assert e.value.targets == {"/$defs/a"} and modules.shared == {"/$defs/a"}
     back = pickle.loads(pickle.dumps(e.value))
-    assert back.symbols == {2, 3} and str(back) == str(e.value)
+    assert back.targets == {"/$defs/a"} and str(back) == str(e.value)
 
 
 _TEMPLATES = [
@@ -221,14 +230,11 @@ def test_generated_schemas_with_shared_definitions(seed):
     schema = {"$defs": defs, "$ref": "#/$defs/r"}
     outcomes = {}
     for route in ("unroll", "stack"):
-        saved = comp.SHARE_STATES
-        comp.SHARE_STATES = 1
         try:
-            outcomes[route] = _compile(schema, route, max_depth=2, whitespace=0, strict=False)
+            outcomes[route] = _compile(schema, route, SHARE_ALL, max_depth=2, whitespace=0,
+                                       strict=False)
         except (UnsupportedSchema, SchemaError) as e:
             outcomes[route] = type(e)
-        finally:
-            comp.SHARE_STATES = saved
     u, s = outcomes["unroll"], outcomes["stack"]
     if isinstance(u, type) or isinstance(s, type):
         # the stack route refuses only what unrolling alone makes exact (a recursive call under a

@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, opaque_symbols
+from tokenfsm.automata.dfa import DFA, OpaqueSymbolError
+from tokenfsm.schema.jsontext import TYPES, TypedLanguage
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema, compile_json_schema
 from tokenfsm.schema.compiler import UNROLL_STATES
@@ -178,25 +179,20 @@ def test_max_depth_zero_and_non_recursive_schemas_unroll():
     assert s.dfa == _compile(flat, "unroll").dfa
 
 
-def test_opaque_guard_is_per_block_and_precise():
-    hole = CharSet.range(1, 1)
+def test_products_over_calls_are_refused_by_the_schema_layer():
+    # the schema layer knows which languages hold calls and refuses to look inside them; the
+    # automata themselves treat placeholders as plain characters
+    call = TypedLanguage({t: DFA.literal("\x01") for t in TYPES}, frozenset(), frozenset(["/d"]))
+    plain = TypedLanguage.of({"array": DFA.from_regex(r"\[.*\]"), "null": DFA.literal("null")})
+    for op in (lambda: call.intersect(plain), lambda: plain.intersect(call),
+               lambda: call.difference(plain), lambda: plain.difference(call),
+               lambda: call.only(["array"])):
+        with pytest.raises(OpaqueSymbolError) as e:
+            op()
+        assert e.value.targets == {"/d"}
+    assert call.union(plain).calls == {"/d"}
     calls = DFA.literal("[\x01]") | DFA.literal("[]")
-    with opaque_symbols(hole, CharSet.range(0x30, 0x39)):
-        with pytest.raises(OpaqueSymbolError):
-            calls.intersect(DFA.from_regex(r"\[.*\]"))
-        with pytest.raises(OpaqueSymbolError):
-            DFA.from_regex(r"\[.*\]").difference(calls)
-        with pytest.raises(OpaqueSymbolError):
-            calls.complement()
-        # a placeholder that shares its class with a digit (a one-character value) still counts
-        merged = DFA.literal("[\x01]") | DFA.literal("[7]")
-        with pytest.raises(OpaqueSymbolError):
-            merged.intersect(DFA.from_regex(r"\[.\]"))
-        # automata that read the character among others (decoded values) are not calls
-        assert (DFA.from_regex(".*") & DFA.from_regex("[\x01a]+")).accepts("\x01a")
-        with opaque_symbols(None):
-            assert (calls & DFA.from_regex(r"\[.*\]")) == calls
-    assert (calls & DFA.from_regex(r"\[.*\]")) == calls  # outside the block: plain characters
+    assert (calls & DFA.from_regex(r"\[.*\]")) == calls
 
 
 @settings(max_examples=25, deadline=None)

@@ -6,7 +6,7 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from tokenfsm.automata import Budget, BudgetExceeded
-from tokenfsm.schema import compiler, compile_json_schema
+from tokenfsm.schema import compile_json_schema, lower_scalars
 
 SCHEMAS = [
     {"type": "string", "format": "date-time"},
@@ -18,14 +18,14 @@ SCHEMAS = [
 
 
 def _fresh(schema, **kw):
-    compiler._STRING_CACHE.clear()
+    lower_scalars._STRING_CACHE.clear()
     return compile_json_schema(schema, whitespace=0, **kw)
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_kept_strings_give_the_fresh_automaton(schema):
     fresh = _fresh(schema)
-    assert compiler._STRING_CACHE  # the build kept its string texts
+    assert lower_scalars._STRING_CACHE  # the build kept its string texts
     kept = compile_json_schema(schema, whitespace=0)
     assert kept.dfa.num_states == fresh.dfa.num_states
     assert kept.dfa == fresh.dfa

@@ -11,34 +11,34 @@ import jsonschema
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tokenfsm.schema import SchemaWarning, UnsupportedSchema, compile_json_schema
-from tokenfsm.schema import compiler as comp
-from tokenfsm.schema.refs import Registry
+from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema, compile_json_schema
+from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.schema.lower import Lowering
+from tokenfsm.schema.resolve import resolve
+from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
 from tokenfsm.schema.twins import ContentKeys
+
+#: The reference of the fast path: every definition compiled where it is named.
+NO_TWINS = DEFAULT_TUNING.with_reference("twins")
+SHARE_ALL = Tuning(share_states=1)
 
 
 def keys_of(schema):
-    reg = Registry(schema)
-    ck = ContentKeys(reg)
+    ir = resolve(schema)
+    ck = ContentKeys(ir)
     out = {}
     for name in schema.get("$defs", {}):
-        node, target = reg.resolve(f"tokenfsm:root#/$defs/{name}", "")
-        out[name] = ck.key(target, node)
+        try:
+            out[name] = ck.key(ir.define(f"/$defs/{name}"))
+        except SchemaError:  # (a reference that resolves nowhere: no definition, no key)
+            out[name] = None
     return out
 
 
-def _compile(schema, **kw):
+def _compile(schema, tuning=DEFAULT_TUNING, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemaWarning)
-        return compile_json_schema(schema, **kw)
-
-
-@pytest.fixture
-def no_twins(monkeypatch):
-    """A compilation in which every target is compiled where it is named."""
-    def without():
-        monkeypatch.setattr(ContentKeys, "key", lambda self, target, node: None)
-    return without
+        return compile_tuned(schema, tuning, **kw)
 
 
 # ---------------------------------------------------------------------------- keys
@@ -129,23 +129,21 @@ def _versions(n):
 
 
 @pytest.mark.parametrize("recursion", ["unroll", "stack"])
-def test_copies_compile_once_to_the_same_language(recursion, no_twins, monkeypatch):
+def test_copies_compile_once_to_the_same_language(recursion, monkeypatch):
     schema = _versions(4)
     seen = []
-    real = comp._Compiler.compile_entered if recursion == "stack" else comp._Compiler.compile
+    real = Lowering.entered
 
-    def spy(self, node, target):
-        seen.append(target)
-        return real(self, node, target)
+    def spy(self, target):  # (watches which definitions are lowered; changes nothing)
+        seen.append(self.ir.locations[target])
+        return real(self, target)
 
-    name = "compile_entered" if recursion == "stack" else "compile"
-    monkeypatch.setattr(comp._Compiler, name, spy)
-    monkeypatch.setattr(comp, "SHARE_STATES", 1)
-    with_twins = _compile(schema, recursion=recursion, whitespace=0)
+    monkeypatch.setattr(Lowering, "entered", spy)
+    with_twins = _compile(schema, SHARE_ALL, recursion=recursion, whitespace=0)
     targets = {t for t in seen if t.startswith("/$defs/") and t.count("/") == 2}
     seen.clear()
-    no_twins()
-    without = _compile(schema, recursion=recursion, whitespace=0)
+    without = _compile(schema, Tuning(share_states=1, twins=False), recursion=recursion,
+                       whitespace=0)
     assert targets == {"/$defs/meta0", "/$defs/list0", "/$defs/different"}
     assert {t for t in seen if t.startswith("/$defs/") and t.count("/") == 2} == {
         f"/$defs/{k}" for k in schema["$defs"]}
@@ -155,13 +153,12 @@ def test_copies_compile_once_to_the_same_language(recursion, no_twins, monkeypat
         validator.validate(json.loads(text))
 
 
-def test_shared_twins_call_one_automaton(monkeypatch, no_twins):
-    monkeypatch.setattr(comp, "SHARE_STATES", 1)
+def test_shared_twins_call_one_automaton():
     schema = _versions(3)
     schema["$defs"]["list0"]["properties"]["next"] = {"$ref": "#/$defs/list0"}  # recursive now
-    with_twins = _compile(schema, recursion="stack", whitespace=0, max_depth=2)
-    no_twins()
-    without = _compile(schema, recursion="stack", whitespace=0, max_depth=2)
+    with_twins = _compile(schema, SHARE_ALL, recursion="stack", whitespace=0, max_depth=2)
+    without = _compile(schema, Tuning(share_states=1, twins=False), recursion="stack",
+                       whitespace=0, max_depth=2)
     # meta0..2 are one module; list1 and list2 one module (list0 recurs: no key)
     assert len(with_twins.recursive.modules) == len(without.recursive.modules) - 3
     assert with_twins.dfa == without.dfa
@@ -223,12 +220,7 @@ def test_generated_copies(seed):
              for k, r in enumerate(rng.sample(refs, min(len(refs), 4)))}
     schema = {"$defs": defs, "type": "object", "properties": props}
     for route in ("unroll", "stack"):
-        saved_share, saved_key = comp.SHARE_STATES, ContentKeys.key
-        comp.SHARE_STATES = 1
-        try:
-            got = _compile(schema, recursion=route, whitespace=0)
-            ContentKeys.key = lambda self, target, node: None
-            want = _compile(schema, recursion=route, whitespace=0)
-        finally:
-            comp.SHARE_STATES, ContentKeys.key = saved_share, saved_key
+        got = _compile(schema, SHARE_ALL, recursion=route, whitespace=0)
+        want = _compile(schema, Tuning(share_states=1, twins=False), recursion=route,
+                        whitespace=0)
         assert got.dfa == want.dfa, route

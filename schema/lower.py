@@ -1,0 +1,665 @@
+"""Lowering: the intermediate form (:mod:`.ir`) to typed languages of JSON text.
+
+:class:`Lowering` reads nodes only. :meth:`Lowering.lower` dispatches on the node type:
+
+* ``true`` is every value up to ``max_depth`` levels of nesting (a cut, warned with its pointer);
+* a :class:`~.ir.Ref` goes through :meth:`Lowering.reference`, the one place that decides what a
+  reference becomes: expanded in place (depth counted, cut at ``max_depth`` with a warning), a
+  definition written alike reused (:mod:`.twins`), or on the stack route a *call* of the
+  definition's own automaton (:mod:`.stack`);
+* anything else is rewritten into alternatives (:mod:`.algebra`), each lowered by type: numbers
+  and strings and listed values (:mod:`.lower_scalars`), arrays and objects
+  (:mod:`.lower_containers`), then its residual conjuncts intersected or subtracted as texts.
+
+When the rewriting would give too many alternatives, applicators are taken as set operations on
+texts (:meth:`Lowering.fallback`). Those are exact when one side of each intersection holds every
+spelling of its values on the types they share (scalars always do as far as values go; objects
+and arrays of objects only when unconstrained); otherwise strict mode refuses
+(:class:`UnsupportedSchema`) and lenient mode warns: never silently narrower.
+
+Complements (:meth:`Lowering.subtract`) are taken on canonical spellings (numbers without
+exponent or trailing zeros), with no depth limit, except where the language subtracted was itself
+cut at some depth: then only values shallower than the cut are kept (the cut values might be in
+it), with a warning when that loses any.
+
+Example
+-------
+>>> from tokenfsm.schema.resolve import resolve
+>>> lw = Lowering(resolve({"type": "integer", "not": {"const": 3}}), whitespace=0)
+>>> lang = lw.lower(lw.ir.root)
+>>> d = lang.to_dfa()
+>>> d.accepts("2"), d.accepts("3"), d.accepts('"x"')
+(True, False, False)
+
+The per-type lowering follows xgrammar's and llguidance's JSON-schema converters; ``allOf``,
+``not``, ``oneOf`` and ``if/then/else`` as exact set operations are what automata make possible.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, OpaqueSymbolError
+
+from . import ir
+from .algebra import TOP, Alternative, Rewriter, trivial
+from .errors import SchemaError, SchemaWarning, UnsupportedSchema
+from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
+from .lower_containers import array_part, object_part, unique_arrays
+from .lower_scalars import (any_scalar, any_value, number_part, string_part, string_text,
+                            values_lang)
+from .refs import pointer
+from .strings import json_string
+from .tuning import DEFAULT_TUNING, Tuning
+from .twins import ContentKeys
+
+__all__ = ["Lowering", "MAX_REFERENCE_DEPTH", "canonical_texts"]
+
+#: Lowering follows references into references at most this deep (a chain of distinct
+#: definitions each naming the next): deeper is a :class:`SchemaError`.
+MAX_REFERENCE_DEPTH = 64
+
+def canonical_texts() -> DFA:
+    """JSON texts whose every number is written canonically (no exponent, no trailing fraction
+    zeros, no ``-0``... as :data:`.jsontext.CANONICAL_NUMBER`), at any depth: what complements
+    of texts are taken on. Strings are skipped over (escapes included); nothing else is read."""
+    return _CANONICAL_TEXTS
+
+
+def _canonical_texts() -> DFA:
+    num = CANONICAL_NUMBER.minimize()
+    starts = CharSet.from_chars("-0123456789")       # what begins a number
+    number_chars = CharSet.from_chars("-0123456789.eE+")
+    quote, backslash = CharSet.of('"'), CharSet.of("\\")
+    alphabet = _partition(list(num.classes) + [starts, number_chars, quote, backslash])
+    # states: 0 dead, 1 outside strings and numbers, 2 in a string, 3 after a backslash in a
+    # string, then one per live state of the canonical number automaton (offset 4)
+    n_num = len(num.delta)
+    delta = [[0] * len(alphabet) for _ in range(4 + n_num)]
+    accepting = {1} | {4 + s for s in num.accepting}
+
+    def num_step(s: int, cs: CharSet) -> int:
+        t = num.delta[s][num.class_of(chr(cs.ranges[0][0]))]
+        return 4 + t if t else 0
+
+    for ci, cs in enumerate(alphabet):
+        if cs == quote:
+            delta[1][ci] = 2
+        elif cs.issubset(starts):
+            delta[1][ci] = num_step(num.start, cs)
+        else:
+            delta[1][ci] = 1
+        delta[2][ci] = 1 if cs == quote else 3 if cs == backslash else 2
+        delta[3][ci] = 2
+        for s in range(1, n_num):
+            if cs.issubset(number_chars):
+                delta[4 + s][ci] = num_step(s, cs)
+            elif s in num.accepting:
+                delta[4 + s][ci] = delta[1][ci]
+    return DFA.from_parts(alphabet, delta, accepting, 1).minimize()
+
+
+def _partition(sets) -> list[CharSet]:
+    """The coarsest partition of the alphabet that refines every set."""
+    blocks = [CharSet.any()]
+    for s in sets:
+        nxt = []
+        for b in blocks:
+            nxt += [x for x in (b & s, b - s) if x]
+        blocks = nxt
+    return blocks
+
+
+_CANONICAL_TEXTS = _canonical_texts()
+
+
+class Lowering:
+    """Lowers the nodes of one :class:`~.resolve.SchemaIR` under one set of options.
+
+    Parameters
+    ----------
+    schema_ir : SchemaIR
+    whitespace, excludes, strict, allow_extra_keys, property_order, max_depth, budget
+        As :func:`~.compiler.compile_json_schema` takes them (checked there).
+    tuning : Tuning
+        Fast paths (:mod:`.tuning`).
+    deadline : float, optional
+        ``time.perf_counter()`` value past which a compilation stops (one time budget for every
+        route a compilation tries).
+    stack : Modules, optional
+        On the stack route, the definitions kept as automata of their own (:mod:`.stack`).
+    """
+
+    def __init__(self, schema_ir, whitespace: int | None = 2, excludes: tuple = (),
+                 strict: bool = True, allow_extra_keys: bool = False,
+                 property_order: str = "schema", max_depth: int = 3,
+                 budget: Budget | None = None, tuning: Tuning = DEFAULT_TUNING,
+                 deadline: float | None = None, stack=None):
+        self.ir = schema_ir
+        self.excludes = tuple(excludes)
+        self.strict = strict
+        self.allow_extra_keys = allow_extra_keys
+        self.any_order = property_order == "any"
+        self.max_depth = max_depth
+        self.budget = budget or DEFAULT_BUDGET
+        self.tuning = tuning
+        self.ws = whitespace_dfa(whitespace)
+        self.ws_n = whitespace
+        self.stack = stack
+        self.warnings: list[str] = []
+        self.warning_log: list[tuple[str, str]] = []  # (message, pointer) of every warn call
+        self.quiet = stack is not None  # the stack route issues its warnings once it is taken
+        self.ref_stack: dict[str, int] = {"": 1}
+        self.cuts = 0
+        self.depth = 0
+        self.cache: dict = {}
+        self.names_cache: dict = {}
+        self.values_cache: dict = {}
+        self._strings: dict = {}
+        self._conjunctions: dict = {}
+        self._restricted: dict = {}
+        self._minimal: DFA | None = None
+        self.deadline = deadline
+        if deadline is None and self.budget.max_seconds is not None:
+            self.deadline = time.perf_counter() + self.budget.max_seconds
+        self.keys = ContentKeys(schema_ir, enabled=tuning.twins)
+        self.twins: dict[str, tuple] = {}
+        self.where = ""  # innermost node being lowered (names a route conflict)
+        self.empty_why: list = []  # (why, pointer) of alternatives found empty
+        self.rewriter = Rewriter(schema_ir, self._kept_as_text, self.unsupported)
+
+    # ------------------------------------------------------------------ reporting
+    def warn(self, msg: str, ptr: str) -> None:
+        self.warning_log.append((msg, ptr))
+        text = f"{msg} (at {ptr or '/'})"
+        if text not in self.warnings:
+            self.warnings.append(text)
+            if not self.quiet:
+                warnings.warn(text, SchemaWarning, stacklevel=5)
+
+    def unsupported(self, msg: str, ptr: str, keyword: str | None = None) -> None:
+        if self.strict:
+            raise UnsupportedSchema(msg, ptr, keyword)
+        self.warn(msg + "; not enforced", ptr)
+
+    def charge(self, states: int, operation: str, ptr: str) -> None:
+        """Charge an automaton of at least ``states`` states to the budget before building it."""
+        if states > self.budget.max_states:
+            raise BudgetExceeded(self.budget.max_states, states, operation, pointer=ptr or "/")
+
+    def no_calls(self, langs, what: str) -> None:
+        """Raise :class:`OpaqueSymbolError` when a product or complement is about to look inside
+        languages that hold calls of other automata (the stack route then copies those
+        definitions in place, or unrolls)."""
+        calls = frozenset().union(*(la.calls for la in langs))
+        if calls:
+            raise OpaqueSymbolError(f"{what} over a call of another automaton", targets=calls)
+
+    def excluded(self, text: str) -> bool:
+        return any(e in text for e in self.excludes)
+
+    # ------------------------------------------------------------------ entry
+    def lower(self, node: ir.Node) -> TypedLanguage:
+        """The typed text language of ``node``."""
+        key = id(node)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit[1]
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            spent = time.perf_counter() - self.deadline + self.budget.max_seconds
+            raise BudgetExceeded(self.budget.max_seconds, spent, "schema", kind="seconds",
+                                 pointer=node.ptr or "/")
+        cuts = self.cuts
+        self.depth += 1
+        try:
+            if self.depth > 2 * MAX_REFERENCE_DEPTH:
+                raise SchemaError(f"the schema nests (through references) deeper than "
+                                  f"{MAX_REFERENCE_DEPTH} levels", node.ptr)
+            lang = self._lower(node)
+        except OpaqueSymbolError:
+            if not self.where:
+                self.where = node.ptr or "/"
+            raise
+        except BudgetExceeded as e:
+            if e.pointer is None:
+                raise e.with_pointer(node.ptr or "/") from None
+            raise
+        finally:
+            self.depth -= 1
+        if self.cuts == cuts:
+            self.cache[key] = (node, lang)
+        return lang
+
+    def _lower(self, node) -> TypedLanguage:
+        if isinstance(node, ir.Always):
+            return self.any_value(node.ptr)
+        if isinstance(node, ir.Never):
+            return TypedLanguage.nothing()
+        if isinstance(node, ir.Ref):
+            return self.reference(node)
+        rw = self.rewriter
+        mark = len(rw.inlined)
+        try:
+            alts = rw.alternatives(node)
+        finally:
+            # targets expanded in place count as entered while the alternatives (which hold
+            # their subschemas) are lowered: recursion through them is cut as well
+            targets = rw.inlined[mark:]
+            del rw.inlined[mark:]
+        for t in targets:
+            self.ref_stack[t] = self.ref_stack.get(t, 0) + 1
+        try:
+            if alts is None:
+                return self.fallback(node)
+            out = TypedLanguage.nothing()
+            for alt in alts:
+                out = out.union(self.alternative(alt), self.budget)
+            return out
+        finally:
+            for t in targets:
+                self.ref_stack[t] -= 1
+
+    def _kept_as_text(self, target: str) -> bool:
+        """A recursive target being lowered stays a residual (followed by :meth:`reference`,
+        which counts the depth)."""
+        return bool(self.ref_stack.get(target, 0))
+
+    def conjunction(self, parts) -> ir.Node:
+        """One node for the conjunction of ``parts`` (the same parts give the same node)."""
+        parts = tuple(p for p in parts if not isinstance(p, ir.Always)) or tuple(parts[:1])
+        if len(parts) == 1:
+            return parts[0]
+        key = tuple(map(id, parts))
+        node = self._conjunctions.get(key)
+        if node is None:
+            node = self._conjunctions[key] = ir.AllOf(parts[0].ptr, parts)
+        return node
+
+    def restricted(self, node, types: frozenset) -> ir.Node:
+        """``node`` with only values of ``types`` (the others need not be built)."""
+        key = (id(node), types)
+        got = self._restricted.get(key)
+        if got is None:
+            got = self._restricted[key] = ir.Schema(
+                node.ptr, ir.Assertions(node.ptr, types), (node,))
+        return got
+
+    # ------------------------------------------------------------------ references
+    def reference(self, ref: ir.Ref) -> TypedLanguage:
+        """What a reference becomes, decided here and nowhere else: a cut (past ``max_depth``),
+        the language of a definition written alike (:mod:`.twins`), a call of the definition's
+        own automaton (stack route: a recursive definition, or a large one that is shared), or
+        the definition expanded in place."""
+        if ref.target is None:
+            self.unsupported(f"$ref {ref.shown!r} is not local", ref.ptr, "$ref")
+            return self.any_value(ref.ptr)
+        target, s = ref.target, self.stack
+        if s is not None:
+            if target in s.entered:  # recursion: a cycle of modules
+                s.enter_cycle(target)
+            if target in s.module_of:
+                if target in s.entered:  # the walk cuts it at max_depth, as unrolling does
+                    self.warn(f"recursive $ref {ref.shown!r} cut at depth {self.max_depth}",
+                              ref.ptr)
+                return s.call(target)
+        elif self.ref_stack.get(target, 0) >= self.max_depth:
+            return self.cut(ref)
+        key, twin = self.twin(target)
+        if twin is not None:
+            if s is not None and twin[0] in s.module_of:
+                return s.call(twin[0])
+            return self.reuse(twin, target)
+        mark = self.mark()
+        lang = self.entered(target)
+        if s is not None:
+            if target in s.module_of:  # it recurred while being lowered: lang is its body
+                s.bodies.setdefault(target, lang)
+                return s.call(target)
+            if s.share_it(target, self.ir.definitions[target], lang):
+                self.keep_twin(key, mark, target, lang)
+                return s.call(target)
+        self.keep_twin(key, mark, target, lang)
+        return lang
+
+    def entered(self, target: str) -> TypedLanguage:
+        """Lower a definition with it marked as entered (a reference back to it recurs)."""
+        node = self.ir.definitions[target]
+        n = self.ref_stack.get(target, 0)
+        self.ref_stack[target] = n + 1
+        if self.stack is not None:
+            self.stack.entered[target] = node
+        try:
+            return self.lower(node)
+        finally:
+            self.ref_stack[target] = n
+            if self.stack is not None:
+                del self.stack.entered[target]
+
+    def cut(self, ref: ir.Ref) -> TypedLanguage:
+        """A recursive reference past ``max_depth``: no value (warned), cut at depth 0 for the
+        types its definition may have."""
+        self.cuts += 1
+        self.warn(f"recursive $ref {ref.shown!r} cut at depth {self.max_depth}", ref.ptr)
+        return TypedLanguage({}, frozenset(TYPES), frozenset(),
+                             {t: 0 for t in self.possible_types(self.ir.definitions[ref.target])})
+
+    def possible_types(self, node, seen=None) -> frozenset:
+        """The JSON types (of :data:`.jsontext.TYPES`) a node's values may have, as far as its
+        ``type`` keywords tell (all six when they do not)."""
+        if isinstance(node, ir.Never):
+            return frozenset()
+        if isinstance(node, ir.Ref) and node.target is not None:
+            seen = seen or set()
+            if node.target in seen:
+                return frozenset(TYPES)
+            seen.add(node.target)
+            return self.possible_types(self.ir.definitions[node.target], seen)
+        a = node.assertions if isinstance(node, ir.Schema) else node
+        if isinstance(a, ir.Assertions) and a.types is not None:
+            return frozenset(t for t in TYPES if t in a.types
+                             or (t == "number" and "integer" in a.types))
+        return frozenset(TYPES)
+
+    def twin(self, target: str) -> tuple:
+        """``(key, twin)``: the content key of a definition (see :mod:`.twins`) and, when a
+        definition with the same key was lowered before, ``(target, language, warnings)``."""
+        key = self.keys.key(target)
+        return key, (None if key is None else self.twins.get(key))
+
+    def mark(self) -> tuple:
+        return len(self.warning_log), self.cuts, len(self.empty_why)
+
+    def keep_twin(self, key, mark: tuple, target: str, lang: TypedLanguage) -> None:
+        """Keep a definition's language for the definitions written alike, unless its lowering
+        cut a recursion (which depends on where it was entered) or reported why an alternative
+        was empty; the warnings it gave are given again, at the twin's place, where it is
+        reused."""
+        if key is not None and self.cuts == mark[1] and len(self.empty_why) == mark[2]:
+            self.twins.setdefault(key, (target, lang, tuple(self.warning_log[mark[0]:])))
+
+    def reuse(self, twin: tuple, target: str) -> TypedLanguage:
+        original, lang, said = twin
+        loc_from, loc_to = self.ir.locations[original], self.ir.locations[target]
+        for msg, ptr in said:
+            if ptr == loc_from or ptr.startswith(loc_from + "/"):
+                ptr = loc_to + ptr[len(loc_from):]
+            self.warn(msg, ptr)
+        return lang
+
+    # ------------------------------------------------------------------ one alternative
+    def alternative(self, alt: Alternative) -> TypedLanguage:
+        a = alt.assertions
+        if alt.residual and alt.residual[0][0] == "schema" and _types_only(a):
+            # the types of that subschema (anyOf: [{$ref}, ...] beside a negation): its language
+            # as it is, not intersected with every JSON value (which nests only max_depth deep,
+            # and on the stack route cannot meet a call)
+            lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+            if a.types is not None:
+                lang = lang.only(t for t in TYPES if t in a.types)
+        elif alt.residual and alt.residual[0][0] == "schema" and trivial(a):
+            # nothing but that subschema (anyOf: [{$ref}, ...]): its language as it is, not
+            # intersected with every JSON value (which nests only max_depth deep, and on the
+            # stack route cannot meet a call)
+            lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+        else:
+            (lang, universe), rest = self._assertions(a, alt.ptr), alt.residual
+            if universe and not rest:
+                self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", alt.ptr)
+        for kind, sub in rest:
+            if lang.is_empty():
+                break
+            if not isinstance(sub, ir.Ref) and {"object", "array"} - set(lang.parts):
+                # only the types still in lang matter: objects and arrays are costly to build
+                # (a reference stays as it is: it is followed by reference())
+                sub = self.restricted(sub, frozenset(lang.parts) | (
+                    {"integer"} if "number" in lang.parts else set()))
+            if kind == "schema":
+                lang = lang.intersect(self.lower(sub), self.budget)
+            else:
+                lang = self.subtract(lang, self.lower(sub), sub.ptr)
+        if rest and universe and universe & set(lang.parts):
+            # the universe the residuals were taken in was cut, and some of it is left
+            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", alt.ptr)
+        return lang
+
+    def assertions(self, a: ir.Assertions, ptr: str) -> TypedLanguage:
+        """The texts of the values that meet ``a`` (one merged alternative)."""
+        lang, universe = self._assertions(a, ptr)
+        if universe:
+            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", ptr)
+        return lang
+
+    def _assertions(self, a: ir.Assertions, ptr: str):
+        """``(language, types)``: the texts of the values that meet ``a``, and the types whose
+        part is the shared any-value automaton (cut at ``max_depth``, for the caller to
+        report)."""
+        types = a.types
+        if types is not None and not types:
+            return TypedLanguage.nothing(), set()
+        wanted = [t for t in TYPES if types is None or t in types
+                  or (t == "number" and "integer" in types)]
+        integer = types is not None and "integer" in types and "number" not in types
+        if a.values is None and not any((a.string, a.number, a.array, a.object)):
+            if set(wanted) <= {"null", "boolean", "number", "string"}:
+                # scalars only: no need to build the nested any-value automaton
+                scalars = any_scalar(self.excludes, self.budget)
+                lang = TypedLanguage.of({t: scalars[t] for t in wanted})
+            else:
+                lang = self.any_value(ptr, False).only(wanted)
+            if integer:
+                parts = dict(lang.parts)
+                parts["number"] = number_part(self, None, True, ptr)
+                lang = TypedLanguage.of(parts, lang.complete, cut=lang.cut)
+            return lang, {t for t in ("array", "object") if t in lang.parts}
+        if a.array is not None and a.array.unique and "array" in wanted:
+            if unique_arrays(a.array) is None:
+                self.unsupported("uniqueItems is not regular", pointer(a.array.ptr, "uniqueItems"),
+                                 "uniqueItems")
+        value_lang = None
+        if a.values is not None:
+            value_lang = values_lang(self, a.values, a.values_ptr or pointer(ptr, "enum"))
+        parts, complete, calls, cut, universe = {}, set(TYPES), frozenset(), {}, set()
+        for t in wanted:
+            if value_lang is not None and t not in value_lang.parts:
+                continue
+            if t == "null":
+                part = DFA.literal("null")
+            elif t == "boolean":
+                part = DFA.literal("true") | DFA.literal("false")
+            elif t == "number":
+                part = number_part(self, a.number, integer, ptr)
+            elif t == "string":
+                part = string_part(self, a.string, ptr, value_lang is not None)
+                if a.string is not None and (a.string.patterns or a.string.formats):
+                    complete.discard(t)  # minimal spellings only
+            elif t in ("array", "object") and getattr(a, t) is None and value_lang is not None:
+                part = value_lang.parts[t]  # the listed values, however deep
+            elif t in ("array", "object") and getattr(a, t) is None:
+                part = self.any_value(ptr, False).parts[t]  # unconstrained: the shared one
+                cut[t] = self.max_depth + 1
+                universe.add(t)
+            elif t == "array":
+                part, ok, c, k = array_part(self, a.array, ptr)
+                calls = calls | c
+                if k is not None:
+                    cut[t] = k
+                if not ok:
+                    complete.discard(t)
+                arrays = unique_arrays(a.array) if a.array.unique else None
+                if arrays is not None:
+                    unique = values_lang(self, tuple(arrays), pointer(a.array.ptr, "uniqueItems"))
+                    self.no_calls((TypedLanguage({}, frozenset(), c),), "uniqueItems")
+                    part = part.intersect(unique.parts.get("array", DFA.empty()), self.budget)
+                    if "array" not in unique.complete:
+                        complete.discard(t)
+            else:
+                part, ok, c, k = object_part(self, a.object, ptr)
+                calls = calls | c
+                if k is not None:
+                    cut[t] = k
+                if not ok:
+                    complete.discard(t)
+            if value_lang is not None:
+                if part is value_lang.parts[t]:
+                    pass
+                elif t == "string" and part is self.cached_string(0, None, (), (), ()):
+                    # every spelling of every string: the listed strings are all in it
+                    part = value_lang.parts[t]
+                else:
+                    part = part.intersect(value_lang.parts[t], self.budget)
+                if t not in value_lang.complete:
+                    complete.discard(t)
+            parts[t] = part
+        return TypedLanguage.of(parts, complete, calls, cut), universe & set(parts)
+
+    # ------------------------------------------------------------------ complements
+    def subtract(self, lang: TypedLanguage, other: TypedLanguage, ptr: str) -> TypedLanguage:
+        """Texts of ``lang`` whose values ``other`` rejects: ``lang ∩ complement(other)``, computed
+        without building the complement."""
+        self.no_calls((lang, other), "a complement")
+        b = self.budget
+        parts = {}
+        complete = set(lang.complete & other.complete)
+        cut = dict(lang.cut)
+        for t, d in lang.parts.items():
+            if t in other.cut:
+                # values at or past other's cut may be in other though its texts miss them:
+                # keep only shallower ones (a cut of lang, said where it loses any)
+                depth = other.cut[t]
+                d = self._within(d, self.universe(depth - 1).parts.get(t), ptr)
+                cut[t] = min(cut.get(t, depth), depth)
+                if d.is_empty():
+                    continue
+            if t not in other.parts:
+                parts[t] = d
+                continue
+            if t == "string" and t not in other.complete and not self.excludes:
+                # every string language holds the minimal spelling of each of its values
+                parts[t] = d.intersect(self.minimal_strings(), b).difference(other.parts[t], b)
+                complete.discard(t)
+                continue
+            if t not in other.complete:
+                self._incomplete_complement(t, ptr)
+            if t == "number":
+                d = d.intersect(CANONICAL_NUMBER, b)
+            elif t in ("array", "object"):
+                d = d.intersect(canonical_texts(), b)
+            parts[t] = d.difference(other.parts[t], b)
+        return TypedLanguage.of(parts, complete, cut=cut)
+
+    def _within(self, d: DFA, universe: DFA | None, ptr: str) -> DFA:
+        kept = d.intersect(universe, self.budget) if universe is not None else DFA.empty()
+        if not d.difference(kept, self.budget).is_empty():
+            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut under a "
+                      "negation", ptr)
+        return kept
+
+    def universe(self, depth: int) -> TypedLanguage:
+        """Every JSON value at most ``depth`` levels deep (canonical numbers)."""
+        if depth < 0:
+            return TypedLanguage.nothing()
+        return any_value(self.ws_n, (), depth, self.budget, self.tuning.compose_min_rows)
+
+    def _incomplete_complement(self, t: str, ptr: str) -> None:
+        """A complement of ``t`` texts that do not hold every spelling of their values would
+        accept spellings of rejected values: unsupported (strict) or a warning (lenient)."""
+        if self.strict:
+            raise UnsupportedSchema(f"complement of {t} texts that do not hold every spelling of "
+                                    "their values", ptr, "not")
+        self.warn(f"complement of {t} texts is taken on spellings, not values", ptr)
+
+    # ------------------------------------------------------------------ text fallback
+    def fallback(self, node) -> TypedLanguage:
+        """``node``'s applicators as set operations on texts (the rewriting gives too many
+        alternatives): exact where each intersection has a side that holds every spelling of
+        its values (else refused in strict mode, warned in lenient mode)."""
+        b = self.budget
+        if isinstance(node, ir.Schema):
+            if node.unevaluated_properties is not None or node.unevaluated_items is not None:
+                kw = "unevaluatedProperties" if node.unevaluated_properties is not None \
+                    else "unevaluatedItems"
+                self.unsupported(f"{kw} next to in-place applicators under not, oneOf or if, "
+                                 "or among too many alternatives", pointer(node.ptr, kw), kw)
+            lang = self.assertions(node.assertions, node.ptr)
+            for a in node.applicators:
+                lang = self._intersect_exact(lang, self.lower(a), a.ptr)
+            return lang
+        if isinstance(node, ir.AllOf):
+            lang = self.lower(node.parts[0])
+            for p in node.parts[1:]:
+                lang = self._intersect_exact(lang, self.lower(p), p.ptr)
+            return lang
+        if isinstance(node, ir.AnyOf):
+            out = TypedLanguage.nothing()
+            for p in node.parts:
+                out = out.union(self.lower(p), b)
+            return out
+        if isinstance(node, ir.OneOf):
+            subs = [self.lower(p) for p in node.parts]
+            out = TypedLanguage.nothing()
+            for i, sub in enumerate(subs):
+                piece = sub
+                for j, other in enumerate(subs):
+                    if j != i and not piece.is_empty():
+                        piece = self.subtract(piece, other, node.parts[j].ptr)
+                out = out.union(piece, b)
+            return out
+        if isinstance(node, ir.Not):
+            return self.subtract(self.any_value(node.ptr), self.lower(node.part), node.ptr)
+        if isinstance(node, ir.IfThenElse):
+            cond = self.lower(node.cond)
+            then = self._intersect_exact(cond, self.lower(node.then), node.then.ptr)
+            rest = self.subtract(self.any_value(node.ptr), cond, node.cond.ptr)
+            return then.union(self._intersect_exact(rest, self.lower(node.else_),
+                                                    node.else_.ptr), b)
+        if isinstance(node, ir.Dependent):
+            self.unsupported("dependencies among too many alternatives", node.ptr,
+                             "dependentSchemas")
+            return self.any_value(node.ptr)
+        raise TypeError(f"not a node: {node!r}")  # pragma: no cover
+
+    def _intersect_exact(self, a: TypedLanguage, b: TypedLanguage, ptr: str) -> TypedLanguage:
+        for t in ("array", "object"):
+            if t in a.parts and t in b.parts and t not in a.complete and t not in b.complete:
+                self.unsupported(f"too many alternatives to merge: an intersection of {t} texts "
+                                 "written in two key orders or with two sets of keys would "
+                                 "reject valid values", ptr, "anyOf")
+                break
+        return a.intersect(b, self.budget)
+
+    # ------------------------------------------------------------------ strings and values
+    def cached_string(self, lo, hi, patterns, formats, excludes) -> DFA:
+        """Texts of strings with these keywords (see :mod:`.lower_scalars`)."""
+        key = (lo, hi, patterns, formats, excludes)
+        if key not in self._strings:
+            self._strings[key] = string_text(lo, hi, patterns, formats, excludes, self.budget)
+        return self._strings[key]
+
+    def key_region(self, value: DFA) -> DFA:
+        """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied)."""
+        return json_string(value, excludes=self.excludes, budget=self.budget)
+
+    # ------------------------------------------------------------------ any value
+    def any_value(self, ptr: str, warn: bool = True) -> TypedLanguage:
+        """Every JSON value up to ``max_depth`` levels of nesting (with these spelling rules):
+        a cut, warned with the pointer of the value (unless the caller reports it)."""
+        if warn:
+            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", ptr)
+        return any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
+                         self.tuning.compose_min_rows)
+
+    def minimal_strings(self) -> DFA:
+        """Every string value in its minimal spelling: the universe of string complements when
+        one side holds minimal spellings only (exact on values, minimal spellings out)."""
+        if self._minimal is None:
+            self._minimal = json_string(DFA.universal(), escapes="minimal", budget=self.budget)
+        return self._minimal
+
+
+def _types_only(a: ir.Assertions) -> bool:
+    """Whether ``a`` says nothing but which types (``integer`` not among them)."""
+    return a is not TOP and a.values is None and not any((a.string, a.number, a.array, a.object)) \
+        and a.types is not None and ("integer" not in a.types or "number" in a.types)

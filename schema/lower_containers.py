@@ -1,0 +1,420 @@
+"""Array and object nodes of the intermediate form, lowered to automata.
+
+An :class:`~.ir.ArrayNode` becomes one array automaton (:func:`.jsontext.array_dfa`): item ``i``
+is in every ``items`` group's schema for position ``i`` (``prefixItems`` or ``items``), lowered as
+their conjunction (so object items are merged, not intersected as texts), with ``contains`` and
+the item counts. An :class:`~.ir.ObjectNode` becomes one object automaton
+(:func:`.jsontext.object_dfa`): the declared names of every member group in merge order (then
+required names no group declares), each with the conjunction of what every group says about it
+(its ``properties`` schema, the ``patternProperties`` it matches, else the group's
+``additionalProperties``), then the undeclared keys split into regions by the patterns they match,
+each with the conjunction of the groups' schemas for it. Witness members (negated
+``patternProperties``/``additionalProperties``/``propertyNames``) and property counts are counted
+by the object automaton.
+
+Undeclared keys are written where some group has ``additionalProperties`` or a pattern matches
+them; otherwise only with ``allow_extra_keys`` (or when nothing declares any key).
+
+Example
+-------
+>>> from tokenfsm.schema import compile_json_schema
+>>> cs = compile_json_schema({"type": "object", "patternProperties": {"^x": {"type": "integer"}},
+...                           "additionalProperties": False}, whitespace=0)
+>>> cs.accepts('{"x1":2}'), cs.accepts('{"y":2}')
+(True, False)
+
+Objects follow xgrammar's and llguidance's JSON converters (one rule per object, declared keys in
+schema order, then the others).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import RegexError
+
+from . import ir
+from .ecma import ecma_pattern_dfa
+from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa, separators
+from .refs import pointer
+
+__all__ = ["array_part", "object_part", "names_value", "unique_arrays", "MAX_PATTERNS",
+           "MAX_WITNESSES"]
+
+#: Undeclared keys are split by every subset of the patterns they match: at most this many
+#: patterns (more is unsupported).
+MAX_PATTERNS = 4
+#: At most this many witness conditions on one object (negated member conditions).
+MAX_WITNESSES = 3
+
+
+# ---------------------------------------------------------------- arrays
+
+def array_part(lw, node: ir.ArrayNode, ptr: str):
+    """``(dfa, complete, calls, cut)`` of the arrays an array node allows (``cut``: the depth
+    of the shallowest cut below, None if none)."""
+    b = lw.budget
+    lo, hi = node.min_items, node.max_items
+    lw.charge(max(lo, hi or 0), "array", ptr)
+    fixed = max([len(g.prefix) for g in node.items] + [0])
+    langs = []
+    for i in range(fixed + 1):
+        parts = []
+        for g in node.items:
+            if i < len(g.prefix):
+                parts.append(g.prefix[i])
+            elif g.rest is not None:
+                parts.append(g.rest)
+        if parts:
+            langs.append(lw.lower(lw.conjunction(parts)))
+        else:
+            langs.append(lw.any_value(ptr))
+    calls = frozenset().union(*(la.calls for la in langs))
+    complete = all(set(TYPES) <= la.complete for la in langs)
+    cuts = [la.cut for la in langs]
+    contains = None
+    if node.contains:
+        first = node.contains[0]
+        c = lw.lower(first.schema)
+        lw.no_calls((c,) + tuple(langs), "a contains")
+        miss = TypedLanguage.nothing()
+        for la in langs:
+            miss = miss.union(lw.subtract(la, c, first.ptr), b)
+        contains = (c.to_dfa(b), miss.to_dfa(b), first.min, first.max)
+        complete = complete and set(TYPES) <= c.complete
+        cuts += [c.cut, miss.cut]
+    if hi is not None and hi < lo:
+        return DFA.empty(), True, frozenset(), None
+    dfas = [la.to_dfa(b) for la in langs]
+    d = array_dfa(lambda i: dfas[min(i, fixed)], fixed, lw.ws, min_items=lo, max_items=hi,
+                  contains=contains, budget=b, compose_min_rows=lw.tuning.compose_min_rows)
+    for extra in node.contains[1:]:
+        # a second contains (from a merge): its arrays, intersected as texts
+        other = lw.lower(ir.Assertions(extra.ptr, frozenset({"array"}),
+                                       array=ir.ArrayNode(extra.ptr, contains=(extra,))))
+        lw.no_calls((other,) + tuple(langs), "a contains")
+        d = d.intersect(other.parts.get("array", DFA.empty()), b)
+        complete = complete and "array" in other.complete
+    return d, complete, calls, _deeper(cuts)
+
+
+def _finite_values(node) -> list | None:
+    """The values of an item schema that lists them (``const``, ``enum``, ``type`` boolean or
+    null, nothing else), or None."""
+    if isinstance(node, ir.Schema):
+        if node.applicators or node.unevaluated_items or node.unevaluated_properties:
+            return None
+        node = node.assertions
+    if not isinstance(node, ir.Assertions) or any((node.string, node.number, node.array,
+                                                    node.object)):
+        return None
+    if node.values is not None:
+        if node.types is not None:
+            return None
+        return list(node.values) if len(node.values) <= 8 else None
+    t = node.types
+    if t == {"boolean"}:
+        return [True, False]
+    if t == {"null"}:
+        return [None]
+    return None
+
+
+def unique_arrays(node: ir.ArrayNode) -> list | None:
+    """``uniqueItems: true`` where it is regular because the arrays are finitely many: at most
+    four items, each from a short list of values (``const``, ``enum``, boolean or null type).
+    The arrays without two equal items, or None when not so."""
+    if len(node.items) > 1:
+        return None
+    prefix, rest = (node.items[0].prefix, node.items[0].rest) if node.items else ((), None)
+    n = len(prefix) if isinstance(rest, ir.Never) else None
+    if node.max_items is not None:
+        n = node.max_items if n is None else min(n, node.max_items)
+    if n is None or n > 4:
+        return None
+    values = []
+    for i in range(n):
+        v = _finite_values(prefix[i] if i < len(prefix) else rest)
+        if v is None:
+            return None
+        values.append(v)
+    out = []
+    for length in range(node.min_items, n + 1):
+        for tup in itertools.product(*values[:length]):
+            if all(not ir.json_equal(a, b) for a, b in itertools.combinations(tup, 2)):
+                out.append(list(tup))
+        if len(out) > 256:
+            return None
+    return out
+
+
+# ---------------------------------------------------------------- objects
+
+def _pattern(lw, pat: str, ptr: str, keyword: str = "patternProperties"):
+    try:
+        return ecma_pattern_dfa(pat, budget=lw.budget)
+    except RegexError as e:
+        lw.unsupported(f"{keyword} {pat!r}: {e.msg}", ptr, keyword)
+        return None
+
+
+def object_part(lw, node: ir.ObjectNode, ptr: str):
+    """``(dfa, complete, calls, cut)`` of the objects an object node allows."""
+    b = lw.budget
+    groups = node.members
+    required = list(dict.fromkeys(node.required))
+    forbidden = set(node.forbidden)
+    names_value = None
+    for s in node.names:
+        v = names_value_of(lw, s)
+        names_value = v if names_value is None else names_value.intersect(v, b)
+    # declared names: every group's properties in merge order, then required names
+    order = list(dict.fromkeys(n for g in groups for n in g.names()))
+    order += [r for r in required if r not in order]
+    lw.charge(sum(len(n) + 4 for n in order), "object", ptr)
+    positive = [g for g in groups if not g.negated]
+    declared = {n for g in positive for n in g.names()}
+    undeclared = {n for g in groups if g.negated for n in g.names()} - declared \
+        if any(g.properties is not None for g in positive) else set()
+    has_additional = any(g.additional is not None for g in groups)
+    if undeclared and not has_additional and not lw.allow_extra_keys:
+        # only a negation asks for these keys: with declared keys only, nothing to emit
+        return DFA.empty(), False, frozenset(), None
+    patterns = []  # (decoded key DFA, schema, pattern, group index)
+    for gi, g in enumerate(groups):
+        for pat, sub in g.patterns:
+            d = _pattern(lw, pat, pointer(g.ptr, "patternProperties"))
+            if d is not None:
+                patterns.append((d, sub, pat, gi))
+    witnesses = _witness_sets(lw, node, ptr)
+    members = []
+    calls = frozenset()
+    cuts = []
+    for name in order:
+        p = pointer(ptr, "properties", name)
+        req = name in required
+        drop_why = None
+        if name in forbidden:
+            drop_why = "must be absent"
+        elif lw.excluded(json.dumps(name, ensure_ascii=False)[1:-1]):
+            drop_why = "contains an excluded substring"
+        elif names_value is not None and not names_value.accepts(name):
+            drop_why = "violates propertyNames"
+        if drop_why is None:
+            subs = []
+            for gi, g in enumerate(groups):
+                own = [s for n, s in g.properties or () if n == name]
+                matched = [s for d, s, _, i in patterns if i == gi and d.accepts(name)]
+                subs += own + matched
+                if not own and not matched and g.additional is not None:
+                    subs.append(g.additional)
+            lang = lw.lower(lw.conjunction(subs)) if subs else lw.any_value(p)
+            value = lang.to_dfa(b)
+            if value.is_empty():
+                drop_why = "has no valid value"
+        if drop_why is not None:
+            if req:  # no object of this alternative exists
+                lw.empty_why.append((f"required property {name!r} {drop_why}", p))
+                return DFA.empty(), True, frozenset(), None
+            continue
+        calls |= lang.calls
+        cuts.append(lang.cut)
+        pieces = [(value, 0)]
+        for i, (keys, wv, wlang) in enumerate(witnesses):
+            if keys.accepts(name):
+                lw.no_calls((lang, wlang), "a witness member")
+                pieces = [x for v, bits in pieces for x in
+                          ((v.intersect(wv, b), bits | 1 << i), (v.difference(wv, b), bits))]
+        members.append(Member(key_text(name), value, req,
+                              tuple((v, bt) for v, bt in pieces if not v.is_empty())))
+    regions, region_calls, region_cuts = _extra_members(lw, node, order, forbidden, patterns,
+                                                        names_value, ptr)
+    calls |= region_calls
+    cuts += region_cuts
+    if witnesses and calls:
+        lw.no_calls((TypedLanguage({}, frozenset(), calls),), "a witness member")
+    extra = _extra_texts(lw, regions, witnesses)
+    complete = not order and not forbidden and not patterns and names_value is None and \
+        all(g.additional is None or isinstance(g.additional, ir.Always) for g in groups) and \
+        node.min_properties == 0 and node.max_properties is None and not witnesses
+    if extra is not None and node.max_properties is not None:
+        lw.charge(node.max_properties, "object", ptr)
+    d = object_dfa(members, extra, lw.ws, min_properties=node.min_properties,
+                   max_properties=node.max_properties, any_order=lw.any_order,
+                   witnesses=len(witnesses), budget=b,
+                   compose_min_rows=lw.tuning.compose_min_rows)
+    return d, complete, calls, _deeper(cuts)
+
+
+def _deeper(cuts) -> int | None:
+    """The cut depth of a container of values with these cuts (per-type dicts, see
+    ``TypedLanguage.cut``): the shallowest, one level down (None: nothing cut)."""
+    got = [c for cut in cuts for c in cut.values()]
+    return min(got) + 1 if got else None
+
+
+def _witness_sets(lw, node: ir.ObjectNode, ptr: str) -> list:
+    """Witness conditions as (decoded key names, value texts, value language) triples."""
+    out = []
+    for w in node.witnesses:
+        kind = w.keys[0]
+        try:
+            if kind == "pattern":
+                k = ecma_pattern_dfa(w.keys[1], budget=lw.budget)
+            elif kind == "undeclared":
+                taken = [DFA.literal(n) for n in w.keys[1]]
+                taken += [ecma_pattern_dfa(p, budget=lw.budget) for p in w.keys[2]]
+                k = DFA.universal().difference(DFA.union_all(taken, lw.budget), lw.budget) \
+                    if taken else DFA.universal()
+            else:
+                k = DFA.universal().difference(names_value_of(lw, w.keys[1]), lw.budget)
+        except RegexError as e:
+            lw.unsupported(f"pattern: {e.msg}", w.ptr, "patternProperties")
+            continue
+        lang = lw.lower(w.value)
+        out.append((k, lang.to_dfa(lw.budget), lang))
+    if len(out) > MAX_WITNESSES:
+        lw.unsupported(f"more than {MAX_WITNESSES} negated member conditions", ptr, "not")
+    return out
+
+
+def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names_value, ptr):
+    """Undeclared members as (decoded key names, value texts) regions, their calls and cuts."""
+    b = lw.budget
+    groups = node.members
+    has_additional = any(g.additional is not None for g in groups)
+    generate_rest = has_additional or lw.allow_extra_keys or (not declared and not patterns)
+    if not generate_rest and not patterns:
+        return [], frozenset(), []    # declared keys only: the names left free are not needed
+    taken = DFA.union_all([DFA.literal(n) for n in list(declared) + sorted(forbidden)]) \
+        if declared or forbidden else DFA.empty()
+    free = DFA.universal().difference(taken, b)
+    if names_value is not None:
+        free = free.intersect(names_value, b)
+    if len(patterns) > MAX_PATTERNS:
+        lw.unsupported(f"more than {MAX_PATTERNS} patternProperties",
+                       pointer(ptr, "patternProperties"), "patternProperties")
+        patterns = patterns[:MAX_PATTERNS]
+    regions, calls, cuts = [], frozenset(), []
+    for mask in range(1 << len(patterns)):
+        if mask == 0 and not generate_rest:
+            continue
+        keys = free
+        subs = []
+        for i, (pdfa, sub, _, _) in enumerate(patterns):
+            if mask >> i & 1:
+                keys = keys.intersect(pdfa, b)
+            else:
+                keys = keys.difference(pdfa, b)
+        if keys.is_empty():
+            continue
+        for gi, g in enumerate(groups):
+            matched = [s for i, (_, s, _, j) in enumerate(patterns) if j == gi and mask >> i & 1]
+            subs += matched
+            if not matched and g.additional is not None:
+                subs.append(g.additional)
+        lang = lw.lower(lw.conjunction(subs)) if subs else lw.any_value(ptr)
+        if lang.is_empty():
+            continue
+        calls |= lang.calls
+        cuts.append(lang.cut)
+        regions.append((keys, lang.to_dfa(b)))
+    return regions, calls, cuts
+
+
+def _extra_texts(lw, regions, witnesses) -> dict | None:
+    """Texts of one undeclared member, by the witness conditions it meets."""
+    b = lw.budget
+    pieces = [(k, v, 0) for k, v in regions]
+    for i, (wk, wv, _) in enumerate(witnesses):
+        nxt = []
+        for k, v, bits in pieces:
+            inside = k.intersect(wk, b)
+            if not inside.is_empty():
+                nxt += [(inside, v.intersect(wv, b), bits | 1 << i),
+                        (inside, v.difference(wv, b), bits)]
+            nxt.append((k.difference(wk, b), v, bits))
+        pieces = nxt
+    colon = separators(lw.ws)[0]
+    by_bits: dict = {}
+    for k, v, bits in pieces:
+        if k.is_empty() or v.is_empty():
+            continue
+        text = DFA.concat_all([lw.key_region(k), colon, v], b)
+        by_bits[bits] = by_bits[bits].union(text, b) if bits in by_bits else text
+    return by_bits or None
+
+
+# ---------------------------------------------------------------- property names
+
+def names_value_of(lw, node) -> DFA:
+    """Decoded property names ``node`` allows: its string values, over decoded characters.
+    Exact, applicators included (names are strings, so ``not``, ``oneOf`` and ``if`` are set
+    operations on values); keywords of other types do not constrain a name."""
+    key = id(node)
+    got = lw.names_cache.get(key)
+    if got is None:
+        got = lw.names_cache[key] = _names_value(lw, node, 0)
+    return got
+
+
+def _names_value(lw, node, depth: int) -> DFA:
+    b = lw.budget
+    if isinstance(node, ir.Always):
+        return DFA.universal()
+    if isinstance(node, ir.Never):
+        return DFA.empty()
+    if depth > 4 * lw.max_depth:
+        lw.unsupported("propertyNames nested too deeply", node.ptr, "propertyNames")
+        return DFA.universal()
+    sub = lambda n: _names_value(lw, n, depth + 1)  # noqa: E731
+    if isinstance(node, ir.Ref):
+        if node.target is None:
+            lw.unsupported(f"$ref {node.shown!r} is not local", node.ptr, "$ref")
+            return DFA.universal()
+        return sub(lw.ir.definitions[node.target])
+    if isinstance(node, ir.Assertions):
+        return _names_of_assertions(lw, node)
+    if isinstance(node, ir.Schema):
+        parts = [_names_of_assertions(lw, node.assertions)]
+        parts += [sub(a) for a in node.applicators]
+        return DFA.intersect_all(parts, b)
+    if isinstance(node, ir.AllOf):
+        return DFA.intersect_all([sub(p) for p in node.parts], b)
+    if isinstance(node, ir.AnyOf):
+        return DFA.union_all([sub(p) for p in node.parts], b)
+    if isinstance(node, ir.OneOf):
+        vals = [sub(p) for p in node.parts]
+        one = DFA.empty()
+        for i, v in enumerate(vals):
+            for j, w in enumerate(vals):
+                if j != i:
+                    v = v.difference(w, b)
+            one = one.union(v, b)
+        return one
+    if isinstance(node, ir.Not):
+        return DFA.universal().difference(sub(node.part), b)
+    if isinstance(node, ir.IfThenElse):
+        cond, then, else_ = sub(node.cond), sub(node.then), sub(node.else_)
+        return cond.intersect(then, b).union(
+            DFA.universal().difference(cond, b).intersect(else_, b), b)
+    if isinstance(node, ir.Dependent):
+        return DFA.universal()  # constrains objects only
+    raise TypeError(f"not a node: {node!r}")  # pragma: no cover
+
+
+def _names_of_assertions(lw, a: ir.Assertions) -> DFA:
+    from .lower_scalars import string_value_of
+    b = lw.budget
+    if a.types is not None and "string" not in a.types:
+        return DFA.empty()
+    parts = []
+    if a.string is not None:
+        parts.append(string_value_of(lw, a.string))
+    if a.values is not None:
+        parts.append(DFA.union_all([DFA.literal(x) for x in a.values if isinstance(x, str)]
+                                   or [DFA.empty()]))
+    return DFA.intersect_all(parts, b) if parts else DFA.universal()
+

@@ -1,0 +1,273 @@
+"""Scalar nodes and listed values of the intermediate form, lowered to automata of JSON text.
+
+* strings (:class:`~.ir.StringNode`): the decoded values (:func:`.strings.string_value`: lengths,
+  every ``pattern``, every ``format``) mapped to their JSON spellings: one plain spelling per
+  character under a ``pattern`` or ``format`` (the pattern or format is the schema's contract;
+  every spelling would multiply the automaton), every spelling otherwise; kept across
+  compilations in :data:`_STRING_CACHE`;
+* numbers (:class:`~.ir.NumberNode`): :func:`.numbers.number_schema`, integers when the types
+  say so;
+* values (``const``/``enum``): the texts of each value, strings unioned as decoded literals and
+  encoded once; the same list written again in one schema is built once.
+
+Before building, a node's size is charged to the budget (a ``maxLength`` of a billion, an enum of
+a hundred thousand strings are :class:`~tokenfsm.automata.errors.BudgetExceeded` at once, with
+the pointer, not after the memory is gone).
+
+Example
+-------
+>>> from tokenfsm.schema import compile_json_schema
+>>> cs = compile_json_schema({"enum": ["a", 1, [True]]}, whitespace=0)
+>>> cs.accepts('"a"'), cs.accepts('1.0'), cs.accepts('[true]'), cs.accepts('"b"')
+(True, True, True, False)
+
+(``1.0`` is the value ``1``: JSON Schema compares numbers by value.)
+
+The per-type lowering follows xgrammar's and llguidance's JSON converters; strings as decoded
+languages mapped through the encoding are described in :mod:`.strings`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
+from tokenfsm.automata.charset import CharSet
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import Budget, RegexError
+
+from . import ir
+from .formats import FORMATS
+from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa, whitespace_dfa
+from .numbers import number_range, number_schema
+from .strings import json_string
+
+__all__ = ["string_text", "any_scalar", "any_value", "string_part", "number_part",
+           "values_lang", "string_value_of"]
+
+
+# ---------------------------------------------------------------- caches across compilations
+
+#: String texts kept across compilations (a ``format`` or ``pattern`` automaton costs milliseconds
+#: to build and recurs from schema to schema, like the any-value automaton below): at most
+#: 32 MiB of them, each of at most ``_STRING_CACHE_STATES`` states.
+_STRING_CACHE = ByteLRU("schema.lower_scalars.string_text", 32 << 20)
+_STRING_CACHE_STATES = 20_000
+
+
+def _decoded(lo: int, hi: int | None, patterns: tuple, formats: tuple, budget: Budget) -> DFA:
+    """Decoded strings of length ``lo..hi`` matching every pattern and every format."""
+    from .ecma import ecma_pattern_dfa
+    from .formats import format_dfa
+    parts = []
+    if lo > 0 or hi is not None:
+        parts.append(DFA.from_charset(CharSet.any()).repeat(lo, hi, budget=budget))
+    parts += [ecma_pattern_dfa(p, budget=budget) for p in patterns]
+    parts += [format_dfa(f) for f in formats]
+    if not parts:
+        return DFA.universal()
+    return DFA.intersect_all(parts, budget=budget)
+
+
+def string_text(lo: int, hi: int | None, patterns: tuple, formats: tuple, excludes: tuple,
+                budget: Budget) -> DFA:
+    """The JSON texts of the strings of decoded length ``lo..hi`` matching every one of
+    ``patterns`` and ``formats``, without the ``excludes`` substrings: one plain spelling per
+    character under a pattern or format, every spelling otherwise (cached across compilations;
+    a kept automaton larger than ``budget.max_states`` is built again, under that budget)."""
+    key = (lo, hi, patterns, formats, excludes)
+    hit = _STRING_CACHE.get(key)
+    if hit is not None and hit.num_states <= budget.max_states:
+        return hit
+    value = _decoded(lo, hi, patterns, formats, budget)
+    minimal = bool(patterns or formats)
+    text = json_string(value, excludes=excludes, escapes="minimal" if minimal else "all",
+                       budget=budget)
+    if text.num_states <= _STRING_CACHE_STATES:
+        _STRING_CACHE.put(key, text)
+    return text
+
+
+@byte_lru_cache("schema.lower_scalars.any_scalar", 8 << 20)
+def any_scalar(excludes: tuple, budget: Budget) -> dict:
+    """The texts of every null, boolean, number and string (strings under the exclusions)."""
+    return {"null": DFA.literal("null"), "boolean": DFA.literal("true") | DFA.literal("false"),
+            "number": number_schema(),
+            "string": json_string(DFA.universal(), excludes=excludes, budget=budget)}
+
+
+@byte_lru_cache("schema.lower_scalars.any_value", 32 << 20)
+def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget,
+              compose_min_rows: int | None) -> TypedLanguage:
+    """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
+    exclusions (cached across compilations). Arrays and objects are cut at ``depth + 1``:
+    deeper values are missing."""
+    ws = whitespace_dfa(whitespace)
+    scalars = any_scalar(excludes, budget)
+    strings = scalars["string"]
+    value = DFA.union_all(list(scalars.values()), budget)
+    member_key = DFA.concat_all([strings, ws, DFA.literal(":"), ws], budget)
+    arr = obj = None
+    for _ in range(depth):
+        arr = array_dfa(lambda i, v=value: v, 0, ws, budget=budget,
+                        compose_min_rows=compose_min_rows)
+        obj = object_dfa([], member_key + value, ws, budget=budget,
+                         compose_min_rows=compose_min_rows)
+        value = DFA.union_all([value, arr, obj], budget)
+    parts = dict(scalars)
+    if arr is not None:
+        parts["array"], parts["object"] = arr, obj
+    return TypedLanguage.of(parts, cut={"array": depth + 1, "object": depth + 1})
+
+
+# ---------------------------------------------------------------- strings
+
+def _formats(lw, node: ir.StringNode) -> tuple:
+    """The formats of a string node that have an automaton (the others unsupported)."""
+    out = []
+    for f, p in node.formats:
+        if f in FORMATS:
+            out.append(f)
+        else:
+            lw.unsupported(f"format {f!r} is not supported", p, "format")
+    return tuple(dict.fromkeys(out))
+
+
+def _patterns(lw, node: ir.StringNode) -> tuple:
+    """The patterns of a string node that are regular (the others unsupported)."""
+    from .ecma import ecma_pattern_dfa
+    out = []
+    for pat, p in node.patterns:
+        try:
+            ecma_pattern_dfa(pat, budget=lw.budget)
+        except RegexError as e:
+            lw.unsupported(f"pattern {pat!r}: {e.msg}", p, "pattern")
+            continue
+        out.append(pat)
+    return tuple(dict.fromkeys(out))
+
+
+def string_part(lw, node: ir.StringNode | None, ptr: str, enumerated: bool) -> DFA:
+    """String texts a string node allows (``enumerated``: the listed values carry the
+    exclusions; bounds stay exact)."""
+    if node is None:
+        return lw.cached_string(0, None, (), (), () if enumerated else lw.excludes)
+    lo, hi = node.min_length, node.max_length
+    patterns, formats = _patterns(lw, node), _formats(lw, node)
+    if hi is not None and hi < lo:
+        return DFA.empty()
+    if not patterns and not formats:
+        if enumerated:
+            lw.charge(max(lo, hi or 0), "string", ptr)
+            return lw.cached_string(lo, hi, (), (), ())
+        if lw.excludes:
+            if lo or hi is not None:
+                lw.warn(f"minLength/maxLength ({lo}..{hi}) dropped under string exclusions", ptr)
+            return lw.cached_string(0, None, (), (), lw.excludes)
+    lw.charge(max(lo, hi or 0), "string", ptr)
+    return lw.cached_string(lo, hi, patterns, formats, ())
+
+
+def string_value_of(lw, node: ir.StringNode) -> DFA:
+    """Decoded strings a string node allows (for property names)."""
+    lo, hi = node.min_length, node.max_length
+    if hi is not None and hi < lo:
+        return DFA.empty()
+    lw.charge(max(lo, hi or 0), "string", node.ptr)
+    return _decoded(lo, hi, _patterns(lw, node), _formats(lw, node), lw.budget)
+
+
+# ---------------------------------------------------------------- numbers
+
+def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
+    """Number texts a number node allows (integers only with ``integer``)."""
+    if node is None:
+        node = ir.NumberNode(ptr)
+    out = None
+    multiples = node.multiple_of or ((None, ptr),)
+    for m, p in multiples:
+        try:
+            d = number_schema(integer=integer, minimum=node.minimum, maximum=node.maximum,
+                              exclusive_minimum=node.exclusive_minimum,
+                              exclusive_maximum=node.exclusive_maximum, multiple_of_=m,
+                              budget=lw.budget, zero_fraction=lw.ir.float_integers)
+        except ValueError as e:
+            from .errors import SchemaError
+            raise SchemaError(str(e), ptr) from None
+        out = d if out is None else out.intersect(d, lw.budget)
+    return out
+
+
+# ---------------------------------------------------------------- values
+
+def values_lang(lw, values: tuple, ptr: str) -> TypedLanguage:
+    """The texts of the JSON values ``values`` (a ``const`` or ``enum``); the same list written
+    again (enums recur across definitions) is built once."""
+    key = tuple(ir.canonical(v) for v in values) + (tuple(json.dumps(v) for v in values),)
+    got = lw.values_cache.get(key)
+    if got is None:
+        lw.charge(sum(len(json.dumps(v, ensure_ascii=False)) for v in values), "enum", ptr)
+        got = lw.values_cache[key] = _values_lang(lw, values, ptr)
+    return got
+
+
+def _values_lang(lw, values, ptr) -> TypedLanguage:
+    # String values are unioned as decoded literals and encoded once (encoding distributes over
+    # union); every other value's automaton joins its type's part in one n-ary union, so a long
+    # enum costs one determinisation per type, not one per value.
+    b = lw.budget
+    strings = [DFA.literal(v) for v in values if isinstance(v, str)
+               and not lw.excluded(json.dumps(v, ensure_ascii=False)[1:-1])]
+    parts: dict = {}
+    complete = frozenset(TYPES)
+    if strings:
+        parts["string"] = [json_string(DFA.union_all(strings, b), excludes=lw.excludes, budget=b)]
+    for v in values:
+        if isinstance(v, str):
+            continue
+        lang = _value_lang(lw, v, ptr)
+        complete &= lang.complete
+        for t, d in lang.parts.items():
+            parts.setdefault(t, []).append(d)
+    return TypedLanguage.of({t: DFA.union_all(ds, b) for t, ds in parts.items()}, complete)
+
+
+def _value_lang(lw, v, ptr) -> TypedLanguage:
+    b = lw.budget
+    if v is None:
+        return TypedLanguage.of({"null": DFA.literal("null")})
+    if isinstance(v, bool):
+        return TypedLanguage.of({"boolean": DFA.literal("true" if v else "false")})
+    if isinstance(v, (int, float)):
+        return TypedLanguage.of({"number": number_range(v, v, budget=b)})
+    if isinstance(v, str):
+        if lw.excluded(json.dumps(v, ensure_ascii=False)[1:-1]):
+            return TypedLanguage.nothing()
+        return TypedLanguage.of({"string": json_string(DFA.literal(v), excludes=lw.excludes,
+                                                       budget=b)})
+    if isinstance(v, list):
+        items = [_value_lang(lw, x, ptr) for x in v]
+        if any(i.is_empty() for i in items):
+            return TypedLanguage.nothing()
+        seq = [DFA.literal("["), lw.ws]
+        for i, it in enumerate(items):
+            if i:
+                seq += [DFA.literal(","), lw.ws]
+            seq += [it.to_dfa(b), lw.ws]
+        seq.append(DFA.literal("]"))
+        ok = all(set(TYPES) <= it.complete for it in items)
+        return TypedLanguage.of({"array": DFA.concat_all(seq, b)},
+                                TYPES if ok else set(TYPES) - {"array"})
+    members = []
+    for k, x in v.items():
+        if lw.excluded(json.dumps(k, ensure_ascii=False)[1:-1]):
+            return TypedLanguage.nothing()
+        xl = _value_lang(lw, x, ptr)
+        if xl.is_empty():
+            return TypedLanguage.nothing()
+        members.append(Member(key_text(k), xl.to_dfa(b), True))
+    # an object value is the same in any key order: small ones accept every order
+    d = object_dfa(members, None, lw.ws, any_order=lw.any_order or len(members) <= 4, budget=b,
+                   compose_min_rows=lw.tuning.compose_min_rows)
+    return TypedLanguage.of({"object": d}, TYPES if len(v) <= 1 else set(TYPES) - {"object"})
+

@@ -1,0 +1,97 @@
+"""Fast paths of the schema compiler, declared as data next to the reference each must equal.
+
+Each knob of :class:`Tuning` changes how an automaton is built, never which language it
+accepts: the reference setting (the plain construction) gives the same language, and the tests
+walk :data:`FAST_PATHS` to check that, compiling with each knob set to its reference value
+(:func:`tokenfsm.schema.compiler.compile_tuned`), rather than overwriting module constants.
+
+Example
+-------
+>>> [(f.name, f.reference) for f in FAST_PATHS]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None)]
+>>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
+(True, False)
+
+Declaring fast paths beside their reference implementation follows pynndescent's practice of
+keeping the naive version next to the optimised one, for tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from .jsontext import COMPOSE_MIN_ROWS
+
+__all__ = ["Tuning", "DEFAULT_TUNING", "FastPath", "FAST_PATHS", "SHARE_STATES", "PAIR_REFS"]
+
+#: On the stack route, a definition that is not recursive but whose automaton has at least this
+#: many states is compiled once and called (a module of its own) wherever a ``$ref`` names it,
+#: instead of being copied into each place: a schema that refers to hundreds of large definitions
+#: (Kubernetes' API) stays the sum of its definitions rather than their product with the places.
+SHARE_STATES = 64
+
+#: A schema with at least this many distinct ``$ref`` targets writes its calls as pairs of
+#: placeholder characters (784 modules) rather than single ones (28).
+PAIR_REFS = 28
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How the compiler builds automata (not what they accept).
+
+    Attributes
+    ----------
+    twins : bool
+        Definitions written alike (:mod:`.twins`) are compiled once.
+    share_states : int or None
+        See :data:`SHARE_STATES`; None shares no non-recursive definition.
+    pair_refs : int
+        See :data:`PAIR_REFS` (0: always pairs).
+    compose_min_rows : int or None
+        See :data:`.jsontext.COMPOSE_MIN_ROWS` (None: never compose).
+    """
+
+    twins: bool = True
+    share_states: int | None = SHARE_STATES
+    pair_refs: int = PAIR_REFS
+    compose_min_rows: int | None = COMPOSE_MIN_ROWS
+
+    def with_reference(self, name: str) -> "Tuning":
+        """This tuning with fast path ``name`` set to its reference."""
+        ref = {f.name: f.reference for f in FAST_PATHS}[name]
+        return replace(self, **{name: ref})
+
+
+DEFAULT_TUNING = Tuning()
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """A knob of :class:`Tuning` and the setting that turns its fast path off.
+
+    Attributes
+    ----------
+    name : str
+        The :class:`Tuning` field.
+    reference : object
+        The setting with the plain construction, which the fast path must equal.
+    what : str
+        What the fast path does.
+    """
+
+    name: str
+    reference: object
+    what: str
+
+
+FAST_PATHS = (
+    FastPath("twins", False, "definitions with equal content keys compile once"),
+    FastPath("share_states", None, "large non-recursive definitions are called, not copied "
+             "(stack route)"),
+    FastPath("pair_refs", 0, "single placeholder characters for calls while there are few "
+             "targets (pairs are the general encoding)"),
+    FastPath("compose_min_rows", None, "objects and arrays over large members composed as "
+             "blocks of table rows rather than one NFA"),
+)
+
+assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}
