@@ -59,17 +59,17 @@ from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, BudgetExceeded, as_budget
 
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
+from .keywords import ANNOTATIONS
 
-__all__ = ["STYLES", "compile_tool_calls", "compile_arguments", "CompiledArguments", "CompiledToolCalls", "format_arguments", "format_tool_call",
-           "raw_string_dfa"]
+__all__ = ["STYLES", "compile_tool_calls", "compile_arguments", "CompiledArguments",
+           "CompiledToolCalls", "format_arguments", "format_tool_call", "raw_string_dfa"]
 
 STYLES = ("json", "qwen_xml", "minimax_xml", "glm_xml", "kimi_k3_xml")
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
-# keywords of the top-level arguments object that the XML styles enforce or that say nothing
-_OBJECT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "title",
-                    "description", "$defs", "definitions", "$schema", "$id", "$comment",
-                    "examples", "default", "strict"}
+# keywords of the top-level arguments object that the XML styles enforce, or that say nothing
+# (the keyword table's annotations, identifiers and definitions; "strict" is OpenAI's flag)
+_OBJECT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "strict"} | ANNOTATIONS
 
 
 # ---------------------------------------------------------------------------- styles
