@@ -218,7 +218,7 @@ def _intersect_values(a, b):
 def trivial(a: ir.Assertions) -> bool:
     """Whether ``a`` asserts nothing."""
     return a.types is None and a.values is None and not any(
-        (a.string, a.number, a.array, a.object))
+        (a.string, a.number, a.array, a.object, a.unsupported))
 
 
 def conjoin(a: ir.Assertions, b: ir.Assertions) -> ir.Assertions:
@@ -234,7 +234,8 @@ def conjoin(a: ir.Assertions, b: ir.Assertions) -> ir.Assertions:
         types = (types if types is not None else ALL_TYPES) - {"object"}
     return ir.Assertions(a.ptr or b.ptr, types, _intersect_values(a.values, b.values),
                          _merge_node(a.string, b.string), _merge_node(a.number, b.number),
-                         _merge_node(a.array, b.array), obj, a.values_ptr or b.values_ptr)
+                         _merge_node(a.array, b.array), obj, a.values_ptr or b.values_ptr,
+                         _union(a.unsupported, b.unsupported))
 
 
 def _value_type(v) -> str:

@@ -287,7 +287,9 @@ class Assertions(Node):
 
     ``types`` is None (any type) or a frozenset of type names (``number`` implies
     ``integer``); ``values`` None or a tuple of JSON values (``const``/``enum``, found at
-    ``values_ptr``); one node per type, None where nothing constrains that type."""
+    ``values_ptr``); one node per type, None where nothing constrains that type;
+    ``unsupported``: ``(keyword, pointer)`` of string assertions the compiler does not enforce
+    (refused in strict mode where strings are lowered)."""
 
     types: frozenset | None = None
     values: tuple | None = None
@@ -296,6 +298,7 @@ class Assertions(Node):
     array: ArrayNode | None = None
     object: ObjectNode | None = None
     values_ptr: str = ""
+    unsupported: tuple = ()
 
     @cached_property
     def size(self) -> int:

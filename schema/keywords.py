@@ -19,14 +19,16 @@ Each keyword is one :class:`Keyword` entry of :data:`KEYWORDS`, which says
   value violates its schema, a member that witnesses a violation, or De Morgan for applicators;
 * ``lower``: which lowering reads it (:mod:`.lower`: ``"string"``, ``"number"``, ``"array"``,
   ``"object"``, ``"types"``, ``"values"``), or what else it is (``"applicator"``, ``"reference"``,
-  ``"unevaluated"``, ``"identifier"``, ``"annotation"``, ...), and the ``field`` of the
-  intermediate-form node (:mod:`.ir`) its value lands in.
+  ``"unevaluated"``, ``"identifier"``, ``"annotation"``, ``"unsupported"``: an assertion the
+  compiler does not enforce, refused in strict mode), and the ``field`` of the intermediate-form
+  node (:mod:`.ir`) its value lands in.
 
 A keyword the table does not list is unknown and ignored everywhere: it never changes the
 language, and no ``$id`` or anchor inside it is registered. The table is read in every draft
-(a draft-04 schema's ``const`` is enforced, a 2020-12 schema's ``dependencies`` too), with two
+(a draft-04 schema's ``const`` is enforced, a 2020-12 schema's ``dependencies`` too), with the
 exceptions the drafts disagree on and the test suite checks: the identifier is ``id`` in drafts 3
-and 4 and ``$id`` from draft 6 on, and in drafts up to 7 the siblings of ``$ref`` are ignored.
+and 4 and ``$id`` from draft 6 on, in drafts up to 7 the siblings of ``$ref`` are ignored, and
+in draft 7 the content keywords assert (:data:`DRAFT_VARIANTS`).
 
 Adding a keyword is one entry here, the field it fills in :mod:`.ir`, the lines of the lowering
 it names, and its tests.
@@ -50,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-__all__ = ["Keyword", "KEYWORDS", "keyword", "subschemas", "ALL_TYPES", "ANNOTATIONS",
+__all__ = ["Keyword", "KEYWORDS", "DRAFT_VARIANTS", "keyword", "subschemas", "ALL_TYPES", "ANNOTATIONS",
            "APPLICATORS", "IN_PLACE", "OBJECT_KEYWORDS", "ARRAY_KEYWORDS", "draft_of"]
 
 ALL_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -200,6 +202,15 @@ _TABLE = [
 #: Every keyword the compiler knows, by name.
 KEYWORDS: Mapping[str, Keyword] = {k.name: k for k in _TABLE}
 
+#: Keywords whose role in some draft differs from the entry above, by (name, draft): in draft 7
+#: the content keywords assert what a string holds (optional to enforce; the compiler does not,
+#: so strict mode refuses them); later drafts made them annotations.
+DRAFT_VARIANTS: Mapping[tuple, Keyword] = {
+    (name, 7): _k(name, _S, STRING, "union", "complement", "unsupported", "unsupported",
+                  drafts=(7,))
+    for name in ("contentMediaType", "contentEncoding")
+}
+
 #: Keywords that neither constrain nor apply subschemas: identifiers, the dialect, definitions
 #: and annotations.
 ANNOTATIONS = frozenset(k.name for k in _TABLE if k.lower in ("identifier", "dialect",
@@ -229,7 +240,7 @@ def draft_of(schema_uri: Any) -> int | None:
 def keyword(name: str, draft: int | None = None) -> Keyword | None:
     """The entry of ``name`` in ``draft`` (None: a schema that names no draft), or None when the
     keyword is unknown there."""
-    k = KEYWORDS.get(name)
+    k = DRAFT_VARIANTS.get((name, draft)) or KEYWORDS.get(name)
     if k is None or k.drafts is None:
         return k
     if draft is None:

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
+from functools import lru_cache
 
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
@@ -56,7 +58,7 @@ from .strings import json_string
 from .tuning import DEFAULT_TUNING, Tuning
 from .twins import ContentKeys
 
-__all__ = ["Lowering", "MAX_REFERENCE_DEPTH", "canonical_texts"]
+__all__ = ["Lowering", "MAX_REFERENCE_DEPTH", "canonical_texts", "shallow_texts"]
 
 #: Lowering follows references into references at most this deep (a chain of distinct
 #: definitions each naming the next): deeper is a :class:`SchemaError`.
@@ -116,6 +118,33 @@ def _partition(sets) -> list[CharSet]:
 _CANONICAL_TEXTS = _canonical_texts()
 
 
+@lru_cache(maxsize=64)
+def shallow_texts(depth: int) -> DFA:
+    """Texts whose arrays and objects nest at most ``depth`` levels deep (brackets counted
+    outside strings): the values a cut at ``depth + 1`` cannot have missed. A filter of
+    ``3 (depth + 1)`` states, to intersect with JSON texts."""
+    opening, closing = CharSet.from_chars("[{"), CharSet.from_chars("]}")
+    quote, backslash = CharSet.of('"'), CharSet.of("\\")
+    alphabet = _partition([opening, closing, quote, backslash])
+    # state 1 + 3 d + m: nesting d (0..depth), m 0 outside strings, 1 in one, 2 after a backslash
+    n = 1 + 3 * (depth + 1)
+    delta = [[0] * len(alphabet) for _ in range(n)]
+    for d in range(depth + 1):
+        out, inside, escaped = 1 + 3 * d, 2 + 3 * d, 3 + 3 * d
+        for ci, cs in enumerate(alphabet):
+            if cs == opening:
+                delta[out][ci] = 1 + 3 * (d + 1) if d < depth else 0
+            elif cs == closing:
+                delta[out][ci] = 1 + 3 * (d - 1) if d > 0 else 0
+            elif cs == quote:
+                delta[out][ci] = inside
+            else:
+                delta[out][ci] = out
+            delta[inside][ci] = out if cs == quote else escaped if cs == backslash else inside
+            delta[escaped][ci] = inside
+    return DFA.from_parts(alphabet, delta, range(1, n), 1).minimize()
+
+
 class Lowering:
     """Lowers the nodes of one :class:`~.resolve.SchemaIR` under one set of options.
 
@@ -169,7 +198,11 @@ class Lowering:
         self.twins: dict[str, tuple] = {}
         self.where = ""  # innermost node being lowered (names a route conflict)
         self.empty_why: list = []  # (why, pointer) of alternatives found empty
-        self.rewriter = Rewriter(schema_ir, self._kept_as_text, self.unsupported)
+        # (through a weak proxy: the rewriter's calls back hold no reference to this lowering,
+        # which is freed, with its caches, as soon as the compilation ends)
+        me = weakref.proxy(self)
+        self.rewriter = Rewriter(schema_ir, lambda target: me._kept_as_text(target),
+                                 lambda *args: me.unsupported(*args))
 
     # ------------------------------------------------------------------ reporting
     def warn(self, msg: str, ptr: str) -> None:
@@ -442,7 +475,7 @@ class Lowering:
         wanted = [t for t in TYPES if types is None or t in types
                   or (t == "number" and "integer" in types)]
         integer = types is not None and "integer" in types and "number" not in types
-        if a.values is None and not any((a.string, a.number, a.array, a.object)):
+        if a.values is None and not any((a.string, a.number, a.array, a.object, a.unsupported)):
             if set(wanted) <= {"null", "boolean", "number", "string"}:
                 # scalars only: no need to build the nested any-value automaton
                 scalars = any_scalar(self.excludes, self.budget)
@@ -472,6 +505,8 @@ class Lowering:
             elif t == "number":
                 part = number_part(self, a.number, integer, ptr)
             elif t == "string":
+                for kw, at in a.unsupported:
+                    self.unsupported(f"{kw} asserts in this draft and is not enforced", at, kw)
                 part = string_part(self, a.string, ptr, value_lang is not None)
                 if a.string is not None and (a.string.patterns or a.string.formats):
                     complete.discard(t)  # minimal spellings only
@@ -525,11 +560,13 @@ class Lowering:
         complete = set(lang.complete & other.complete)
         cut = dict(lang.cut)
         for t, d in lang.parts.items():
+            if t in ("array", "object") and t in other.parts:
+                d = d.intersect(canonical_texts(), b)
             if t in other.cut:
                 # values at or past other's cut may be in other though its texts miss them:
                 # keep only shallower ones (a cut of lang, said where it loses any)
                 depth = other.cut[t]
-                d = self._within(d, self.universe(depth - 1).parts.get(t), ptr)
+                d = self._within(d.minimize(), depth - 1, ptr)
                 cut[t] = min(cut.get(t, depth), depth)
                 if d.is_empty():
                     continue
@@ -545,23 +582,17 @@ class Lowering:
                 self._incomplete_complement(t, ptr)
             if t == "number":
                 d = d.intersect(CANONICAL_NUMBER, b)
-            elif t in ("array", "object"):
-                d = d.intersect(canonical_texts(), b)
             parts[t] = d.difference(other.parts[t], b)
         return TypedLanguage.of(parts, complete, cut=cut)
 
-    def _within(self, d: DFA, universe: DFA | None, ptr: str) -> DFA:
-        kept = d.intersect(universe, self.budget) if universe is not None else DFA.empty()
-        if not d.difference(kept, self.budget).is_empty():
+    def _within(self, d: DFA, depth: int, ptr: str) -> DFA:
+        """The texts of ``d`` nested at most ``depth`` deep (none for a negative depth),
+        warning when that loses any."""
+        kept = d.intersect(shallow_texts(depth), self.budget) if depth >= 0 else DFA.empty()
+        if not kept.equivalent(d):  # (both minimal: a comparison of tables)
             self.warn(f"values nested deeper than max_depth={self.max_depth} are cut under a "
                       "negation", ptr)
         return kept
-
-    def universe(self, depth: int) -> TypedLanguage:
-        """Every JSON value at most ``depth`` levels deep (canonical numbers)."""
-        if depth < 0:
-            return TypedLanguage.nothing()
-        return any_value(self.ws_n, (), depth, self.budget, self.tuning.compose_min_rows)
 
     def _incomplete_complement(self, t: str, ptr: str) -> None:
         """A complement of ``t`` texts that do not hold every spelling of their values would
@@ -661,5 +692,6 @@ class Lowering:
 
 def _types_only(a: ir.Assertions) -> bool:
     """Whether ``a`` says nothing but which types (``integer`` not among them)."""
-    return a is not TOP and a.values is None and not any((a.string, a.number, a.array, a.object)) \
+    return a is not TOP and a.values is None and not any(
+        (a.string, a.number, a.array, a.object, a.unsupported)) \
         and a.types is not None and ("integer" not in a.types or "number" in a.types)

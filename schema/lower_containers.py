@@ -46,8 +46,9 @@ __all__ = ["array_part", "object_part", "names_value", "unique_arrays", "MAX_PAT
 #: Undeclared keys are split by every subset of the patterns they match: at most this many
 #: patterns (more is unsupported).
 MAX_PATTERNS = 4
-#: At most this many witness conditions on one object (negated member conditions).
-MAX_WITNESSES = 3
+#: At most this many witness conditions on one object (negated member conditions): an object
+#: automaton tracks which of them its members met so far (a subset of them).
+MAX_WITNESSES = 4
 
 
 # ---------------------------------------------------------------- arrays
@@ -182,12 +183,17 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
     if undeclared and not has_additional and not lw.allow_extra_keys:
         # only a negation asks for these keys: with declared keys only, nothing to emit
         return DFA.empty(), False, frozenset(), None
-    patterns = []  # (decoded key DFA, schema, pattern, group index)
+    # the distinct patterns of every group, each with its (group index, schema) pairs
+    patterns: dict = {}  # pattern -> (decoded key DFA, [(group index, schema)])
     for gi, g in enumerate(groups):
         for pat, sub in g.patterns:
-            d = _pattern(lw, pat, pointer(g.ptr, "patternProperties"))
-            if d is not None:
-                patterns.append((d, sub, pat, gi))
+            if pat not in patterns:
+                d = _pattern(lw, pat, pointer(g.ptr, "patternProperties"))
+                if d is None:
+                    continue
+                patterns[pat] = (d, [])
+            patterns[pat][1].append((gi, sub))
+    patterns = [(d, subs, pat) for pat, (d, subs) in patterns.items()]
     witnesses = _witness_sets(lw, node, ptr)
     members = []
     calls = frozenset()
@@ -206,7 +212,8 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
             subs = []
             for gi, g in enumerate(groups):
                 own = [s for n, s in g.properties or () if n == name]
-                matched = [s for d, s, _, i in patterns if i == gi and d.accepts(name)]
+                matched = [s for d, subs, _ in patterns if d.accepts(name)
+                           for i, s in subs if i == gi]
                 subs += own + matched
                 if not own and not matched and g.additional is not None:
                     subs.append(g.additional)
@@ -303,7 +310,7 @@ def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names
             continue
         keys = free
         subs = []
-        for i, (pdfa, sub, _, _) in enumerate(patterns):
+        for i, (pdfa, _, _) in enumerate(patterns):
             if mask >> i & 1:
                 keys = keys.intersect(pdfa, b)
             else:
@@ -311,7 +318,8 @@ def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names
         if keys.is_empty():
             continue
         for gi, g in enumerate(groups):
-            matched = [s for i, (_, s, _, j) in enumerate(patterns) if j == gi and mask >> i & 1]
+            matched = [s for i, (_, subs, _) in enumerate(patterns) if mask >> i & 1
+                       for j, s in subs if j == gi]
             subs += matched
             if not matched and g.additional is not None:
                 subs.append(g.additional)

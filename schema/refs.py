@@ -141,7 +141,8 @@ class Registry:
                                   "boolean)", base + "#")
             if base in self.resources:
                 continue
-            self._walk(doc, base, base + "#", _declared(doc, None, base + "#"))
+            # a document that names no draft is read in the root's
+            self._walk(doc, base, base + "#", _declared(doc, self.draft, base + "#"))
 
     # ------------------------------------------------------------------ the walk
     def _walk(self, doc, base: str, loc: str, draft, register: bool = True, depth: int = 0):

@@ -340,6 +340,7 @@ class _Builder:
 
         types = values = None
         values_ptr = ""
+        unsupported: list = []
         s: dict = {}
         n: dict = {}
         a: dict = {}
@@ -403,6 +404,8 @@ class _Builder:
                     o[k] = sub(v, k)
             elif role in ("applicator", "reference", "unevaluated"):
                 app[k] = (v, p)
+            elif role == "unsupported":
+                unsupported.append((k, p))
             elif k == "$schema" and not isinstance(v, str):
                 raise SchemaError(f"$schema must be a URI string, got {v!r}", p)
         applicators = self.applicators(app, loc, base, scope, sub)
@@ -417,9 +420,11 @@ class _Builder:
         if "unevaluatedItems" in app:
             unevaluated_items = sub(app["unevaluatedItems"][0], "unevaluatedItems")
         assertions = ir.Assertions(loc, types, values, self.string(s, loc), self.number(n, loc),
-                                   self.array(a, loc), self.object(o, loc), values_ptr)
+                                   self.array(a, loc), self.object(o, loc), values_ptr,
+                                   tuple(unsupported))
         plain = assertions.types is None and assertions.values is None and not any(
-            (assertions.string, assertions.number, assertions.array, assertions.object))
+            (assertions.string, assertions.number, assertions.array, assertions.object,
+             assertions.unsupported))
         if plain and unevaluated_properties is None and unevaluated_items is None:
             if not applicators:
                 return ir.Always(loc)
