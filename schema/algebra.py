@@ -142,12 +142,13 @@ def _union(a: tuple, b: tuple) -> tuple:
 
 
 def _key(x):
-    """Identity for nodes and parts, value for names and ``(value, pointer)`` pairs."""
+    """Identity for nodes and parts; for names and ``(value, pointer)`` pairs the value, under
+    JSON Schema equality (``multipleOf: 2`` and ``2.0`` are one)."""
     if isinstance(x, (ir.Node, ir._Part)):
         return id(x)
     if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], (str, int, float)):
-        return ("v", repr(x[0]))
-    return ("v", repr(x))
+        return ir.canonical(x[0])
+    return ir.canonical(x)
 
 
 def _lower_bound(a, b):

@@ -46,7 +46,16 @@ Where it is not exact (always on the sound side, so an emitted text is valid):
   warning naming the pointer;
 * ``minLength``/``maxLength`` are dropped (with a warning) on strings under ``excludes``;
 * ``uniqueItems`` is enforced only over finitely many arrays (short arrays of listed values);
-* duplicate undeclared keys are not prevented: ``minProperties`` counts keys as written.
+* duplicate undeclared keys are not prevented: ``minProperties`` counts keys as written;
+* ``$vocabulary`` is not read (a meta-schema without the validation vocabulary still
+  validates), and documents are never fetched (a ``$ref`` to a meta-schema the caller does not
+  supply is unsupported);
+* every keyword is read in every draft (a draft-04 schema's ``const`` holds), except the
+  identifier (``id`` in drafts 3 and 4, ``$id`` later), the siblings of ``$ref`` (ignored in
+  drafts up to 7) and draft 7's content keywords (unsupported there), see :mod:`.keywords`;
+* ``property_order="any"`` over many declared keys, with undeclared keys allowed, is exponential
+  and may go over the budget (a :class:`~tokenfsm.automata.errors.BudgetExceeded`, never a
+  narrower language).
 
 Example
 -------

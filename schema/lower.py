@@ -180,7 +180,13 @@ class Lowering:
         self.stack = stack
         self.warnings: list[str] = []
         self.warning_log: list[tuple[str, str]] = []  # (message, pointer) of every warn call
-        self.quiet = stack is not None  # the stack route issues its warnings once it is taken
+        self.defer = stack is not None  # the stack route issues its warnings once it is taken
+        # pointers of the values cut at max_depth, per lowering under way (innermost last), and
+        # how many complements are being lowered (their cuts are reported by subtract, where
+        # they lose something; see cut_here)
+        self._cut_log: list[list] = [[]]
+        self.negated = 0
+        self._cut_message = f"values nested deeper than max_depth={max_depth} are cut"
         self.ref_stack: dict[str, int] = {"": 1}
         self.cuts = 0
         self.depth = 0
@@ -210,7 +216,7 @@ class Lowering:
         text = f"{msg} (at {ptr or '/'})"
         if text not in self.warnings:
             self.warnings.append(text)
-            if not self.quiet:
+            if not self.defer:
                 warnings.warn(text, SchemaWarning, stacklevel=5)
 
     def unsupported(self, msg: str, ptr: str, keyword: str | None = None) -> None:
@@ -240,6 +246,8 @@ class Lowering:
         key = id(node)
         hit = self.cache.get(key)
         if hit is not None:
+            for ptr in hit[2]:
+                self.cut_here(ptr)
             return hit[1]
         if self.deadline is not None and time.perf_counter() > self.deadline:
             spent = time.perf_counter() - self.deadline + self.budget.max_seconds
@@ -247,6 +255,7 @@ class Lowering:
                                  pointer=node.ptr or "/")
         cuts = self.cuts
         self.depth += 1
+        self._cut_log.append([])
         try:
             if self.depth > 2 * MAX_REFERENCE_DEPTH:
                 raise SchemaError(f"the schema nests (through references) deeper than "
@@ -262,9 +271,27 @@ class Lowering:
             raise
         finally:
             self.depth -= 1
+            cut_at = tuple(dict.fromkeys(self._cut_log.pop()))
+            self._cut_log[-1].extend(cut_at)
         if self.cuts == cuts:
-            self.cache[key] = (node, lang)
+            self.cache[key] = (node, lang, cut_at)
         return lang
+
+    def lower_negated(self, node: ir.Node) -> TypedLanguage:
+        """``node``'s language, to be subtracted: its own cuts at ``max_depth`` are not reported
+        (what subtracting a cut language loses is, see :meth:`subtract`)."""
+        self.negated += 1
+        try:
+            return self.lower(node)
+        finally:
+            self.negated -= 1
+
+    def cut_here(self, ptr: str) -> None:
+        """Values at ``ptr`` are cut at ``max_depth``: said (unless being subtracted, and then
+        said when the same language is used elsewhere, see :meth:`lower`)."""
+        self._cut_log[-1].append(ptr)
+        if not self.negated:
+            self.warn(self._cut_message, ptr)
 
     def _lower(self, node) -> TypedLanguage:
         if isinstance(node, ir.Always):
@@ -408,18 +435,26 @@ class Lowering:
     def keep_twin(self, key, mark: tuple, target: str, lang: TypedLanguage) -> None:
         """Keep a definition's language for the definitions written alike, unless its lowering
         cut a recursion (which depends on where it was entered) or reported why an alternative
-        was empty; the warnings it gave are given again, at the twin's place, where it is
-        reused."""
+        was empty; the warnings and cuts it gave are given again, at the twin's place, where it
+        is reused."""
         if key is not None and self.cuts == mark[1] and len(self.empty_why) == mark[2]:
-            self.twins.setdefault(key, (target, lang, tuple(self.warning_log[mark[0]:])))
+            said = tuple((m, p) for m, p in self.warning_log[mark[0]:] if m != self._cut_message)
+            hit = self.cache.get(id(self.ir.definitions[target]))
+            self.twins.setdefault(key, (target, lang, said, hit[2] if hit else ()))
 
     def reuse(self, twin: tuple, target: str) -> TypedLanguage:
-        original, lang, said = twin
+        original, lang, said, cut_at = twin
         loc_from, loc_to = self.ir.locations[original], self.ir.locations[target]
-        for msg, ptr in said:
+
+        def moved(ptr: str) -> str:
             if ptr == loc_from or ptr.startswith(loc_from + "/"):
-                ptr = loc_to + ptr[len(loc_from):]
-            self.warn(msg, ptr)
+                return loc_to + ptr[len(loc_from):]
+            return ptr
+
+        for msg, ptr in said:
+            self.warn(msg, moved(ptr))
+        for ptr in cut_at:
+            self.cut_here(moved(ptr))
         return lang
 
     # ------------------------------------------------------------------ one alternative
@@ -440,7 +475,7 @@ class Lowering:
         else:
             (lang, universe), rest = self._assertions(a, alt.ptr), alt.residual
             if universe and not rest:
-                self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", alt.ptr)
+                self.cut_here(alt.ptr)
         for kind, sub in rest:
             if lang.is_empty():
                 break
@@ -452,17 +487,17 @@ class Lowering:
             if kind == "schema":
                 lang = lang.intersect(self.lower(sub), self.budget)
             else:
-                lang = self.subtract(lang, self.lower(sub), sub.ptr)
+                lang = self.subtract(lang, self.lower_negated(sub), sub.ptr)
         if rest and universe and universe & set(lang.parts):
             # the universe the residuals were taken in was cut, and some of it is left
-            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", alt.ptr)
+            self.cut_here(alt.ptr)
         return lang
 
     def assertions(self, a: ir.Assertions, ptr: str) -> TypedLanguage:
         """The texts of the values that meet ``a`` (one merged alternative)."""
         lang, universe = self._assertions(a, ptr)
         if universe:
-            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", ptr)
+            self.cut_here(ptr)
         return lang
 
     def _assertions(self, a: ir.Assertions, ptr: str):
@@ -639,7 +674,8 @@ class Lowering:
                 out = out.union(piece, b)
             return out
         if isinstance(node, ir.Not):
-            return self.subtract(self.any_value(node.ptr), self.lower(node.part), node.ptr)
+            return self.subtract(self.any_value(node.ptr), self.lower_negated(node.part),
+                                 node.ptr)
         if isinstance(node, ir.IfThenElse):
             cond = self.lower(node.cond)
             then = self._intersect_exact(cond, self.lower(node.then), node.then.ptr)
@@ -678,7 +714,7 @@ class Lowering:
         """Every JSON value up to ``max_depth`` levels of nesting (with these spelling rules):
         a cut, warned with the pointer of the value (unless the caller reports it)."""
         if warn:
-            self.warn(f"values nested deeper than max_depth={self.max_depth} are cut", ptr)
+            self.cut_here(ptr)
         return any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
                          self.tuning.compose_min_rows)
 

@@ -54,6 +54,11 @@ def test_extra_keys_warn_at_the_object():
 
 
 @pytest.mark.parametrize("schema", [
+    # a discriminated oneOf of untyped objects: every non-object passes every branch, so none
+    # is written, and the universes its negations were taken in are not part of the language
+    {"oneOf": [{"required": ["kind"], "properties": {"kind": {"const": k},
+                                                     "v": {"type": "array", "items": {"type": "number"}}}}
+               for k in ("a", "b", "c")]},
     {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
      "additionalProperties": False},
     {"type": "array", "items": {"type": "string"}},
@@ -75,3 +80,13 @@ def test_only_values_deeper_than_the_limit_are_lost(max_depth):
         assert v.is_valid(x)
         text = json.dumps(x, separators=(",", ":"))
         assert cs.accepts(text) == (depth <= max_depth), (depth, text)
+
+
+def test_a_cut_first_met_under_a_negation_is_said_where_it_is_used():
+    # the first branch subtracts arrays of v (not said: nothing of it is written), the second
+    # writes them (said, with v's pointer), though v's language was built once
+    schema = {"$defs": {"v": {"type": "object"}},
+              "anyOf": [{"type": "array", "not": {"items": {"$ref": "#/$defs/v"}}},
+                        {"type": "array", "items": {"$ref": "#/$defs/v"}}]}
+    cs = _compile(schema)
+    assert any("(at /$defs/v)" in w for w in cs.warnings), cs.warnings
