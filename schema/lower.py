@@ -18,9 +18,10 @@ and arrays of objects only when unconstrained); otherwise strict mode refuses
 (:class:`UnsupportedSchema`) and lenient mode warns: never silently narrower.
 
 Complements (:meth:`Lowering.subtract`) are taken on canonical spellings (numbers without
-exponent or trailing zeros), with no depth limit, except where the language subtracted was itself
-cut at some depth: then only values shallower than the cut are kept (the cut values might be in
-it), with a warning when that loses any.
+exponent or trailing zeros; only where the language subtracted holds numbers, which it may hold
+in one spelling only), with no depth limit, except where the language subtracted was itself cut
+at some depth: then only values shallower than the cut are kept (the cut values might be in it),
+with a warning when that loses any.
 
 Example
 -------
@@ -118,6 +119,24 @@ def _partition(sets) -> list[CharSet]:
 _CANONICAL_TEXTS = _canonical_texts()
 
 
+def _texts_with_numbers() -> DFA:
+    """Texts with a number somewhere outside their strings (a minus sign or a digit there)."""
+    starts = CharSet.from_chars("-0123456789")
+    quote, backslash = CharSet.of('"'), CharSet.of("\\")
+    alphabet = _partition([starts, quote, backslash])
+    # 1 outside strings, 2 in a string, 3 after a backslash in one, 4 a number was seen
+    delta = [[0] * len(alphabet) for _ in range(5)]
+    for ci, cs in enumerate(alphabet):
+        delta[1][ci] = 2 if cs == quote else 4 if cs.issubset(starts) else 1
+        delta[2][ci] = 1 if cs == quote else 3 if cs == backslash else 2
+        delta[3][ci] = 2
+        delta[4][ci] = 4
+    return DFA.from_parts(alphabet, delta, [4], 1).minimize()
+
+
+_TEXTS_WITH_NUMBERS = _texts_with_numbers()
+
+
 @lru_cache(maxsize=64)
 def shallow_texts(depth: int) -> DFA:
     """Texts whose arrays and objects nest at most ``depth`` levels deep (brackets counted
@@ -196,6 +215,7 @@ class Lowering:
         self._strings: dict = {}
         self._conjunctions: dict = {}
         self._restricted: dict = {}
+        self._numbers: dict = {}
         self._minimal: DFA | None = None
         self.deadline = deadline
         if deadline is None and self.budget.max_seconds is not None:
@@ -595,7 +615,8 @@ class Lowering:
         complete = set(lang.complete & other.complete)
         cut = dict(lang.cut)
         for t, d in lang.parts.items():
-            if t in ("array", "object") and t in other.parts:
+            if t in ("array", "object") and t in other.parts and self._has_numbers(other.parts[t]):
+                # other may hold a number in one spelling only: compare canonical spellings
                 d = d.intersect(canonical_texts(), b)
             if t in other.cut:
                 # values at or past other's cut may be in other though its texts miss them:
@@ -619,6 +640,14 @@ class Lowering:
                 d = d.intersect(CANONICAL_NUMBER, b)
             parts[t] = d.difference(other.parts[t], b)
         return TypedLanguage.of(parts, complete, cut=cut)
+
+    def _has_numbers(self, d: DFA) -> bool:
+        """Whether some text of ``d`` holds a number (outside its strings)."""
+        got = self._numbers.get(id(d))
+        if got is None or got[0] is not d:
+            got = self._numbers[id(d)] = (d, not d.intersect(_TEXTS_WITH_NUMBERS,
+                                                              self.budget).is_empty())
+        return got[1]
 
     def _within(self, d: DFA, depth: int, ptr: str) -> DFA:
         """The texts of ``d`` nested at most ``depth`` deep (none for a negative depth),
