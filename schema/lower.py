@@ -505,7 +505,9 @@ class Lowering:
                 sub = self.restricted(sub, frozenset(lang.parts) | (
                     {"integer"} if "number" in lang.parts else set()))
             if kind == "schema":
-                lang = lang.intersect(self.lower(sub), self.budget)
+                other = self.lower(sub)
+                self._inexact_intersection(lang, other, sub.ptr)
+                lang = lang.intersect(other, self.budget)
             else:
                 lang = self.subtract(lang, self.lower_negated(sub), sub.ptr)
         if rest and universe and universe & set(lang.parts):
@@ -716,6 +718,16 @@ class Lowering:
                              "dependentSchemas")
             return self.any_value(node.ptr)
         raise TypeError(f"not a node: {node!r}")  # pragma: no cover
+
+    def _inexact_intersection(self, a: TypedLanguage, b: TypedLanguage, ptr: str) -> None:
+        """Warn where an intersection of texts (a recursive reference kept as text beside other
+        keywords) may reject valid values: objects (or arrays of them) whose two sides each
+        write only their own keys, in their own order."""
+        for t in ("object", "array"):
+            if t in a.parts and t in b.parts and t not in a.complete and t not in b.complete:
+                self.warn(f"{t} texts of a recursive $ref kept as text are intersected with its "
+                          "siblings' as texts: keys only one side declares are not written", ptr)
+                return
 
     def _intersect_exact(self, a: TypedLanguage, b: TypedLanguage, ptr: str) -> TypedLanguage:
         for t in ("array", "object"):

@@ -37,7 +37,8 @@ from tokenfsm.automata.errors import RegexError
 
 from . import ir
 from .ecma import ecma_pattern_dfa
-from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa, separators
+from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text, object_dfa,
+                       separators)
 from .refs import pointer
 
 __all__ = ["array_part", "object_part", "names_value", "unique_arrays", "MAX_PATTERNS",
@@ -166,14 +167,14 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
     b = lw.budget
     groups = node.members
     required = list(dict.fromkeys(node.required))
+    required_set = set(required)
     forbidden = set(node.forbidden)
     names_value = None
     for s in node.names:
         v = names_value_of(lw, s)
         names_value = v if names_value is None else names_value.intersect(v, b)
     # declared names: every group's properties in merge order, then required names
-    order = list(dict.fromkeys(n for g in groups for n in g.names()))
-    order += [r for r in required if r not in order]
+    order = list(dict.fromkeys([n for g in groups for n in g.names()] + required))
     lw.charge(sum(len(n) + 4 for n in order), "object", ptr)
     positive = [g for g in groups if not g.negated]
     declared = {n for g in positive for n in g.names()}
@@ -195,12 +196,14 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
             patterns[pat][1].append((gi, sub))
     patterns = [(d, subs, pat) for pat, (d, subs) in patterns.items()]
     witnesses = _witness_sets(lw, node, ptr)
+    by_name = [dict(g.properties or ()) for g in groups]
     members = []
+    declared_names: list = []
     calls = frozenset()
     cuts = []
     for name in order:
         p = pointer(ptr, "properties", name)
-        req = name in required
+        req = name in required_set
         drop_why = None
         if name in forbidden:
             drop_why = "must be absent"
@@ -211,7 +214,7 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
         if drop_why is None:
             subs = []
             for gi, g in enumerate(groups):
-                own = [s for n, s in g.properties or () if n == name]
+                own = [by_name[gi][name]] if name in by_name[gi] else []
                 matched = [s for d, subs, _ in patterns if d.accepts(name)
                            for i, s in subs if i == gi]
                 subs += own + matched
@@ -236,6 +239,7 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
                           ((v.intersect(wv, b), bits | 1 << i), (v.difference(wv, b), bits))]
         members.append(Member(key_text(name), value, req,
                               tuple((v, bt) for v, bt in pieces if not v.is_empty())))
+        declared_names.append(name)
     regions, region_calls, region_cuts = _extra_members(lw, node, order, forbidden, patterns,
                                                         names_value, ptr)
     calls |= region_calls
@@ -248,6 +252,9 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
         node.min_properties == 0 and node.max_properties is None and not witnesses
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
+    # each declared member's key and value are copied into the object automaton
+    lw.charge(sum(len(m_name) + 2 + _rows(m.value) for m_name, m in zip(declared_names, members)),
+              "object", ptr)
     d = object_dfa(members, extra, lw.ws, min_properties=node.min_properties,
                    max_properties=node.max_properties, any_order=lw.any_order,
                    witnesses=len(witnesses), budget=b,
