@@ -97,6 +97,9 @@ def array_part(lw, node: ir.ArrayNode, ptr: str):
         other = lw.lower(ir.Assertions(extra.ptr, frozenset({"array"}),
                                        array=ir.ArrayNode(extra.ptr, contains=(extra,))))
         lw.no_calls((other,) + tuple(langs), "a contains")
+        if "array" not in other.complete:
+            lw.warn("a second contains is matched on the texts of its own schema: items written "
+                    "otherwise are not counted", extra.ptr)
         d = d.intersect(other.parts.get("array", DFA.empty()), b)
         complete = complete and "array" in other.complete
     return d, complete, calls, _deeper(cuts)
