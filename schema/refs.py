@@ -50,7 +50,12 @@ MAX_NESTING = 64
 
 def pointer(base: str, *parts) -> str:
     """``base`` extended by JSON pointer tokens (escaped)."""
-    return base + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    for p in parts:
+        p = str(p)
+        if "~" in p or "/" in p:
+            p = p.replace("~", "~0").replace("/", "~1")
+        base = base + "/" + p
+    return base
 
 
 def shown(ref) -> str:

@@ -55,23 +55,34 @@ def check_json(value, where: str = "") -> None:
     """Raise :class:`SchemaError` unless ``value`` is a JSON value: objects with string keys,
     arrays, strings, finite numbers, booleans, null, nested at most :data:`MAX_JSON_DEPTH`
     deep (walked without recursion)."""
-    todo = [(value, where, 0)]
+    # paths are (parent path, token) pairs, written out as pointers only for an error
+    def where_of(path) -> str:
+        tokens = []
+        while path is not None:
+            path, tok = path
+            tokens.append(tok)
+        return pointer(where, *reversed(tokens))
+
+    todo = [(value, None, 0)]
     while todo:
-        v, ptr, depth = todo.pop()
+        v, path, depth = todo.pop()
         if depth > MAX_JSON_DEPTH:
-            raise SchemaError(f"the schema nests deeper than {MAX_JSON_DEPTH} levels", ptr)
+            raise SchemaError(f"the schema nests deeper than {MAX_JSON_DEPTH} levels",
+                              where_of(path))
         if isinstance(v, dict):
             for k, x in v.items():
                 if not isinstance(k, str):
-                    raise SchemaError(f"object keys must be strings, got {k!r}", ptr)
-                todo.append((x, pointer(ptr, k), depth + 1))
+                    raise SchemaError(f"object keys must be strings, got {k!r}", where_of(path))
+                if isinstance(x, (dict, list, float)) or not isinstance(x, _JSON_SCALARS):
+                    todo.append((x, (path, k), depth + 1))
         elif isinstance(v, list):
-            todo.extend((x, pointer(ptr, i), depth + 1) for i, x in enumerate(v))
+            todo.extend((x, (path, i), depth + 1) for i, x in enumerate(v)
+                        if isinstance(x, (dict, list, float)) or not isinstance(x, _JSON_SCALARS))
         elif isinstance(v, float):
             if not math.isfinite(v):
-                raise SchemaError(f"{v!r} is not a JSON number", ptr)
+                raise SchemaError(f"{v!r} is not a JSON number", where_of(path))
         elif not isinstance(v, _JSON_SCALARS):
-            raise SchemaError(f"not a JSON value: {type(v).__name__}", ptr)
+            raise SchemaError(f"not a JSON value: {type(v).__name__}", where_of(path))
 
 
 @dataclass
