@@ -617,6 +617,8 @@ class Lowering:
         complete = set(lang.complete & other.complete)
         cut = dict(lang.cut)
         for t, d in lang.parts.items():
+            if other.parts.get(t) is d:
+                continue  # the same automaton (the shared any-value one): nothing is left
             if t in ("array", "object") and t in other.parts and self._has_numbers(other.parts[t]):
                 # other may hold a number in one spelling only: compare canonical spellings
                 d = d.intersect(canonical_texts(), b)
