@@ -270,10 +270,14 @@ class Rewriter:
         than being expanded in place. Default: never for targets not on a cycle.
     unsupported : callable, optional
         ``unsupported(msg, ptr, keyword)``: report what cannot be enforced (raise or warn).
+    scalar_alternatives : int or None
+        See :meth:`alternatives`.
     """
 
-    def __init__(self, schema_ir, kept_as_text=None, unsupported=None):
+    def __init__(self, schema_ir, kept_as_text=None, unsupported=None,
+                 scalar_alternatives: int | None = None):
         self.ir = schema_ir
+        self.scalar_alternatives = scalar_alternatives
         self.kept_as_text = kept_as_text or (lambda target: False)
         self.unsupported = unsupported or _raise_unsupported
         #: targets expanded in place since the caller last looked (they count as entered while
@@ -282,8 +286,15 @@ class Rewriter:
 
     # ------------------------------------------------------------------ entry
     def alternatives(self, node: ir.Node) -> list[Alternative] | None:
-        """``node`` as a disjunction of alternatives; None: more than :data:`MAX_ALTERNATIVES`."""
-        return self._dnf(node, frozenset(), False)
+        """``node`` as a disjunction of alternatives; None: more than :data:`MAX_ALTERNATIVES`,
+        or more than ``scalar_alternatives`` of which none constrains objects or arrays (see
+        :data:`~.tuning.SCALAR_ALTERNATIVES`)."""
+        alts = self._dnf(node, frozenset(), False)
+        if alts is not None and self.scalar_alternatives is not None and \
+                len(alts) > self.scalar_alternatives and \
+                all(a.assertions.object is None and a.assertions.array is None for a in alts):
+            return None
+        return alts
 
     # ------------------------------------------------------------------ positive
     def _dnf(self, node, expanding: frozenset, track: bool):

@@ -228,7 +228,8 @@ class Lowering:
         # which is freed, with its caches, as soon as the compilation ends)
         me = weakref.proxy(self)
         self.rewriter = Rewriter(schema_ir, lambda target: me._kept_as_text(target),
-                                 lambda *args: me.unsupported(*args))
+                                 lambda *args: me.unsupported(*args),
+                                 tuning.scalar_alternatives)
 
     # ------------------------------------------------------------------ reporting
     def warn(self, msg: str, ptr: str) -> None:

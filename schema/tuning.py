@@ -8,7 +8,7 @@ walk :data:`FAST_PATHS` to check that, compiling with each knob set to its refer
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -22,7 +22,8 @@ from dataclasses import dataclass, fields, replace
 
 from .jsontext import COMPOSE_MIN_ROWS
 
-__all__ = ["Tuning", "DEFAULT_TUNING", "FastPath", "FAST_PATHS", "SHARE_STATES", "PAIR_REFS"]
+__all__ = ["Tuning", "DEFAULT_TUNING", "FastPath", "FAST_PATHS", "SHARE_STATES", "PAIR_REFS",
+           "SCALAR_ALTERNATIVES"]
 
 #: On the stack route, a definition that is not recursive but whose automaton has at least this
 #: many states is compiled once and called (a module of its own) wherever a ``$ref`` names it,
@@ -33,6 +34,13 @@ SHARE_STATES = 64
 #: A schema with at least this many distinct ``$ref`` targets writes its calls as pairs of
 #: placeholder characters (784 modules) rather than single ones (28).
 PAIR_REFS = 28
+
+#: A rewriting into more alternatives than this, none of which constrains objects or arrays, is
+#: left to set operations on texts: exact there (scalar texts hold every value's spelling, or one
+#: canonical spelling on both sides), and one product per applicator rather than a union of many
+#: large alternatives (nested ``not``/``anyOf`` of patterns give 81 string alternatives of
+#: thousands of states each).
+SCALAR_ALTERNATIVES = 64
 
 
 @dataclass(frozen=True)
@@ -49,12 +57,15 @@ class Tuning:
         See :data:`PAIR_REFS` (0: always pairs).
     compose_min_rows : int or None
         See :data:`.jsontext.COMPOSE_MIN_ROWS` (None: never compose).
+    scalar_alternatives : int or None
+        See :data:`SCALAR_ALTERNATIVES` (None: always the rewriting).
     """
 
     twins: bool = True
     share_states: int | None = SHARE_STATES
     pair_refs: int = PAIR_REFS
     compose_min_rows: int | None = COMPOSE_MIN_ROWS
+    scalar_alternatives: int | None = SCALAR_ALTERNATIVES
 
     def with_reference(self, name: str) -> "Tuning":
         """This tuning with fast path ``name`` set to its reference."""
@@ -92,6 +103,8 @@ FAST_PATHS = (
              "targets (pairs are the general encoding)"),
     FastPath("compose_min_rows", None, "objects and arrays over large members composed as "
              "blocks of table rows rather than one NFA"),
+    FastPath("scalar_alternatives", None, "many alternatives of scalars taken as set operations "
+             "on texts rather than one automaton each"),
 )
 
 assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}

@@ -11,7 +11,9 @@ from tokenfsm.schema import compile_json_schema
 from tokenfsm.schema.compiler import CompiledSchema, compile_tuned
 from tokenfsm.schema.keywords import KEYWORDS, keyword, subschemas
 from tokenfsm.schema.toolcalls import STYLES, CompiledArguments
-from tokenfsm.schema.tuning import DEFAULT_TUNING, FAST_PATHS, Tuning
+from tokenfsm.schema.algebra import Rewriter
+from tokenfsm.schema.resolve import resolve
+from tokenfsm.schema.tuning import DEFAULT_TUNING, FAST_PATHS, SCALAR_ALTERNATIVES, Tuning
 
 OPTIONS = ["whitespace", "excludes", "strict", "allow_extra_keys", "property_order", "max_depth",
            "budget", "documents", "recursion", "style"]
@@ -70,4 +72,16 @@ def test_each_fast_path_equals_its_reference(fast_path):
         plain = compile_tuned(schema, Tuning(share_states=1).with_reference(fast_path.name),
                               recursion=recursion, max_depth=2, whitespace=0)
         assert fast.dfa == plain.dfa, (fast_path.name, recursion)
+    # nested negations of pattern unions: more alternatives of strings than SCALAR_ALTERNATIVES
+    def inner(letters):
+        return {"not": {"anyOf": [{"pattern": c} for c in letters]}}
+    strings = {"type": "string", "maxLength": 5,
+               "anyOf": [{"not": {"anyOf": [inner(w) for w in words]}}
+                         for words in (("abc", "bcd", "cda"), ("xyz", "yzw", "zwx"),
+                                       ("a1", "b2c", "3d4"))]}
+    schema_ir = resolve(strings)
+    assert len(Rewriter(schema_ir).alternatives(schema_ir.root)) > SCALAR_ALTERNATIVES
+    fast = compile_tuned(strings, DEFAULT_TUNING, whitespace=0)
+    plain = compile_tuned(strings, DEFAULT_TUNING.with_reference(fast_path.name), whitespace=0)
+    assert fast.dfa == plain.dfa, fast_path.name
     assert getattr(DEFAULT_TUNING, fast_path.name) != fast_path.reference
