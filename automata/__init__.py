@@ -17,11 +17,12 @@ from .bytedfa import ByteDFA
 from .cache import cache_info, clear_caches
 from .charset import CharSet, refine
 from .dfa import DFA
-from .errors import AutomatonError, Budget, BudgetExceeded, RegexError, TokenfsmError
+from .errors import (AutomatonError, Budget, BudgetExceeded, OptionError, RegexError,
+                     TokenfsmError)
 from .recursive import NondeterministicCall, PushdownBytes, RecursiveDFA
 from .regex_ast import Alt, Assert, Chars, Repeat, Seq
 
 __all__ = ["DFA", "ByteDFA", "CharSet", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
-           "TokenfsmError",
+           "TokenfsmError", "OptionError",
            "refine", "Chars", "Seq", "Alt", "Repeat", "Assert", "RecursiveDFA", "PushdownBytes",
            "NondeterministicCall", "clear_caches", "cache_info"]

@@ -20,13 +20,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-__all__ = ["TokenfsmError", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
+__all__ = ["TokenfsmError", "OptionError", "Budget", "BudgetExceeded", "RegexError", "AutomatonError",
            "NondeterministicCall", "OpaqueSymbolError"]
 
 
 class TokenfsmError(Exception):
     """Base class of every error tokenfsm raises on purpose (automata, schema and masks alike), so
     that a caller can catch them all with one ``except TokenfsmError``."""
+
+
+class OptionError(TokenfsmError, ValueError):
+    """An option given a value it cannot take (``whitespace=-1``, ``recursion="deep"``,
+    ``strategy="fast"``); the message names the option and what it accepts. A value of the wrong
+    type is a ``TypeError`` instead."""
 
 
 class AutomatonError(TokenfsmError, ValueError):

@@ -19,7 +19,7 @@ Where the ideas come from: outlines-core's index (per-state token walk), llguida
 (subtree skipping), xgrammar's adaptive token mask cache (shared mask rows, bitmask layout).
 """
 
-from tokenfsm.automata.errors import TokenfsmError
+from tokenfsm.automata.errors import OptionError, TokenfsmError
 
 from .compiler import IndexCompiler
 from .errors import (
@@ -72,6 +72,7 @@ __all__ = [
     "RollbackError",
     "ProcessorError",
     "TokenfsmError",
+    "OptionError",
 ]
 
 

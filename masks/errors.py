@@ -16,7 +16,7 @@ Example
 
 from __future__ import annotations
 
-from tokenfsm.automata.errors import TokenfsmError
+from tokenfsm.automata.errors import OptionError, TokenfsmError
 
 __all__ = [
     "MaskError",

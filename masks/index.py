@@ -61,6 +61,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenfsm.automata.errors import OptionError
+
 from . import kernels
 from .errors import CorruptIndexError
 from .index_file import FORMAT_VERSION, MAX_INDEX_BYTES, read_index_file, write_index_file
@@ -379,7 +381,7 @@ class TokenIndex:
         t0 = time.perf_counter()
         bt = as_byte_dfa(dfa)
         if strategy not in ("auto", "bytes", "classes"):
-            raise ValueError(f"strategy must be 'auto', 'bytes' or 'classes', not {strategy!r}")
+            raise OptionError(f"strategy must be 'auto', 'bytes' or 'classes', not {strategy!r}")
         trie = token_trie(vocab)
         t1 = time.perf_counter()
         n_states, n_classes = bt.table.shape

@@ -10,10 +10,10 @@ Example
 """
 
 from .compiler import CompiledSchema, compile_json_schema
-from .errors import SchemaError, SchemaWarning, TokenfsmError, UnsupportedSchema
+from .errors import OptionError, SchemaError, SchemaWarning, TokenfsmError, UnsupportedSchema
 
 __all__ = ["compile_json_schema", "CompiledSchema", "SchemaError", "UnsupportedSchema",
-           "SchemaWarning", "TokenfsmError"]
+           "SchemaWarning", "TokenfsmError", "OptionError"]
 
 # --- slot templates and tool-call formats (schema/template.py, schema/toolcalls.py) ---
 from .template import Slot, Template, TemplateError, compile_template  # noqa: E402

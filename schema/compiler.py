@@ -76,7 +76,7 @@ import warnings
 from typing import Any, Iterable, Mapping
 
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, as_budget
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, OptionError, as_budget
 from tokenfsm.automata.gcpause import gc_paused
 
 from .errors import SchemaError, SchemaWarning
@@ -207,7 +207,7 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
     if style != "json":
         from .toolcalls import compile_arguments
         if documents is not None or recursion != "auto":
-            raise ValueError(f"documents and recursion do not apply to the {style!r} style")
+            raise OptionError(f"documents and recursion do not apply to the {style!r} style")
         return compile_arguments(schema, style, excludes=excludes, whitespace=whitespace,
                                  strict=strict, allow_extra_keys=allow_extra_keys,
                                  property_order=property_order, max_depth=max_depth,
@@ -292,8 +292,8 @@ def _unsatisfiable(lw: Lowering):
 
 def _check_options(whitespace, excludes, strict, allow_extra_keys, property_order, max_depth,
                    budget, documents, recursion) -> tuple:
-    """Raise TypeError (wrong type) or ValueError (wrong value) for a bad option; the
-    exclusions as a tuple."""
+    """Raise ``TypeError`` (wrong type) or :class:`OptionError` (wrong value) for a bad option;
+    the exclusions as a tuple."""
     def flag(name, v):
         if not isinstance(v, bool):
             raise TypeError(f"{name} must be True or False, got {v!r}")
@@ -302,13 +302,13 @@ def _check_options(whitespace, excludes, strict, allow_extra_keys, property_orde
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{name} must be an int, got {v!r}")
         if v < 0:
-            raise ValueError(f"{name} must be non-negative, got {v!r}")
+            raise OptionError(f"{name} must be non-negative, got {v!r}")
 
     def choice(name, v, options):
         if not isinstance(v, str):
             raise TypeError(f"{name} must be one of {', '.join(map(repr, options))}, got {v!r}")
         if v not in options:
-            raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {v!r}")
+            raise OptionError(f"{name} must be one of {', '.join(map(repr, options))}, got {v!r}")
 
     if whitespace is not None:
         count("whitespace", whitespace)
@@ -328,7 +328,7 @@ def _check_options(whitespace, excludes, strict, allow_extra_keys, property_orde
         if not isinstance(e, str):
             raise TypeError(f"excludes must hold strings, got {e!r}")
         if not e:
-            raise ValueError("excludes must be non-empty strings")
+            raise OptionError("excludes must be non-empty strings")
     return excludes
 
 

@@ -15,7 +15,7 @@ Example
 
 from __future__ import annotations
 
-from tokenfsm.automata.errors import TokenfsmError
+from tokenfsm.automata.errors import OptionError, TokenfsmError
 
 __all__ = ["SchemaError", "UnsupportedSchema", "SchemaWarning", "TemplateError"]
 

@@ -41,8 +41,8 @@ from __future__ import annotations
 import time
 import warnings
 import weakref
-from functools import lru_cache
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, OpaqueSymbolError
@@ -137,7 +137,7 @@ def _texts_with_numbers() -> DFA:
 _TEXTS_WITH_NUMBERS = _texts_with_numbers()
 
 
-@lru_cache(maxsize=64)
+@byte_lru_cache("schema.lower.shallow_texts", 4 << 20)
 def shallow_texts(depth: int) -> DFA:
     """Texts whose arrays and objects nest at most ``depth`` levels deep (brackets counted
     outside strings): the values a cut at ``depth + 1`` cannot have missed. A filter of

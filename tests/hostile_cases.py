@@ -34,7 +34,7 @@ def _group(prefix, errors, ok, items):
 
 BUDGET = ("BudgetExceeded",)
 SCHEMA = ("SchemaError",)       # UnsupportedSchema and TemplateError are SchemaErrors
-OPTION = ("TypeError", "SchemaError")
+OPTION = ("TypeError", "SchemaError", "OptionError")
 
 CASES = [
     # -- regexes: counts charged before the NFA is built, everything else a RegexError ---------

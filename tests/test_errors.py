@@ -48,7 +48,9 @@ def test_public_errors_live_in_their_packages_errors_module(name):
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_each_package_exports_the_base(package):
+    from tokenfsm.automata.errors import OptionError
     assert importlib.import_module(package).TokenfsmError is TokenfsmError
+    assert importlib.import_module(package).OptionError is OptionError
 
 
 def test_one_except_catches_every_layer():
