@@ -212,6 +212,7 @@ class Lowering:
         self.cache: dict = {}
         self.names_cache: dict = {}
         self.values_cache: dict = {}
+        self.number_texts: dict = {}
         self._strings: dict = {}
         self._conjunctions: dict = {}
         self._restricted: dict = {}

@@ -183,8 +183,15 @@ def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
     """Number texts a number node allows (integers only with ``integer``)."""
     if node is None:
         node = ir.NumberNode(ptr)
-    out = None
     multiples = node.multiple_of or ((None, ptr),)
+    # the same bounds recur across properties (a thousand plain integers): built once; keyed
+    # with their types, as True (a draft 4 exclusive bound) equals 1
+    bounds = (node.minimum, node.maximum, node.exclusive_minimum, node.exclusive_maximum)
+    key = (integer,) + tuple((type(v), v) for v in bounds + tuple(m for m, _ in multiples))
+    got = lw.number_texts.get(key)
+    if got is not None:
+        return got
+    out = None
     for m, p in multiples:
         try:
             d = number_schema(integer=integer, minimum=node.minimum, maximum=node.maximum,
@@ -195,6 +202,7 @@ def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
             from .errors import SchemaError
             raise SchemaError(str(e), ptr) from None
         out = d if out is None else out.intersect(d, lw.budget)
+    lw.number_texts[key] = out
     return out
 
 
