@@ -185,6 +185,7 @@ class Composer:
                     else:
                         m = parts[y][0]
                         items.add(base[y] + m.start - 1)
+            meter.add(0, visits=len(seen) + len(items))
             node_memo[q] = got = (frozenset(items), acc)
             return got
 
@@ -208,6 +209,7 @@ class Composer:
                     items, a = node_closure(parts[item_part[g]][1])
                     acc = acc or a
                     stack.extend(items)
+            meter.add(0, visits=len(out))
             return frozenset(out), acc
 
         # which parts can be copied as blocks: the moves after an accepting state never share

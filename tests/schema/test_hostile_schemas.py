@@ -120,6 +120,15 @@ def test_huge_languages_exceed_the_budget_before_building(schema, pointer):
     assert e.value.pointer == pointer
 
 
+def test_optional_members_charge_the_subsets_they_gather():
+    # every state after a member gathers the members that may follow: quadratic work, charged
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(200)}}
+    assert compile_json_schema(schema).accepts('{"p3": 1, "p199": 2}')
+    with pytest.raises(BudgetExceeded) as e:
+        compile_json_schema(schema, budget=Budget(max_visits=50_000))
+    assert e.value.kind == "visits" and e.value.pointer == "/"
+
+
 _SUBPROCESS = textwrap.dedent("""
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
