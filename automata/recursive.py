@@ -52,7 +52,7 @@ import numpy as np
 
 from .charset import CharSet, refine
 from .dfa import DFA, _edge_lists, _embed
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, NondeterministicCall
 from .nfa import NFA
 
 __all__ = ["HOLES", "HOLE_SET", "HOLE_PAIRS", "RecursiveDFA", "PushdownBytes",
@@ -540,6 +540,16 @@ class RecursiveDFA:
         memo: dict[tuple, _Variant | None] = {}
         trimmed: dict[tuple, tuple] = {}
         meter = self.budget.meter("recursive variants")
+        # a module that calls itself has a variant per depth, each made before the deepest is
+        # known: charged before any is made (max_depth=10**6 stops here, not after 200,000)
+        reach = below[self.start] | 1 << self.start
+        for k in range(n):
+            if below[k] >> k & 1 and reach >> k & 1:
+                rows = (len(self._pair_split(k)[0].delta) if pairs
+                        else self._module_split(k)[1].shape[0]) - 1
+                need = D * max(1, rows)
+                if need > self.budget.max_states:
+                    raise BudgetExceeded(self.budget.max_states, need, "recursive variants")
 
         def needed(k, frames):
             """(hole, callee frames, callee key) of the holes of ``k`` still allowed."""

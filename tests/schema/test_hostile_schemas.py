@@ -154,3 +154,12 @@ def test_default_limits_keep_memory_and_time_bounded(schema):
     out = subprocess.run([sys.executable, "-c", _SUBPROCESS], input=json.dumps(schema),
                          capture_output=True, text=True, timeout=20)
     assert out.stdout.strip() in ("BudgetExceeded", "compiled"), out.stderr[-500:]
+
+
+def test_a_deep_stack_is_charged_before_its_variants_are_made():
+    # one variant of a self-calling definition per depth: 10**6 of them, refused up front
+    nest = {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}
+    with pytest.raises(BudgetExceeded) as e:
+        compile_json_schema(nest, max_depth=10**6, recursion="stack")
+    assert e.value.operation == "recursive variants" and e.value.reached >= 10**6
+    assert compile_json_schema(nest, max_depth=50, recursion="stack").accepts("[" * 50 + "]" * 50)
