@@ -249,7 +249,7 @@ def _types(v, ptr: str) -> frozenset:
     if not isinstance(ts, list) or not ts:
         raise SchemaError(f"type must be a string or a non-empty array, got {v!r}", ptr)
     for t in ts:
-        if t not in ALL_TYPES:
+        if not isinstance(t, str) or t not in ALL_TYPES:
             raise SchemaError(f"unknown type {t!r}", ptr)
     out = frozenset(ts)
     return out | {"integer"} if "number" in out else out

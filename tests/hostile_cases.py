@@ -129,6 +129,7 @@ CASES = [
         ("type [string, None]", 'compile_json_schema({"type": ["string", None]})'),
         ("type 5", 'compile_json_schema({"type": 5})'),
         ("type misspelt", 'compile_json_schema({"type": "strnig"})'),
+        ("type [[]]", 'compile_json_schema({"type": [[]]})'),
         ("minContains -1", 'compile_json_schema({"type": "array", "contains": {}, "minContains": -1})'),
         ("maxLength -1", 'compile_json_schema({"type": "string", "maxLength": -1})'),
         ("maxLength 1.5", 'compile_json_schema({"type": "string", "maxLength": 1.5})'),
