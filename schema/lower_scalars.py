@@ -43,7 +43,7 @@ from .numbers import number_range, number_schema
 from .strings import json_string
 
 __all__ = ["string_text", "any_scalar", "any_value", "string_part", "number_part",
-           "values_lang", "string_value_of"]
+           "values_lang", "string_value_of", "EXCLUDED_BOUNDS_STATES", "exclusion_states"]
 
 
 # ---------------------------------------------------------------- caches across compilations
@@ -53,6 +53,18 @@ __all__ = ["string_text", "any_scalar", "any_value", "string_part", "number_part
 #: 32 MiB of them, each of at most ``_STRING_CACHE_STATES`` states.
 _STRING_CACHE = ByteLRU("schema.lower_scalars.string_text", 32 << 20)
 _STRING_CACHE_STATES = 20_000
+
+#: Length bounds under ``excludes`` are kept exactly while the product of the bounded strings and
+#: the exclusions (about the larger bound times :func:`exclusion_states`) stays under this many
+#: states (0.2 s to build); past it the flat route drops them, with a warning, and a counted
+#: string (:mod:`.lower_lazy`) keeps them.
+EXCLUDED_BOUNDS_STATES = 5_000
+
+
+def exclusion_states(excludes) -> int:
+    """States of the automaton that tracks ``excludes`` in a text (at most one per prefix of an
+    excluded string)."""
+    return 1 + sum(len(e) for e in excludes)
 
 
 def _decoded(lo: int, hi: int | None, patterns: tuple, formats: tuple, budget: Budget) -> DFA:
@@ -161,9 +173,11 @@ def string_part(lw, node: ir.StringNode | None, ptr: str, enumerated: bool) -> D
             lw.charge(max(lo, hi or 0), "string", ptr)
             return lw.cached_string(lo, hi, (), (), ())
         if lw.excludes:
-            if lo or hi is not None:
+            size = (max(lo, hi or 0) + 1) * exclusion_states(lw.excludes)
+            if (lo or hi is not None) and size > EXCLUDED_BOUNDS_STATES:
                 lw.warn(f"minLength/maxLength ({lo}..{hi}) dropped under string exclusions", ptr)
-            return lw.cached_string(0, None, (), (), lw.excludes)
+                return lw.cached_string(0, None, (), (), lw.excludes)
+            return lw.cached_string(lo, hi, (), (), lw.excludes)
     lw.charge(max(lo, hi or 0), "string", ptr)
     return lw.cached_string(lo, hi, patterns, formats, ())
 

@@ -210,10 +210,18 @@ def test_exclusion_drops_enum_alternatives_and_required_names():
         compile_json_schema({**s, "required": ["notes"]}, excludes=["not"])
 
 
-def test_exclusion_drops_lengths_with_warning():
+def test_exclusion_keeps_small_lengths_and_drops_large_ones_with_warning():
+    small = compile_json_schema({"type": "object", "properties": {"name": {"type": "string",
+                                                                           "maxLength": 3}}},
+                                excludes=["x"], whitespace=0)
+    assert not small.warnings
+    assert small.accepts('{"name":"abc"}')
+    assert not small.accepts('{"name":"abcd"}') and not small.accepts('{"name":"ax"}')
+    # past EXCLUDED_BOUNDS_STATES, a string inside an object (not a counted piece) drops them
     with pytest.warns(SchemaWarning, match="/properties/name"):
-        compile_json_schema({"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}},
-                            excludes=["x"])
+        large = compile_json_schema({"type": "object", "properties": {"name": {
+            "type": "string", "maxLength": 3000}}}, excludes=["x"], whitespace=0)
+    assert large.accepts('{"name":"' + "a" * 3001 + '"}') and not large.accepts('{"name":"x"}')
 
 
 def test_empty_exclusions_identical():
