@@ -255,9 +255,11 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
         node.min_properties == 0 and node.max_properties is None and not witnesses
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
-    # each declared member's key and value are copied into the object automaton
-    lw.charge(sum(len(m_name) + 2 + _rows(m.value) for m_name, m in zip(declared_names, members)),
-              "object", ptr)
+    # each declared member's key, value and separators are copied into the object automaton
+    colon, comma = separators(lw.ws)
+    glue = _rows(colon) + _rows(comma)
+    lw.charge(sum(len(m_name) + 2 + glue + _rows(m.value)
+                  for m_name, m in zip(declared_names, members)), "object", ptr)
     d = object_dfa(members, extra, lw.ws, min_properties=node.min_properties,
                    max_properties=node.max_properties, any_order=lw.any_order,
                    witnesses=len(witnesses), budget=b,
