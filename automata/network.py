@@ -52,7 +52,7 @@ from typing import Iterable
 import numpy as np
 
 from .dfa import DFA
-from .errors import DEFAULT_BUDGET, AutomatonError, Budget
+from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded
 from .gcpause import gc_paused
 from .lazy_bytes import COUNTED, KEY_SET, PLAIN, LazyBytes
 from .network_link import link
@@ -342,7 +342,15 @@ def expand(lb: LazyBytes, budget: Budget | None = None) -> DFA:
 
     if lb.start == 0:
         return DFA.empty()
-    meter = (budget or DEFAULT_BUDGET).meter("network expansion")
+    budget = budget or DEFAULT_BUDGET
+    # every count of a counted piece up to its largest bound is a configuration of its own:
+    # charged before any is made (a string of minLength 10**9 stops here, not at the budget)
+    kinds, los, his = lb.piece_kind.tolist(), lb.piece_lo.tolist(), lb.piece_hi.tolist()
+    counts = max([max(lo, hi) + 1 for k, lo, hi in zip(kinds, los, his) if k == COUNTED],
+                 default=0)
+    if counts > budget.max_states:
+        raise BudgetExceeded(budget.max_states, counts, "network expansion")
+    meter = budget.meter("network expansion")
     C = lb.num_byte_classes
     rep = [-1] * C
     for b in range(256):
