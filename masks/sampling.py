@@ -42,7 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenfsm.automata.lazy_bytes import STATE_MASK
+
 from .errors import VocabularyError
+
+_LOW32 = (1 << 32) - 1
 
 __all__ = ["distance_to_accept", "bytes_to_accept", "sample_documents", "SampleRun", "PLAIN_JSON",
            "FAR"]
@@ -81,8 +85,10 @@ def distance_to_accept(index) -> np.ndarray:
     numpy.ndarray
         ``int64[num_states]``. For a stack automaton, a state's distance is to the end of the
         definition it belongs to. States that cannot get there (the dead state) get :data:`FAR`.
+        A lazy network's counts are not read: from a state of a counted piece, the distance is
+        the shortest way out were its count already within its bounds (a lower bound).
     """
-    table = np.asarray(index.table)
+    table = np.asarray(index.table) & STATE_MASK   # (a lazy network's moves carry tick bits)
     n = table.shape[0]
     ptr, sources = _reverse_moves(table)
     calls = []  # (caller, entry, return)
@@ -130,8 +136,9 @@ def bytes_to_accept(dist: np.ndarray, state) -> int:
     """Bytes still needed from a matcher state: an ``int``, or a stack configuration
     ``(state, return_states)`` whose distance adds those of its return states."""
     if isinstance(state, tuple):
+        # a lazy network's frames pack a count and a key set above the state's 32 bits
         q, stack = state
-        return min(FAR, int(dist[q]) + sum(int(dist[r]) for r in stack))
+        return min(FAR, int(dist[q & _LOW32]) + sum(int(dist[r & _LOW32]) for r in stack))
     return int(dist[state])
 
 
