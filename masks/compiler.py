@@ -192,8 +192,10 @@ class IndexCompiler:
         ``tokenfsm.schema.compile_json_schema`` and are part of the cache key.
 
         A recursive schema that compiles to a stack automaton (``recursive`` set on the compiled
-        schema) gives a :class:`~.pushdown.PushdownIndex` (same :class:`~.matcher.Matcher` API,
-        rows computed per stack configuration); it is cached in memory only, not on disk.
+        schema), or one whose value is counted (``lazy`` set: a string of ``maxLength: 10**9``,
+        an array of ``minItems: 10**6``, see :mod:`tokenfsm.schema.lower_lazy`), gives a
+        :class:`~.pushdown.PushdownIndex` (same :class:`~.matcher.Matcher` API, rows computed
+        per configuration); it is cached in memory only, not on disk.
         """
         from tokenfsm.schema import compile_json_schema
 
@@ -253,6 +255,11 @@ class IndexCompiler:
                     from .pushdown import PushdownIndex
 
                     index = PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
+                elif getattr(grammar, "lazy", None) is not None:
+                    # a schema whose value is counted (a lazy network): likewise
+                    from .pushdown import PushdownIndex
+
+                    index = PushdownIndex(grammar.lazy, self.vocab)
                 elif hasattr(grammar, "call_ptr"):
                     # a lazy network (large counts held in the configuration): likewise
                     from .pushdown import PushdownIndex

@@ -81,6 +81,7 @@ from tokenfsm.automata.gcpause import gc_paused
 
 from .errors import SchemaError, SchemaWarning
 from .lower import Lowering
+from .lower_lazy import lazy_form
 from .refs import MAX_NESTING
 from .resolve import resolve
 from .stack import UNROLL_STATES, stack_route
@@ -108,33 +109,47 @@ class CompiledSchema:
         recursive definition (and per large non-recursive one), calling each
         other (:mod:`tokenfsm.automata.recursive`), walked with a stack bounded by ``max_depth``.
         Same language as ``dfa``.
+    lazy : LazyBytes or None
+        For a schema whose value is counted (:mod:`.lower_lazy`: a string of ``maxLength:
+        10**9``, an array of ``minItems: 10**6``): the lazy network, counts held in the walk's
+        configuration, which :meth:`~tokenfsm.masks.IndexCompiler.json_schema` indexes with rows
+        on demand. Same language as ``dfa`` (which expands it, under the budget).
     """
 
-    __slots__ = ("_dfa", "warnings", "schema", "recursive", "_budget")
+    __slots__ = ("_dfa", "warnings", "schema", "recursive", "lazy", "_budget")
 
     def __init__(self, dfa: DFA | None, warnings: list | None = None, schema: Any = None,
-                 recursive=None, budget: Budget | None = None):
-        if dfa is None and recursive is None:
-            raise ValueError("a compiled schema needs a DFA or a recursive automaton")
+                 recursive=None, budget: Budget | None = None, lazy=None):
+        if dfa is None and recursive is None and lazy is None:
+            raise ValueError("a compiled schema needs a DFA, a recursive automaton or a network")
         self._dfa = dfa
         self.warnings = list(warnings or [])
         self.schema = schema
         self.recursive = recursive
+        self.lazy = lazy
         self._budget = budget
 
     @property
     def dfa(self) -> DFA:
         if self._dfa is None:
-            self._dfa = self.recursive.to_dfa(self._budget)
+            if self.lazy is not None:
+                from tokenfsm.automata.network import expand
+                self._dfa = expand(self.lazy, self._budget).minimize()
+            else:
+                self._dfa = self.recursive.to_dfa(self._budget)
         return self._dfa
 
     def accepts(self, text: str) -> bool:
         """Whether ``text`` is one of the JSON texts the automaton allows."""
         if self._dfa is None:
+            if self.lazy is not None:
+                return self.lazy.accepts(text.encode("utf-8", "surrogatepass"))
             return self.recursive.accepts(text)
         return self._dfa.accepts(text)
 
     def __repr__(self) -> str:
+        if self._dfa is None and self.lazy is not None:
+            return f"CompiledSchema(lazy, {self.lazy.num_states} states, {len(self.warnings)} warnings)"
         what = (f"recursive, {len(self.recursive.modules)} automata" if self._dfa is None
                 else f"{self._dfa.num_states} states")
         return f"CompiledSchema({what}, {len(self.warnings)} warnings)"
@@ -260,6 +275,11 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 return _taken(got, whitespace, schema, budget)
         if whitespace is None:
             lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
+        lazy = lazy_form(lw, schema_ir.root, tuning.lazy_states)
+        if lazy is not None:
+            if lazy.start == 0:   # no text at all (a network's start is dead only then)
+                _unsatisfiable(lw)
+            return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy)
         lang = lw.lower(schema_ir.root)
         dfa = lang.to_dfa(budget).minimize()  # nested objects and arrays are minimised once
         if dfa.is_empty():

@@ -8,7 +8,7 @@ walk :data:`FAST_PATHS` to check that, compiling with each knob set to its refer
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('lazy_states', None)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .jsontext import COMPOSE_MIN_ROWS
+from .lower_lazy import LAZY_STATES
 
 __all__ = ["Tuning", "DEFAULT_TUNING", "FastPath", "FAST_PATHS", "SHARE_STATES", "PAIR_REFS",
            "SCALAR_ALTERNATIVES"]
@@ -59,6 +60,8 @@ class Tuning:
         See :data:`.jsontext.COMPOSE_MIN_ROWS` (None: never compose).
     scalar_alternatives : int or None
         See :data:`SCALAR_ALTERNATIVES` (None: always the rewriting).
+    lazy_states : int or None
+        See :data:`.lower_lazy.LAZY_STATES` (None: never counted, always the flat automaton).
     """
 
     twins: bool = True
@@ -66,6 +69,7 @@ class Tuning:
     pair_refs: int = PAIR_REFS
     compose_min_rows: int | None = COMPOSE_MIN_ROWS
     scalar_alternatives: int | None = SCALAR_ALTERNATIVES
+    lazy_states: int | None = LAZY_STATES
 
     def with_reference(self, name: str) -> "Tuning":
         """This tuning with fast path ``name`` set to its reference."""
@@ -105,6 +109,8 @@ FAST_PATHS = (
              "blocks of table rows rather than one NFA"),
     FastPath("scalar_alternatives", None, "many alternatives of scalars taken as set operations "
              "on texts rather than one automaton each"),
+    FastPath("lazy_states", None, "large strings and arrays held as counts in the walk's "
+             "configuration (a lazy network) rather than copied into the flat automaton"),
 )
 
 assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}

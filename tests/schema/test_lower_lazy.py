@@ -1,0 +1,218 @@
+"""Counted strings and arrays of schemas (:mod:`tokenfsm.schema.lower_lazy`) against independent
+oracles: the flat route (the expanded network equals the flat automaton; masks agree with the
+flat index at every step on a real vocabulary), the flat route's exact languages for length
+bounds under exclusions, and ``jsonschema`` on documents sampled under a memory limit."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bitmask, unpack_bitmask
+from tokenfsm.masks.pushdown import PushdownIndex
+from tokenfsm.schema import SchemaError, compile_json_schema
+from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.schema.lower_lazy import LAZY_STATES, counted_shape
+from tokenfsm.schema.resolve import resolve
+from tokenfsm.schema.tuning import Tuning
+
+COUNTED = Tuning(lazy_states=0)   # every node of a counted shape is counted
+FLAT = Tuning(lazy_states=None)
+
+
+def _string(lo, span):
+    s = {"type": "string", "minLength": lo}
+    if span is not None:
+        s["maxLength"] = lo + span
+    return s
+
+
+def _array(items, prefix, lo, span, closed):
+    s = {"type": "array", "minItems": lo}
+    if span is not None:
+        s["maxItems"] = lo + span
+    if prefix:
+        s["prefixItems"] = prefix
+    if closed:
+        s["items"] = False
+    elif items is not None:
+        s["items"] = items
+    return s
+
+
+LEAVES = st.one_of(
+    st.builds(_string, st.integers(0, 2), st.none() | st.integers(0, 3)),
+    st.sampled_from([{"type": "integer"}, {"type": "boolean"}, {"enum": ["a", 1, None]},
+                     {"type": "object", "properties": {"k": {"type": "integer"}}},
+                     {"type": "string", "pattern": "^[ab]+$"}]),
+)
+SCHEMAS = st.recursive(LEAVES, lambda inner: st.builds(
+    _array, st.none() | inner, st.lists(inner, max_size=2), st.integers(0, 2),
+    st.none() | st.integers(0, 3), st.booleans()), max_leaves=4)
+
+
+def _root(schema):
+    return resolve(schema, None).root
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SCHEMAS, ws=st.sampled_from([0, 1]), excludes=st.sampled_from([[], ["ab", "1,"]]))
+def test_counted_schemas_equal_the_flat_route(schema, ws, excludes):
+    options = dict(whitespace=ws, max_depth=2, excludes=excludes)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError as e:   # unsatisfiable: the same error, the same pointer
+        with pytest.raises(SchemaError) as c:
+            compile_tuned(schema, COUNTED, **options)
+        assert c.value.pointer == e.pointer
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert (counted.lazy is not None) == (counted_shape(_root(schema)) is not None)
+    assert flat.lazy is None
+    assert counted.dfa == flat.dfa
+
+
+def test_only_large_nodes_are_counted():
+    small = {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4}
+    assert _root(small).size <= LAZY_STATES and compile_json_schema(small).lazy is None
+    big = {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4000}
+    assert _root(big).size > LAZY_STATES and compile_json_schema(big).lazy is not None
+    # not a counted shape: the flat route, whatever the size
+    for schema in ({"type": "string", "pattern": "^a+$", "maxLength": 4000},
+                   {"type": ["string", "null"], "maxLength": 4000},
+                   {"type": "array", "uniqueItems": True, "maxItems": 4000},
+                   {"anyOf": [{"type": "string", "maxLength": 4000}]}):
+        assert counted_shape(_root(schema)) is None
+
+
+@pytest.mark.parametrize("excludes", [["ab"], ["a", "</s>"], ["\\u"]])
+@pytest.mark.parametrize("lo, hi", [(0, 3), (2, 4), (1, None)])
+def test_length_bounds_under_exclusions_are_exact(excludes, lo, hi):
+    # both routes: the flat bounded strings' language without the excluded substrings
+    schema = _string(lo, None if hi is None else hi - lo)
+    bounded = compile_tuned(schema, FLAT).dfa
+    excluding = compile_tuned({"type": "string"}, FLAT, excludes=excludes).dfa
+    for tuning in (COUNTED, FLAT):
+        got = compile_tuned(schema, tuning, excludes=excludes)
+        assert (got.lazy is not None) == (tuning is COUNTED) and not got.warnings
+        assert got.dfa == bounded & excluding
+
+
+def test_large_bounds_under_exclusions_are_counted_not_dropped():
+    schema = {"type": "string", "minLength": 2, "maxLength": 1000}
+    excludes = ["<|im_end|>", "```", "</s>"]
+    flat = compile_tuned(schema, FLAT, excludes=excludes)
+    assert any("dropped under string exclusions" in w for w in flat.warnings)
+    counted = compile_json_schema(schema, excludes=excludes)
+    assert counted.lazy is not None and not counted.warnings
+    for text, ok in [("x" * 1000, True), ("x" * 1001, False), ("x", False), ("a</s>b", False),
+                     ("é" * 999 + "<", True), ("`" * 2 + "x" + "`" * 2, True), ("```", False)]:
+        assert counted.accepts(json.dumps(text, ensure_ascii=False)) == ok, text
+        assert flat.accepts(json.dumps(text, ensure_ascii=False)) == (ok or len(text) > 1000
+                                                                      or len(text) < 2), text
+
+
+def _walk(index, flat, vocab, rng, steps):
+    """The same random tokens through a lazy and a flat matcher: masks, acceptance and the
+    forced text agree at every step."""
+    m, f = Matcher(index), Matcher(flat)
+    bm = allocate_token_bitmask(2, vocab.size)
+    for _ in range(steps):
+        m.fill_next_token_bitmask(bm, 0)
+        f.fill_next_token_bitmask(bm, 1)
+        assert bm[0].tolist() == bm[1].tolist()
+        assert m.is_accepting() == f.is_accepting()
+        assert m.find_jump_forward_string() == f.find_jump_forward_string()
+        allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
+        text = [t for t in allowed if t not in vocab.eos_token_ids]
+        if not text:
+            break
+        t = rng.choice(text)
+        m.advance(t)
+        f.advance(t)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    return load_vocabulary("qwen")
+
+
+@pytest.mark.parametrize("schema, excludes", [
+    (_string(1, 12), []),
+    (_array({"type": "string", "maxLength": 3}, [{"type": "integer"}], 1, 3, False), []),
+    (_array(_array({"type": "boolean"}, [], 0, 2, False), [], 2, None, False), []),
+    (_array(None, [_string(0, 2), {"enum": ["a", 1]}], 0, None, True), []),
+    (_array({"type": "string"}, [], 0, 3, False), ["ab", "</s>"]),   # (unbounded strings)
+])
+def test_counted_masks_equal_the_flat_index(schema, excludes, qwen):
+    counted = compile_tuned(schema, COUNTED, whitespace=1, excludes=excludes)
+    flat = compile_tuned(schema, FLAT, whitespace=1, excludes=excludes)
+    index = PushdownIndex(counted.lazy, qwen)
+    flat_index = TokenIndex.build(flat.dfa, qwen)
+    for seed in range(4):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=20)
+
+
+def test_the_compiler_indexes_counted_schemas_lazily(qwen):
+    comp = IndexCompiler(qwen)
+    index = comp.json_schema({"type": "string", "maxLength": 10**9})
+    assert isinstance(index, PushdownIndex)
+    m = Matcher(index)
+    assert m.accept_string('"' + "x" * 3000 + '"') and m.is_accepting()
+
+
+_SUBPROCESS = textwrap.dedent("""
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    from tokenfsm.masks import IndexCompiler
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.masks.sampling import sample_documents
+    schema, excludes, n = json.loads(sys.stdin.read())
+    comp = IndexCompiler(load_vocabulary("qwen"))
+    index = comp.json_schema(schema, excludes=excludes)
+    runs = sample_documents(index, n, seed=0, max_tokens=48) if n else []
+    print(json.dumps([type(index).__name__, [r.text for r in runs if r.finished]]))
+""")
+
+EXCLUDES = ["<|im_end|>", "```", "</s>"]
+
+
+@pytest.mark.parametrize("schema, excludes", [
+    ({"type": "string", "maxLength": 10**9}, []),
+    ({"type": "string", "maxLength": 5000}, EXCLUDES),
+    ({"type": "string", "minLength": 3, "maxLength": 40}, EXCLUDES),
+    ({"type": "array", "items": {"type": "string", "maxLength": 10**6}, "maxItems": 10**9}, []),
+    ({"type": "array", "items": {"type": "integer"}, "minItems": 10**6}, []),
+])
+def test_huge_counts_under_a_memory_limit(schema, excludes):
+    import jsonschema
+
+    n = 0 if schema.get("minItems") else 4
+    out = subprocess.run([sys.executable, "-c", _SUBPROCESS],
+                         input=json.dumps([schema, excludes, n]), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    kind, texts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert kind == "PushdownIndex"
+    assert len(texts) == n
+    for text in texts:
+        value = json.loads(text)
+        jsonschema.validate(value, schema)
+        for s in value if isinstance(value, list) else [value]:
+            assert not any(e in json.dumps(s, ensure_ascii=False)[1:-1] for e in excludes)
+
+
+def test_a_million_items_at_least():
+    cs = compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 10**6})
+    assert cs.lazy is not None
+    assert cs.accepts("[" + ",".join(["7"] * 10**6) + "]")
+    assert not cs.accepts("[" + ",".join(["7"] * (10**6 - 1)) + "]")
