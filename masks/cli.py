@@ -115,14 +115,16 @@ class Grammar:
     seconds: float = 0.0
     #: A recursive schema on the stack route (``dfa`` is then None): tokenfsm.automata.recursive
     recursive: object = None
+    #: A counted schema or regex (``dfa`` is then None): a LazyBytes (tokenfsm.automata.network)
+    lazy: object = None
 
     def index(self, vocab):
         """The token index: a flat :class:`TokenIndex`, or a :class:`PushdownIndex` (rows made
-        on demand) for a schema on the stack route."""
-        if self.recursive is not None:
+        on demand) for a schema on the stack route or a counted grammar."""
+        if self.recursive is not None or self.lazy is not None:
             from .pushdown import PushdownIndex
 
-            return PushdownIndex(self.recursive.to_bytes(), vocab)
+            return PushdownIndex(self.lazy or self.recursive.to_bytes(), vocab)
         from .index import TokenIndex
 
         return TokenIndex.build(self.dfa, vocab)
@@ -158,7 +160,14 @@ def compile_grammar(args, schema=None, source: str | None = None) -> Grammar:
     excludes = list(getattr(args, "exclude", None) or [])
     t0 = time.perf_counter()
     if getattr(args, "regex", None) is not None and schema is None:
-        dfa = DFA.from_regex(args.regex, budget=budget)
+        from tokenfsm.automata.lazy_regex import regex_automaton
+
+        dfa = regex_automaton(args.regex, budget=budget) if not excludes else None
+        if dfa is not None and not isinstance(dfa, DFA):   # a large count, held as a count
+            return Grammar(None, "regex", f"regex {args.regex!r}", pattern=args.regex,
+                           seconds=time.perf_counter() - t0, lazy=dfa)
+        if dfa is None:
+            dfa = DFA.from_regex(args.regex, budget=budget)
         if excludes:
             dfa = dfa.intersect(DFA.excluding(excludes, budget=budget), budget=budget)
         if dfa.is_empty():
@@ -184,9 +193,10 @@ def compile_grammar(args, schema=None, source: str | None = None) -> Grammar:
         text = str(w.message)
         if text not in found:
             found.append(text)
-    if compiled.recursive is not None:  # its one-DFA form is built only if asked for
+    if compiled.recursive is not None or compiled.lazy is not None:  # one DFA only if asked
         return Grammar(None, "schema", source or "schema", schema=compiled.schema,
-                       warnings=found, seconds=seconds, recursive=compiled.recursive)
+                       warnings=found, seconds=seconds, recursive=compiled.recursive,
+                       lazy=compiled.lazy)
     return Grammar(compiled.dfa, "schema", source or "schema", schema=compiled.schema,
                    warnings=found, seconds=seconds)
 
@@ -271,6 +281,22 @@ def _print_pairs(pairs, out=None) -> None:
         print(f"  {k:<{width}}  {wrapped(v, columns() - 1, width + 4)}", file=out or sys.stdout)
 
 
+def _network_sizes(lb) -> list[tuple[str, str]]:
+    kinds = np.bincount(np.asarray(lb.piece_kind), minlength=3).tolist()
+    return [
+        ("route", f"counted: {kinds[0]} plain, {kinds[1]} counted and {kinds[2]} key-set "
+                  "piece(s); counts and key sets held in the configuration, not copied"),
+        ("states over bytes", f"{lb.num_states - 1:,} (+ 1 dead state)"),
+        ("byte groups", f"{lb.num_byte_classes:,} (bytes that always lead to the same state)"),
+        ("call edges", f"{lb.num_calls:,}"),
+    ]
+
+
+def _sizes(g) -> list[tuple[str, str]]:
+    """The sizes of a grammar with no single automaton (stack route or counted)."""
+    return _network_sizes(g.lazy) if g.lazy is not None else _stack_sizes(g.recursive)
+
+
 def _stack_sizes(rd) -> list[tuple[str, str]]:
     pd = rd.to_bytes()
     return [
@@ -285,12 +311,15 @@ def _stack_sizes(rd) -> list[tuple[str, str]]:
 
 def cmd_inspect(args) -> int:
     g = compile_grammar(args)
-    if g.recursive is not None:
+    if g.recursive is not None or g.lazy is not None:
+        if g.lazy is not None and (args.rules or args.dot):
+            raise CommandError("this grammar holds a large count as a count: no single automaton "
+                               "to print")
         if args.rules or args.dot:
             raise CommandError("this recursive schema took the stack route: no single automaton to "
                                "print (--recursion unroll builds one)")
         print(f"automata of {g.source} (compiled in {fmt_seconds(g.seconds)})")
-        _print_pairs(_stack_sizes(g.recursive))
+        _print_pairs(_sizes(g))
         for w in g.warnings:
             _err(w, "warning")
         return 0
@@ -327,7 +356,7 @@ def cmd_compile(args) -> int:
     t0 = time.perf_counter()
     index = g.index(vocab)
     t_index = time.perf_counter() - t0
-    if g.recursive is not None:
+    if g.recursive is not None or g.lazy is not None:
         return _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index)
     print(f"{g.source}")
     print("automaton")
@@ -355,6 +384,9 @@ def cmd_compile(args) -> int:
 
 def _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index) -> int:
     if args.save:
+        if g.lazy is not None:
+            raise CommandError("an index of counted pieces makes its mask rows on demand and has "
+                               "no file format")
         raise CommandError("a stack-route index makes its mask rows on demand and has no file "
                            "format (--recursion unroll gives a flat index that can be saved)")
     from .matcher import Matcher, allocate_token_bitmask
@@ -365,11 +397,11 @@ def _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index)
     t_first = time.perf_counter() - t0
     print(f"{g.source}")
     print("automata")
-    _print_pairs([("compile time", fmt_seconds(g.seconds))] + _stack_sizes(g.recursive))
+    _print_pairs([("compile time", fmt_seconds(g.seconds))] + _sizes(g))
     print(f"token index ({args.vocab}: {vocab.size:,} tokens, loaded in {fmt_seconds(t_vocab)})")
     _print_pairs([
         ("token trie", f"{trie.num_nodes:,} nodes, built in {fmt_seconds(t_trie)}"),
-        ("build time", f"{fmt_seconds(t_index)}; mask rows are made per stack configuration "
+        ("build time", f"{fmt_seconds(t_index)}; mask rows are made per configuration "
                        f"when first needed (first row {fmt_seconds(t_first)})"),
     ])
     print(f"warnings: {len(g.warnings)}")

@@ -253,6 +253,32 @@ def test_stack_route_index_cannot_be_saved(files, tree, tmp_path):
                               "stack", "--save", tmp_path / "x.npz"), "no file format")
 
 
+# ------------------------------------------------------------------------------ counted pieces
+COUNTED = {"type": "array", "items": {"type": "string", "maxLength": 10**6}, "minItems": 1,
+           "maxItems": 10**9}
+
+
+def test_counted_schema_and_regex_compile_inspect_and_sample(files):
+    (files / "counted.json").write_text(json.dumps(COUNTED))
+    tok = files / "tokenizer.json"
+    out = run("compile", files / "counted.json", "--vocab", tok, check_rc=0).stdout
+    for word in ("route", "counted: 0 plain, 2 counted", "first row", "warnings: 0"):
+        assert word in out, word
+    sizes = run("inspect", "--regex", r"[\s\S]{0,100000000}", check_rc=0).stdout
+    assert "counted: 0 plain, 1 counted" in sizes
+    assert_one_line_error(run("inspect", files / "counted.json", "--rules"), "no single automaton")
+    assert_one_line_error(run("compile", files / "counted.json", "--vocab", tok, "--save",
+                              files / "x.npz"), "no file format")
+    proc = run("sample", files / "counted.json", "-n", "4", "--seed", "1", "--vocab", tok,
+               "--max-tokens", "200", "--exclude", "ab", check_rc=0)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 4 and "valid by jsonschema: 4/4" in proc.stderr
+    for line in lines:
+        value = json.loads(line)
+        jsonschema.validate(value, COUNTED)
+        assert not any("ab" in v for v in value)
+
+
 # ---------------------------------------------------------------------------------------- errors
 def test_error_bad_schema(files):
     assert_one_line_error(run("inspect", files / "typo.json"), "/type")
