@@ -66,17 +66,32 @@ __all__ = ["Network", "Text", "Call", "Tick", "Concat", "Choice", "Star", "SepBy
 class Text:
     """One text of a code-point automaton. ``tick``: a character (below U+0080) that the
     automaton's texts contain as a marker, standing for a tick of the piece's count (it must be
-    forced: after it is read nothing else could have been)."""
+    forced: after it is read nothing else could have been). ``calls``: ``(character, Call)``
+    pairs, each character (below U+0080) a placeholder in the automaton's texts that stands for
+    one text of the call's piece (how a flat automaton calls pieces from inside it)."""
 
     dfa: DFA
     tick: int | None = None
+    calls: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.dfa, DFA):
             raise AutomatonError(f"Text needs a DFA, not {type(self.dfa).__name__}")
-        if self.tick is not None and (isinstance(self.tick, bool) or not isinstance(self.tick, int)
-                                      or not 0 < self.tick < 0x80):
+        if self.tick is not None and not _marker(self.tick):
             raise AutomatonError(f"a tick marker is a code point in 1..0x7F, not {self.tick!r}")
+        if not isinstance(self.calls, tuple):
+            raise AutomatonError("Text.calls must be a tuple of (character, Call) pairs")
+        seen = {self.tick}
+        for pair in self.calls:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and _marker(pair[0])
+                    and isinstance(pair[1], Call)) or pair[0] in seen:
+                raise AutomatonError(f"a call placeholder is a distinct code point in 1..0x7F "
+                                     f"with a Call, not {pair!r}")
+            seen.add(pair[0])
+
+
+def _marker(c) -> bool:
+    return not isinstance(c, bool) and isinstance(c, int) and 0 < c < 0x80
 
 
 @dataclass(frozen=True)
@@ -205,6 +220,10 @@ class Network:
             elif isinstance(e, Tick) or (isinstance(e, Text) and e.tick is not None):
                 if kind != COUNTED:
                     raise AutomatonError("a tick in a piece without a count")
+                if isinstance(e, Text):
+                    todo.extend(c for _, c in e.calls)
+            elif isinstance(e, Text):
+                todo.extend(c for _, c in e.calls)
             elif isinstance(e, (Concat, Choice)):
                 if not isinstance(e.items, tuple):
                     raise AutomatonError(f"{type(e).__name__}.items must be a tuple")

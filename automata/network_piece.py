@@ -128,6 +128,8 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
     def collect(e):
         if isinstance(e, Text):
             texts.append(e)
+            for _, c in e.calls:
+                specs.setdefault((c.piece, c.tick, c.key), len(specs))
         elif isinstance(e, Call):
             specs.setdefault((e.piece, e.tick, e.key), len(specs))
         elif isinstance(e, (Concat, Choice)):
@@ -150,13 +152,16 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
             lowered[id(t.dfa)] = b
         b = lowered[id(t.dfa)]
         m = np.asarray(b.byte_classes, dtype=np.int64)
-        if t.tick is not None:
-            same = np.flatnonzero(m == m[t.tick])
-            if same.size > 1 and np.asarray(b.table)[:, m[t.tick]].any():
-                raise AutomatonError(f"piece {index}: the tick marker U+{t.tick:04X} is read like "
-                                     "other characters in its text; it must be a symbol of its own")
+        marks = ([t.tick] if t.tick is not None else []) + [h for h, _ in t.calls]
+        for x in marks:
+            same = np.flatnonzero(m == m[x])
+            if set(same.tolist()) - set(marks) and np.asarray(b.table)[:, m[x]].any():
+                raise AutomatonError(f"piece {index}: the marker U+{x:04X} is read like other "
+                                     "characters in its text; it must be a symbol of its own")
+        if marks:
             m = m.copy()
-            m[t.tick] = -1            # the marker byte is a class of its own
+            for i, x in enumerate(marks):
+                m[x] = -1 - i         # each marker byte is a class of its own
         maps.append(m)
     # every Text gets its own map slot (two Texts over one DFA may differ in their marker)
     byte_cls, colmaps = _joint_classes(maps) if maps else (np.zeros(256, np.uint8), [])
@@ -226,6 +231,10 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
             nfa.rows[base + s] = np.where(row > 0, row + base, -1)
             if tick_to:
                 nfa.extra[base + s].append((TICK, base + tick_to))
+            for h, c in t.calls:      # a placeholder: one text of the called piece
+                to = int(tab[s, b.byte_classes[h]])
+                if to:
+                    nfa.extra[base + s].append((J + specs[(c.piece, c.tick, c.key)], base + to))
             if b.accepting[s]:
                 nfa.eps[base + s].append(exit_)
         return base + b.start

@@ -127,6 +127,41 @@ def test_construction_errors_say_what():
         Text(DFA.literal("a"), tick=0x100)
 
 
+@given(lo=st.integers(0, 3), span=st.one_of(st.none(), st.integers(0, 3)),
+       outer=st.sampled_from(["<\x01>(,\x01)*", "\x01?x\x02|y", "(\x01\x02)*z?"]))
+def test_placeholders_in_a_text_call_their_pieces(lo, span, outer):
+    # an automaton whose placeholder characters stand for other pieces' texts: the language of
+    # the automaton with each placeholder replaced by that piece's regex
+    hi = None if span is None else lo + span
+    net = Network()
+    counted = net.counted(star(concat(Text(DFA.from_regex("[a-c]")), Tick())), lo=lo, hi=hi)
+    word = net.piece(Text(DFA.from_regex("[0-9]+!")))
+    top = net.piece(Text(DFA.from_regex(outer), calls=((1, Call(counted)), (2, Call(word)))))
+    if lo == 0:   # a called piece may not accept the empty text
+        with pytest.raises(AutomatonError, match="empty text"):
+            net.build(top)
+        return
+    rep = "[a-c]{%d,%s}" % (lo, "" if hi is None else hi)
+    flat = outer.replace("\x01", f"(?:{rep})").replace("\x02", "(?:[0-9]+!)")
+    assert net.to_dfa(top) == DFA.from_regex(flat)
+
+
+def test_placeholders_are_checked():
+    net = Network()
+    p = net.piece(Text(DFA.literal("a")))
+    for calls in [((0, Call(p)),), ((0x80, Call(p)),), ((1, p),), [(1, Call(p))],
+                  ((1, Call(p)), (1, Call(p)))]:
+        with pytest.raises(AutomatonError, match="placeholder|tuple"):
+            Text(DFA.literal("\x01"), calls=calls)
+    with pytest.raises(AutomatonError, match="placeholder"):
+        Text(DFA.literal("\x01"), tick=1, calls=((1, Call(p)),))
+    with pytest.raises(AutomatonError, match="added or declared before"):
+        net.piece(Text(DFA.literal("\x01"), calls=((1, Call(5)),)))
+    # a placeholder read like another character cannot be told apart from it
+    with pytest.raises(AutomatonError, match="read like other characters"):
+        net.piece(Text(DFA.from_regex("[\x01a]"), calls=((1, Call(p)),)))
+
+
 def test_empty_pieces_are_dropped_with_their_calls():
     net = Network()
     never = net.counted(star(concat(Text(DFA.literal("a")), Tick())), lo=5, hi=3 + 2)
