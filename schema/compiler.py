@@ -76,12 +76,13 @@ import warnings
 from typing import Any, Iterable, Mapping
 
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, OptionError, as_budget
+from tokenfsm.automata.errors import (DEFAULT_BUDGET, Budget, NondeterministicCall,
+                                     OpaqueSymbolError, OptionError, as_budget)
 from tokenfsm.automata.gcpause import gc_paused
 
 from .errors import SchemaError, SchemaWarning
 from .lower import Lowering
-from .lower_lazy import lazy_form
+from .lower_lazy import COUNT_ATTEMPTS, CountedPieces
 from .refs import MAX_NESTING
 from .resolve import resolve
 from .stack import UNROLL_STATES, stack_route
@@ -262,9 +263,9 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
     with gc_paused():  # (a with block adds no frame: the warnings' stack levels hold)
         schema_ir = resolve(schema, documents)
 
-        def lowering(stack=None, deadline=None) -> Lowering:
+        def lowering(stack=None, deadline=None, counted=None) -> Lowering:
             return Lowering(schema_ir, whitespace, excludes, strict, allow_extra_keys,
-                            property_order, max_depth, budget, tuning, deadline, stack)
+                            property_order, max_depth, budget, tuning, deadline, stack, counted)
 
         lw = lowering()
         if recursion != "unroll" and max_depth >= 1 and (recursion == "stack"
@@ -273,17 +274,34 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                               max_depth, budget, tuning)
             if got is not None:
                 return _taken(got, whitespace, schema, budget)
-        if whitespace is None:
-            lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
-        lazy = lazy_form(lw, schema_ir.root, tuning.lazy_states)
-        if lazy is not None:
-            if lazy.start == 0:   # no text at all (a network's start is dead only then)
-                _unsatisfiable(lw)
-            return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy)
-        lang = lw.lower(schema_ir.root)
-        dfa = lang.to_dfa(budget).minimize()  # nested objects and arrays are minimised once
-        if dfa.is_empty():
+        inline, count = frozenset(), tuning.lazy_states is not None
+        for attempt in range(COUNT_ATTEMPTS):
+            counted = None
+            if count and attempt < COUNT_ATTEMPTS - 1:
+                counted = CountedPieces(tuning.lazy_states, budget, inline)
+            if attempt:
+                lw = lowering(deadline=lw.deadline, counted=counted)
+            lw.counted = counted
+            if whitespace is None:
+                lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
+            try:
+                lang = lw.lower(schema_ir.root)
+                dfa = lang.to_dfa(budget).minimize()  # nested objects and arrays: minimised once
+                lazy = counted.build(dfa) if counted and counted.text(dfa).calls else None
+            except OpaqueSymbolError as e:
+                # a product or complement met counted values: lowered again, those inlined
+                if counted is None:
+                    raise
+                inline |= {t for t in e.targets if t[:1] == ("counted",)}
+                continue
+            except NondeterministicCall:
+                count = False      # the walk could not tell a count's texts apart: flat
+                continue
+            break
+        if dfa.is_empty() or (lazy is not None and lazy.start == 0):
             _unsatisfiable(lw)
+        if lazy is not None:
+            return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy)
         return CompiledSchema(dfa, lw.warnings, schema)
 
 

@@ -185,8 +185,10 @@ class Lowering:
                  strict: bool = True, allow_extra_keys: bool = False,
                  property_order: str = "schema", max_depth: int = 3,
                  budget: Budget | None = None, tuning: Tuning = DEFAULT_TUNING,
-                 deadline: float | None = None, stack=None):
+                 deadline: float | None = None, stack=None, counted=None):
         self.ir = schema_ir
+        #: the counted pieces strings and arrays may become (:mod:`.lower_lazy`), or None
+        self.counted = counted
         self.excludes = tuple(excludes)
         self.strict = strict
         self.allow_extra_keys = allow_extra_keys
@@ -566,7 +568,14 @@ class Lowering:
             elif t == "string":
                 for kw, at in a.unsupported:
                     self.unsupported(f"{kw} asserts in this draft and is not enforced", at, kw)
-                part = string_part(self, a.string, ptr, value_lang is not None)
+                got = None
+                if value_lang is None and self.counted is not None:
+                    got = self.counted.string(self, a.string)
+                if got is not None:       # a placeholder calling a counted piece
+                    part, c = got
+                    calls = calls | c
+                else:
+                    part = string_part(self, a.string, ptr, value_lang is not None)
                 if a.string is not None and (a.string.patterns or a.string.formats):
                     complete.discard(t)  # minimal spellings only
             elif t in ("array", "object") and getattr(a, t) is None and value_lang is not None:

@@ -54,12 +54,9 @@ MAX_WITNESSES = 4
 
 # ---------------------------------------------------------------- arrays
 
-def array_part(lw, node: ir.ArrayNode, ptr: str):
-    """``(dfa, complete, calls, cut)`` of the arrays an array node allows (``cut``: the depth
-    of the shallowest cut below, None if none)."""
-    b = lw.budget
-    lo, hi = node.min_items, node.max_items
-    lw.charge(max(lo, hi or 0), "array", ptr)
+def item_langs(lw, node: ir.ArrayNode, ptr: str) -> list:
+    """The typed languages of the leading items of an array node (each item's groups
+    conjoined), then of every later item."""
     fixed = max([len(g.prefix) for g in node.items] + [0])
     langs = []
     for i in range(fixed + 1):
@@ -73,6 +70,23 @@ def array_part(lw, node: ir.ArrayNode, ptr: str):
             langs.append(lw.lower(lw.conjunction(parts)))
         else:
             langs.append(lw.any_value(ptr))
+    return langs
+
+
+def array_part(lw, node: ir.ArrayNode, ptr: str):
+    """``(dfa, complete, calls, cut)`` of the arrays an array node allows (``cut``: the depth
+    of the shallowest cut below, None if none); counted (:mod:`.lower_lazy`) where the lowering
+    counts it."""
+    if lw.counted is not None:
+        got = lw.counted.array(lw, node, lambda: item_langs(lw, node, ptr))
+        if got is not None:
+            d, complete, calls, cuts = got
+            return d, complete, calls, _deeper(cuts)
+    b = lw.budget
+    lo, hi = node.min_items, node.max_items
+    lw.charge(max(lo, hi or 0), "array", ptr)
+    fixed = max([len(g.prefix) for g in node.items] + [0])
+    langs = item_langs(lw, node, ptr)
     calls = frozenset().union(*(la.calls for la in langs))
     complete = all(set(TYPES) <= la.complete for la in langs)
     cuts = [la.cut for la in langs]

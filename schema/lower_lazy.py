@@ -1,127 +1,177 @@
-"""Schemas whose values are counted: strings and arrays as pieces of a lazy network.
+"""Counted values inside flat automata: large strings and arrays called as pieces of a network.
 
 The flat lowering copies what a schema counts: ``{"type": "string", "maxLength": 5000}`` is 5,000
-copies of a character's spellings, ``"minItems": 10**6`` a million copies of an item. Here the
-intermediate form decides, per node, whether a node is **inlined** (its flat automaton, lowered as
-always, becomes a plain piece) or becomes a **counted piece** of a
-:class:`~tokenfsm.automata.network.Network` (:mod:`.lazy_json`): one copy of the string body or
-of the item, and a count bounded by the node's limits held in the walk's configuration. A node is
-counted when its estimated size (:attr:`.ir.Node.size`) passes :data:`LAZY_STATES` and its shape
-is one a piece holds (:func:`counted_shape`); its children are decided the same way, so an array
-of long strings is a counted piece calling a counted piece.
+copies of a character's spellings, ``"minItems": 10**6`` a million copies of an item. The
+lowering (:class:`~.lower.Lowering`) asks :class:`CountedPieces`, per node of the intermediate
+form, whether the strings or arrays it allows are **counted**: when their estimated flat size
+passes :data:`LAZY_STATES` and their node holds nothing but counts (a string's length bounds; an
+array's items and item counts), they become a counted piece of a
+:class:`~tokenfsm.automata.network.Network` (:mod:`.lazy_json`: one copy of the string body or of
+the item, the count held in the walk's configuration) and the flat automaton holds a
+**placeholder** character where their texts go. Everything else is **inlined** as the flat route
+lowers it; an array's items are pieces made of their own flat automata, placeholders included, so
+an object with a long string property is a flat object calling a counted string.
+
+The placeholders are control characters that JSON text never holds raw
+(:data:`~tokenfsm.automata.recursive.HOLES`). A product or complement cannot look inside one: the
+lowering raises :class:`~tokenfsm.automata.errors.OpaqueSymbolError` there (as on the stack
+route) and the compiler lowers again with those nodes inlined. At the end the root's automaton is
+the top piece (``Text(dfa, calls=...)``), and :meth:`CountedPieces.build` links the network.
 
 A string's length bounds under ``excludes`` multiply: the flat route builds their product with
 the exclusions up to :data:`.lower_scalars.EXCLUDED_BOUNDS_STATES` states and drops the bounds
 past it, with a warning; a counted string keeps them at any size (the size the decision reads is
-that product's, :func:`flat_size`).
+that product's).
 
 Example
 -------
 >>> from tokenfsm.schema import compile_json_schema
->>> cs = compile_json_schema({"type": "string", "maxLength": 10**9})
->>> cs.lazy is not None, cs.accepts('"' + "x" * 5000 + '"')
-(True, True)
->>> cs = compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 3})
->>> cs.lazy is None                                     # small: the flat automaton
-True
+>>> cs = compile_json_schema({"type": "object", "properties": {"text": {"type": "string",
+...                          "maxLength": 10**9}}, "required": ["text"]}, whitespace=0)
+>>> cs.lazy is not None, cs.accepts('{"text":"' + "x" * 5000 + '"}'), cs.accepts('{}')
+(True, True, False)
+>>> compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 3}).lazy
+>>> # (small: the flat automaton)
 
-Counting instead of copying is the idea of counting automata (Turonova et al., OOPSLA 2020).
+Counting instead of copying is the idea of counting automata (Turonova et al., OOPSLA 2020); a
+flat automaton calling pieces is the stack route's recursive transition network (Woods, 1970).
 """
 
 from __future__ import annotations
 
-from tokenfsm.automata.errors import NondeterministicCall
-from tokenfsm.automata.network import Network
+from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.network import Call, Network, Text
+from tokenfsm.automata.recursive import HOLES
 
 from . import ir
-from .lazy_json import array_piece, string_piece, value_piece
+from .jsontext import TYPES
+from .lazy_json import TICK_MARK, array_piece, string_piece
 from .lower_scalars import exclusion_states
 
-__all__ = ["LAZY_STATES", "counted_shape", "flat_size", "lazy_form"]
+__all__ = ["LAZY_STATES", "COUNT_ATTEMPTS", "CountedPieces"]
 
-#: A node whose estimated flat size (:attr:`.ir.Node.size`) passes this many states, and whose
-#: shape a counted piece holds, is counted rather than copied. The regex route's threshold
+#: Strings or arrays whose estimated flat size passes this many states, and whose node holds
+#: nothing but counts, are counted rather than copied. The regex route's threshold
 #: (:data:`tokenfsm.automata.lazy_regex.LAZY_REPEAT_STATES`), measured there: below it the flat
 #: index fills masks fastest and builds fast enough; above it its build time grows with the copies.
 LAZY_STATES = 500
 
+#: Lowerings a compilation tries: each one after the first inlines the counted nodes that a
+#: product or complement met in the one before; the last counts nothing.
+COUNT_ATTEMPTS = 3
 
-def _plain(node) -> ir.Assertions | None:
-    """The assertions of a schema object with nothing but assertions (no applicators, no
-    ``unevaluated*``, no ``const``/``enum``), else None."""
-    if not isinstance(node, ir.Schema) or node.applicators:
-        return None
-    if node.unevaluated_items is not None or node.unevaluated_properties is not None:
-        return None
-    a = node.assertions
-    if a.values is not None or a.unsupported:
-        return None
-    return a
+#: The placeholder characters (a string piece's body uses :data:`.lazy_json.TICK_MARK` itself).
+_HOLES = tuple(h for h in HOLES if h != TICK_MARK)
 
 
-def counted_shape(node) -> str | None:
-    """``"string"`` or ``"array"`` when ``node`` is a value a counted piece holds exactly, else
-    None: a string with only length bounds, or an array of items (leading ones of their own) with
-    only item counts, each a schema of that one type with nothing else."""
-    a = _plain(node)
-    if a is None or a.types is None or len(a.types) != 1:
-        return None
-    (t,) = a.types
-    if t == "string" and a.array is None and a.object is None and a.number is None:
-        s = a.string
-        if s is None or not (s.patterns or s.formats):
-            return "string"
-    if t == "array" and a.string is None and a.object is None and a.number is None:
-        arr = a.array
-        if arr is None or (len(arr.items) <= 1 and not arr.contains and not arr.unique):
-            return "array"
-    return None
+class CountedPieces:
+    """The counted pieces of one lowering and their placeholders.
 
+    Parameters
+    ----------
+    threshold : int
+        See :data:`LAZY_STATES`.
+    budget : Budget
+    inline : frozenset
+        Targets (:meth:`target`) never to count: met by a product in an earlier attempt.
+    """
 
-def flat_size(node, excludes) -> int:
-    """The estimated flat size of a node of a counted shape: :attr:`.ir.Node.size`, times the
-    exclusion automaton's states for a bounded string under ``excludes`` (the product)."""
-    size = node.size
-    s = node.assertions.string if isinstance(node, ir.Schema) else None
-    if excludes and s is not None and (s.min_length or s.max_length is not None):
-        size *= exclusion_states(excludes)
-    return size
+    def __init__(self, threshold: int, budget, inline: frozenset = frozenset()):
+        self.threshold = threshold
+        self.net = Network(budget)
+        self.inline = inline
+        self._piece_of: dict[int, int] = {}    # placeholder -> piece
+        self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
+        self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
 
+    @staticmethod
+    def target(node) -> tuple:
+        """What an :class:`~tokenfsm.automata.errors.OpaqueSymbolError` names for the counted
+        strings or arrays of ``node`` (an :class:`.ir.StringNode` or :class:`.ir.ArrayNode`)."""
+        return ("counted", node.ptr, id(node))
 
-def lazy_form(lw, root, threshold: int | None = LAZY_STATES):
-    """The :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` of ``root`` when it is counted
-    (see the module docstring), or None: the flat route then lowers it (a threshold of None
-    never counts). Nodes inlined in it are lowered by ``lw`` (a
-    :class:`~.lower.Lowering`), as the flat route would."""
-    if threshold is None or counted_shape(root) is None or flat_size(root, lw.excludes) <= threshold:
-        return None
-    net = Network(lw.budget)
-    memo: dict = {}
+    def __bool__(self) -> bool:
+        return bool(self._piece_of)
 
-    def piece_of(node) -> int:
-        got = memo.get(id(node))
-        if got is not None:
-            return got[1]
-        shape = counted_shape(node)
-        if shape is None or flat_size(node, lw.excludes) <= threshold:
-            # inlined: the flat route's automaton of this value, as one plain piece
-            p = value_piece(net, lw.lower(node).to_dfa(lw.budget).minimize())
-        elif shape == "string":
-            s = node.assertions.string
-            lo, hi = (0, None) if s is None else (s.min_length, s.max_length)
-            p = string_piece(net, lo, hi, excludes=lw.excludes)
+    # ------------------------------------------------------------------ strings
+    def string(self, lw, node: ir.StringNode | None) -> tuple | None:
+        """``(placeholder DFA, calls)`` for the strings of ``node`` when they are counted, else
+        None (the flat route lowers them)."""
+        if node is None or node.patterns or node.formats:
+            return None
+        lo, hi = node.min_length, node.max_length
+        if hi is not None and hi < lo:
+            return None
+        size = max(lo, hi or 0) + 2
+        if lw.excludes and (lo or hi is not None):
+            size *= exclusion_states(lw.excludes)
+        if size <= self.threshold:
+            return None
+        return self._counted(node, lambda: string_piece(self.net, lo, hi, excludes=lw.excludes))
+
+    # ------------------------------------------------------------------ arrays
+    def array(self, lw, node: ir.ArrayNode, langs: list) -> tuple | None:
+        """``(placeholder DFA, complete, calls, cut items)`` for the arrays of ``node`` when
+        they are counted, else None. ``langs``: the typed languages of the leading items and of
+        every later one (the flat route's, see :func:`.lower_containers.item_langs`), lowered
+        only when asked for (a callable)."""
+        if len(node.items) > 1 or node.contains or node.unique or node.size <= self.threshold:
+            return None
+        lo, hi = node.min_items, node.max_items
+        if hi is not None and hi < lo:
+            return None
+        key = self.target(node)
+        if key in self.inline or len(self._piece_of) >= len(_HOLES):
+            return None
+        langs = langs()
+        dfas = [la.to_dfa(lw.budget).minimize() for la in langs]
+        prefix, rest = dfas[:-1], dfas[-1]
+        # an item with no text ends the arrays before it
+        n_ok = next((i for i, d in enumerate(prefix) if d.is_empty()), len(prefix))
+        items = None
+        if n_ok == len(prefix) and not rest.is_empty():
+            items = self._text_piece(rest)
         else:
-            arr = node.assertions.array or ir.ArrayNode(node.ptr)
-            group = arr.items[0] if arr.items else ir.Items((), None, node.ptr)
-            prefix = [piece_of(x) for x in group.prefix]
-            rest = ir.ALWAYS if group.rest is None else group.rest
-            items = None if isinstance(rest, ir.Never) else piece_of(rest)
-            p = array_piece(net, prefix, items, lw.ws, arr.min_items, arr.max_items)
-        memo[id(node)] = (node, p)
-        return p
+            hi = n_ok if hi is None else min(hi, n_ok)
+            if hi < lo:
+                return None        # no array at all: the flat route says so
+        pieces = [self._text_piece(d) for d in prefix[:n_ok]]
+        got = self._counted(node, lambda: array_piece(self.net, pieces, items, lw.ws, lo, hi))
+        if got is None:
+            return None
+        complete = all(set(TYPES) <= la.complete for la in langs)
+        return got[0], complete, got[1], [la.cut for la in langs]
 
-    top = piece_of(root)
-    try:
-        return net.build(top)
-    except NondeterministicCall:
-        return None
+    # ------------------------------------------------------------------ the network
+    def _counted(self, node, make) -> tuple | None:
+        key = self.target(node)
+        if key in self.inline:
+            return None
+        got = self._memo.get(key)
+        if got is None and key not in self._memo:
+            if len(self._piece_of) >= len(_HOLES):
+                return None        # no placeholder left: inlined
+            h = _HOLES[len(self._piece_of)]
+            self._piece_of[h] = make()
+            got = self._memo[key] = (DFA.literal(chr(h)), frozenset([key]))
+        return got
+
+    def _text_piece(self, dfa: DFA) -> int:
+        """A plain piece of the texts of ``dfa``, its placeholders calling their pieces."""
+        got = self._texts.get(id(dfa))
+        if got is None or got[0] is not dfa:
+            got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))
+        return got[1]
+
+    def text(self, dfa: DFA) -> Text:
+        """``Text(dfa)`` with a call for each placeholder it moves on."""
+        calls = []
+        for h, p in self._piece_of.items():
+            c = dfa.class_of(chr(h))
+            if c is not None and any(row[c] for row in dfa.delta):
+                calls.append((h, Call(p)))
+        return Text(dfa, calls=tuple(calls))
+
+    def build(self, dfa: DFA):
+        """The :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose top piece is ``dfa``."""
+        return self.net.build(self.net.piece(self.text(dfa)))

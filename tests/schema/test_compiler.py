@@ -217,10 +217,15 @@ def test_exclusion_keeps_small_lengths_and_drops_large_ones_with_warning():
     assert not small.warnings
     assert small.accepts('{"name":"abc"}')
     assert not small.accepts('{"name":"abcd"}') and not small.accepts('{"name":"ax"}')
-    # past EXCLUDED_BOUNDS_STATES, a string inside an object (not a counted piece) drops them
+    # past EXCLUDED_BOUNDS_STATES: counted (exact), or where a product refuses the count, dropped
+    large = compile_json_schema({"type": "object", "properties": {"name": {
+        "type": "string", "maxLength": 3000}}}, excludes=["x"], whitespace=0)
+    assert large.lazy is not None and not large.warnings
+    assert not large.accepts('{"name":"' + "a" * 3001 + '"}') and not large.accepts('{"name":"x"}')
     with pytest.warns(SchemaWarning, match="/properties/name"):
         large = compile_json_schema({"type": "object", "properties": {"name": {
-            "type": "string", "maxLength": 3000}}}, excludes=["x"], whitespace=0)
+            "type": "string", "maxLength": 3000, "not": {"const": "b"}}}}, excludes=["x"],
+            whitespace=0)
     assert large.accepts('{"name":"' + "a" * 3001 + '"}') and not large.accepts('{"name":"x"}')
 
 

@@ -20,8 +20,6 @@ from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bi
 from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
-from tokenfsm.schema.lower_lazy import LAZY_STATES, counted_shape
-from tokenfsm.schema.resolve import resolve
 from tokenfsm.schema.tuning import Tuning
 
 COUNTED = Tuning(lazy_states=0)   # every node of a counted shape is counted
@@ -54,13 +52,20 @@ LEAVES = st.one_of(
                      {"type": "object", "properties": {"k": {"type": "integer"}}},
                      {"type": "string", "pattern": "^[ab]+$"}]),
 )
-SCHEMAS = st.recursive(LEAVES, lambda inner: st.builds(
-    _array, st.none() | inner, st.lists(inner, max_size=2), st.integers(0, 2),
-    st.none() | st.integers(0, 3), st.booleans()), max_leaves=4)
+def _object(props, required):
+    names = [f"k{i}" for i in range(len(props))]
+    return {"type": "object", "properties": dict(zip(names, props)),
+            "required": [n for n, r in zip(names, required) if r]}
 
 
-def _root(schema):
-    return resolve(schema, None).root
+SCHEMAS = st.recursive(LEAVES, lambda inner: st.one_of(
+    st.builds(_array, st.none() | inner, st.lists(inner, max_size=2), st.integers(0, 2),
+              st.none() | st.integers(0, 3), st.booleans()),
+    st.builds(_object, st.lists(inner, min_size=1, max_size=3), st.lists(st.booleans(),
+                                                                         min_size=3, max_size=3)),
+    st.builds(lambda a, b: {"anyOf": [a, b]}, inner, inner),
+    st.builds(lambda a: {"allOf": [a, {"not": {"const": "ab"}}]}, inner),
+), max_leaves=5)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -75,22 +80,37 @@ def test_counted_schemas_equal_the_flat_route(schema, ws, excludes):
         assert c.value.pointer == e.pointer
         return
     counted = compile_tuned(schema, COUNTED, **options)
-    assert (counted.lazy is not None) == (counted_shape(_root(schema)) is not None)
     assert flat.lazy is None
     assert counted.dfa == flat.dfa
 
 
-def test_only_large_nodes_are_counted():
-    small = {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4}
-    assert _root(small).size <= LAZY_STATES and compile_json_schema(small).lazy is None
-    big = {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4000}
-    assert _root(big).size > LAZY_STATES and compile_json_schema(big).lazy is not None
-    # not a counted shape: the flat route, whatever the size
-    for schema in ({"type": "string", "pattern": "^a+$", "maxLength": 4000},
-                   {"type": ["string", "null"], "maxLength": 4000},
-                   {"type": "array", "uniqueItems": True, "maxItems": 4000},
-                   {"anyOf": [{"type": "string", "maxLength": 4000}]}):
-        assert counted_shape(_root(schema)) is None
+def test_only_large_strings_and_arrays_are_counted():
+    def counted(schema):
+        return compile_json_schema(schema).lazy is not None
+
+    assert not counted({"type": "array", "items": {"type": "string", "maxLength": 8},
+                        "maxItems": 4})
+    assert counted({"type": "array", "items": {"type": "string", "maxLength": 8},
+                    "maxItems": 4000})
+    assert counted({"type": "object", "properties": {"a": {"type": "string",
+                                                           "maxLength": 65535}}})
+    assert counted({"type": ["string", "null"], "maxLength": 4000})
+    assert counted({"anyOf": [{"type": "string", "maxLength": 4000}, {"type": "integer"}]})
+    # a pattern, or a product that would look inside the count: the flat automaton
+    assert not counted({"type": "string", "pattern": "^a+$", "maxLength": 600})
+    assert not counted({"type": "array", "contains": {"const": 1}, "items": {"type": "integer"},
+                        "maxItems": 600})
+    assert not counted({"type": "string", "maxLength": 600, "not": {"const": "a"}})
+
+
+def test_a_product_inlines_only_what_it_meets():
+    schema = {"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 600, "not": {"const": "x"}},
+        "b": {"type": "string", "maxLength": 10**9}}}
+    cs = compile_json_schema(schema, whitespace=0)
+    assert cs.lazy is not None
+    assert cs.accepts('{"a":"' + "y" * 600 + '","b":"' + "z" * 3000 + '"}')
+    assert not cs.accepts('{"a":"x"}') and not cs.accepts('{"a":"' + "y" * 601 + '"}')
 
 
 @pytest.mark.parametrize("excludes", [["ab"], ["a", "</s>"], ["\\u"]])
@@ -152,6 +172,8 @@ def qwen():
     (_array(_array({"type": "boolean"}, [], 0, 2, False), [], 2, None, False), []),
     (_array(None, [_string(0, 2), {"enum": ["a", 1]}], 0, None, True), []),
     (_array({"type": "string"}, [], 0, 3, False), ["ab", "</s>"]),   # (unbounded strings)
+    (_object([_string(0, 6), _array({"type": "integer"}, [], 0, 4, False)], [True, False, False]),
+     ["ab"]),
 ])
 def test_counted_masks_equal_the_flat_index(schema, excludes, qwen):
     counted = compile_tuned(schema, COUNTED, whitespace=1, excludes=excludes)
