@@ -45,10 +45,10 @@ from tokenfsm.automata.recursive import HOLES
 
 from . import ir
 from .jsontext import TYPES
-from .lazy_json import TICK_MARK, array_piece, string_piece
+from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
 from .lower_scalars import exclusion_states
 
-__all__ = ["LAZY_STATES", "COUNT_ATTEMPTS", "CountedPieces"]
+__all__ = ["LAZY_STATES", "KEY_SET_MIN", "COUNT_ATTEMPTS", "CountedPieces"]
 
 #: Strings or arrays whose estimated flat size passes this many states, and whose node holds
 #: nothing but counts, are counted rather than copied. The regex route's threshold
@@ -59,6 +59,11 @@ LAZY_STATES = 500
 #: Lowerings a compilation tries: each one after the first inlines the counted nodes that a
 #: product or complement met in the one before; the last counts nothing.
 COUNT_ATTEMPTS = 3
+
+#: Objects in any order with more declared keys than this hold the keys written as a set (a
+#: key-set piece); smaller ones keep their state per subset of keys (at most 16), whose mask
+#: rows are made up front.
+KEY_SET_MIN = 4
 
 #: The placeholder characters (a string piece's body uses :data:`.lazy_json.TICK_MARK` itself).
 _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
@@ -141,6 +146,24 @@ class CountedPieces:
             return None
         complete = all(set(TYPES) <= la.complete for la in langs)
         return got[0], complete, got[1], [la.cut for la in langs]
+
+    # ------------------------------------------------------------------ objects
+    def key_set(self, lw, node: ir.ObjectNode, names: list, members: list,
+                regions: list) -> tuple | None:
+        """``(placeholder DFA, calls)`` for the objects of ``node`` when their keys may come in
+        any order (``property_order="any"``) and there are more than :data:`KEY_SET_MIN` of
+        them, else None. ``names``, ``members``: the declared members kept (their value texts
+        as :class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded names,
+        value texts) pairs."""
+        if not lw.any_order or len(members) <= KEY_SET_MIN:
+            return None
+        if self.target(node) in self.inline or len(self._piece_of) >= len(_HOLES):
+            return None
+        declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
+                    for name, m in zip(names, members)]
+        extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+        return self._counted(node, lambda: object_piece(
+            self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
 
     # ------------------------------------------------------------------ the network
     def _counted(self, node, make) -> tuple | None:

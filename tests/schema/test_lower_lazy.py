@@ -84,6 +84,49 @@ def test_counted_schemas_equal_the_flat_route(schema, ws, excludes):
     assert counted.dfa == flat.dfa
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(LEAVES, min_size=5, max_size=6), required=st.lists(st.booleans(),
+       min_size=6, max_size=6), extra=st.sampled_from([None, False, {"type": "integer"}]),
+       bounds=st.sampled_from([(0, None), (2, 4), (1, 5)]))
+def test_key_sets_equal_the_flat_any_order_objects(values, required, extra, bounds):
+    schema = _object(values, required)
+    if extra is not None:
+        schema["additionalProperties"] = extra
+    schema["minProperties"], schema["maxProperties"] = bounds
+    if bounds[1] is None:
+        del schema["maxProperties"]
+    options = dict(whitespace=0, property_order="any", max_depth=2)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError:
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is not None
+    assert counted.dfa == flat.dfa
+
+
+def test_key_set_masks_equal_the_flat_index(qwen):
+    schema = _object([{"type": "integer"}, _string(0, 3), {"type": "boolean"}, {"enum": ["a", 1]},
+                      _array({"type": "integer"}, [], 0, 2, False)], [True, False, True, False,
+                                                                       False])
+    schema["additionalProperties"] = {"type": "integer"}
+    counted = compile_tuned(schema, COUNTED, whitespace=0, property_order="any")
+    flat = compile_tuned(schema, FLAT, whitespace=0, property_order="any")
+    index = PushdownIndex(counted.lazy, qwen)
+    flat_index = TokenIndex.build(flat.dfa, qwen)
+    for seed in range(4):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=25)
+
+
+def test_any_order_objects_of_many_keys_are_key_sets():
+    props = {f"k{i}": {"type": "integer"} for i in range(30)}
+    cs = compile_json_schema({"type": "object", "properties": props, "required": ["k7", "k29"]},
+                             property_order="any", allow_extra_keys=True, whitespace=0)
+    assert cs.lazy is not None
+    assert cs.accepts('{"k29":1,"x":[true],"k3":2,"k7":3}')
+    assert not cs.accepts('{"k29":1,"k29":2,"k7":3}') and not cs.accepts('{"k29":1}')
+
+
 def test_only_large_strings_and_arrays_are_counted():
     def counted(schema):
         return compile_json_schema(schema).lazy is not None
