@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from tokenfsm.automata.dfa import DFA
@@ -117,10 +118,10 @@ class CompiledSchema:
         on demand. Same language as ``dfa`` (which expands it, under the budget).
     """
 
-    __slots__ = ("_dfa", "warnings", "schema", "recursive", "lazy", "_budget")
+    __slots__ = ("_dfa", "warnings", "schema", "recursive", "lazy", "_budget", "_flat")
 
     def __init__(self, dfa: DFA | None, warnings: list | None = None, schema: Any = None,
-                 recursive=None, budget: Budget | None = None, lazy=None):
+                 recursive=None, budget: Budget | None = None, lazy=None, flat=None):
         if dfa is None and recursive is None and lazy is None:
             raise ValueError("a compiled schema needs a DFA, a recursive automaton or a network")
         self._dfa = dfa
@@ -129,13 +130,18 @@ class CompiledSchema:
         self.recursive = recursive
         self.lazy = lazy
         self._budget = budget
+        self._flat = flat      # () -> the flat route's DFA where it is the same language, or None
 
     @property
     def dfa(self) -> DFA:
         if self._dfa is None:
             if self.lazy is not None:
                 from tokenfsm.automata.network import expand
-                self._dfa = expand(self.lazy, self._budget).minimize()
+                # the flat route builds it fastest; where it would not be the same language
+                # (a length bound it drops under exclusions), the network is expanded
+                flat = self._flat() if self._flat is not None else None
+                self._dfa = flat if flat is not None else expand(self.lazy,
+                                                                 self._budget).minimize()
             else:
                 self._dfa = self.recursive.to_dfa(self._budget)
         return self._dfa
@@ -259,7 +265,10 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
     excludes = _check_options(whitespace, excludes, strict, allow_extra_keys, property_order,
                               max_depth, budget, documents, recursion)
     schema = _load(schema)
-    budget = as_budget(budget)  # one deadline for the whole compilation
+    options = dict(whitespace=whitespace, excludes=excludes, strict=strict,
+                   allow_extra_keys=allow_extra_keys, property_order=property_order,
+                   max_depth=max_depth, documents=documents, recursion=recursion)
+    given_budget, budget = budget, as_budget(budget)  # one deadline for the whole compilation
     with gc_paused():  # (a with block adds no frame: the warnings' stack levels hold)
         schema_ir = resolve(schema, documents)
 
@@ -301,7 +310,14 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         if dfa.is_empty() or (lazy is not None and lazy.start == 0):
             _unsatisfiable(lw)
         if lazy is not None:
-            return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy)
+            def flat() -> DFA | None:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    got = compile_tuned(schema, replace(tuning, lazy_states=None),
+                                        **options, budget=given_budget)
+                return got.dfa if got.warnings == lw.warnings else None
+
+            return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy, flat=flat)
         return CompiledSchema(dfa, lw.warnings, schema)
 
 
