@@ -79,10 +79,17 @@ def test_property_order_any():
 
 
 def test_property_order_any_budget():
+    # flat, every subset of keys is a state: over the budget; by default the keys are a set
+    from tokenfsm.schema.compiler import compile_tuned
+    from tokenfsm.schema.tuning import Tuning
+
     s = {"type": "object", "properties": {f"k{i}": {"type": "integer"} for i in range(14)}}
     with pytest.raises(BudgetExceeded) as e:
-        compile_json_schema(s, property_order="any", budget=Budget(max_states=2000))
+        compile_tuned(s, Tuning(lazy_states=None), property_order="any",
+                      budget=Budget(max_states=2000))
     assert e.value.pointer is not None
+    cs = compile_json_schema(s, property_order="any", budget=Budget(max_states=2000))
+    assert cs.lazy is not None and cs.accepts('{"k13": 1, "k0": 2}')
 
 
 def test_numbers_exact_and_big():
