@@ -584,27 +584,21 @@ class Lowering:
                 part = self.any_value(ptr, False).parts[t]  # unconstrained: the shared one
                 cut[t] = self.max_depth + 1
                 universe.add(t)
-            elif t == "array":
-                part, ok, c, k = array_part(self, a.array, ptr)
+            else:
+                container = array_part if t == "array" else object_part
+                part, ok, c, k = container(self, getattr(a, t), ptr)
                 calls = calls | c
                 if k is not None:
                     cut[t] = k
                 if not ok:
                     complete.discard(t)
-                arrays = unique_arrays(a.array) if a.array.unique else None
+                arrays = unique_arrays(a.array) if t == "array" and a.array.unique else None
                 if arrays is not None:
                     unique = values_lang(self, tuple(arrays), pointer(a.array.ptr, "uniqueItems"))
                     self.no_calls((TypedLanguage({}, frozenset(), c),), "uniqueItems")
                     part = part.intersect(unique.parts.get("array", DFA.empty()), self.budget)
                     if "array" not in unique.complete:
                         complete.discard(t)
-            else:
-                part, ok, c, k = object_part(self, a.object, ptr)
-                calls = calls | c
-                if k is not None:
-                    cut[t] = k
-                if not ok:
-                    complete.discard(t)
             if value_lang is not None:
                 if part is value_lang.parts[t]:
                     pass
