@@ -42,7 +42,7 @@ from collections.abc import Sequence
 import numpy as np
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
-from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded
 from tokenfsm.automata.minimize import ARRAY_MIN_CELLS, minimize_table, prune_table
 
 __all__ = ["Composer", "LazyDFA", "union_composed"]
@@ -150,6 +150,10 @@ class Composer:
         for m, _ in parts:
             base.append(total)
             total += _size(m) - 1
+        # every copy of a part is numbered (a part embedded at many places many times over):
+        # charged as table cells before the numbering is allocated
+        if total > budget.max_cells:
+            raise BudgetExceeded(budget.max_cells, total, operation, kind="cells")
         item_part = np.empty(total, dtype=np.int64)
         for k, (m, _) in enumerate(parts):
             item_part[base[k]:base[k] + _size(m) - 1] = k

@@ -44,7 +44,7 @@ from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
 
 from . import ir
-from .jsontext import TYPES
+from .jsontext import TYPES, _rows
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
 from .lower_scalars import exclusion_states
 
@@ -62,7 +62,7 @@ COUNT_ATTEMPTS = 3
 
 #: Objects in any order with more declared keys than this hold the keys written as a set (a
 #: key-set piece); smaller ones keep their state per subset of keys (at most 16), whose mask
-#: rows are made up front.
+#: rows are made up front, unless their values make that product pass :data:`LAZY_STATES`.
 KEY_SET_MIN = 4
 
 #: The placeholder characters (a string piece's body uses :data:`.lazy_json.TICK_MARK` itself).
@@ -155,7 +155,12 @@ class CountedPieces:
         them, else None. ``names``, ``members``: the declared members kept (their value texts
         as :class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded names,
         value texts) pairs."""
-        if not lw.any_order or len(members) <= KEY_SET_MIN:
+        if not lw.any_order or len(members) < 2:
+            return None
+        # a state per subset of keys, each holding the values that may follow: small objects
+        # of small values stay flat (their rows are made up front)
+        rows = sum(_rows(m.value) for m in members) + sum(_rows(v) for _, v in regions)
+        if len(members) <= KEY_SET_MIN and rows << len(members) <= self.threshold:
             return None
         if self.target(node) in self.inline or len(self._piece_of) >= len(_HOLES):
             return None

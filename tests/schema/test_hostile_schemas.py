@@ -175,3 +175,20 @@ def test_a_deep_stack_is_charged_before_its_variants_are_made():
         compile_json_schema(nest, max_depth=10**6, recursion="stack")
     assert e.value.operation == "recursive variants" and e.value.reached >= 10**6
     assert compile_json_schema(nest, max_depth=50, recursion="stack").accepts("[" * 50 + "]" * 50)
+
+
+def test_a_composition_charges_its_copies_before_numbering_them():
+    # one part embedded at many places: the numbering of every copy is charged first
+    from tokenfsm.automata import DFA
+    from tokenfsm.schema.compose import Composer
+
+    c = Composer()
+    part = DFA.from_regex("[a-z]{40}")
+    end = c.node()
+    entry = end
+    for _ in range(100):
+        entry = c.chain((part,), entry)
+    with pytest.raises(BudgetExceeded) as e:
+        c.build(entry, end, Budget(max_cells=1000))
+    assert e.value.kind == "cells" and e.value.reached >= 100 * 40   # (40 states a copy)
+    assert c.build(entry, end).accepts("ab" * 2000)
