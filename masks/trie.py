@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -188,9 +189,10 @@ class TokenTrie:
         """Number of trie nodes, root included."""
         return int(self.sym.shape[0])
 
-    @property
+    @cached_property
     def max_depth(self) -> int:
-        """Length in bytes of the longest token (0 for an empty trie)."""
+        """Length in bytes of the longest token (0 for an empty trie; computed once: lazy
+        indexes read it per mask row)."""
         return int(self.depth.max()) if self.depth.size else 0
 
     @property
