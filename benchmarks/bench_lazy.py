@@ -4,7 +4,8 @@ Run (the peers live in their own environment; ``--rev`` extracts tokenfsm at a g
 interpreter runs this checkout's code)::
 
     python benchmarks/bench_lazy.py --python /work/benchenv/venv/bin/python --rev HEAD
-                                    [--vocab qwen] [--replays 3] [--kube 8] [--quick]
+                                    [--vocab qwen|llama3] [--replays 3] [--kube 8] [--quick]
+                                    [--cases kb_191,string]
 
 Cases, the same text through every engine, tokenised by the vocabulary's real tokenizer:
 
@@ -21,10 +22,13 @@ Cases, the same text through every engine, tokenised by the vocabulary's real to
 
 Per case and engine, each replay starts from a fresh build, so every mask row ours needs is made on
 demand during the replay and counted: **build** (to a ready index; llguidance's includes its first
-mask, as in ``bench_peers.py``), **first mask** (the first fill of a fresh matcher), and **fill**
-p50 / p90 / p99 over all tokens of all replays (fill only; advance is timed apart). For ours a warm
-replay (the same index again, rows kept) is reported beside. Every engine runs in a subprocess of
-its own, one case at a time, with a time limit; medians and percentiles, the machine may be noisy.
+mask, as in ``bench_peers.py``), **first mask** (the first fill of a fresh matcher), and **cold**
+fill p50 / p90 / p99 over all tokens of all replays (fill only; advance is timed apart). A **warm**
+replay (the last build again, a new matcher: ours keeps its rows) is reported beside. For ours the
+index's counters give, per cold replay, the rows made (**miss/rep**), and per row made the walk
+time (**us/miss**, the kernel and its Python around it) and the trie nodes visited
+(**nodes/miss**), medians over the replays. Every engine runs in a subprocess of its own, one case at a time, with a time
+limit; medians and percentiles, the machine may be noisy. ``--cases`` picks cases by name.
 """
 
 from __future__ import annotations
@@ -158,6 +162,7 @@ def worker(engine_name: str, job_path: str) -> None:
     tokens = job["tokens"]
     pc = time.perf_counter_ns
     builds, firsts, fills, advances, warm_fills = [], [], [], [], []
+    misses, walk_s, visited = [], [], []
     rejected_at, rows = None, None
     for r in range(job["replays"]):
         a = pc()
@@ -179,7 +184,13 @@ def worker(engine_name: str, job_path: str) -> None:
             if not ok:
                 rejected_at = k
                 break
-        if ours and r == job["replays"] - 1:
+        stats = getattr(h, "stats", None)
+        if ours and isinstance(stats, dict) and "misses" in stats:
+            # what the cold replay cost the lazy index (a fresh build: its counters start at 0)
+            misses.append(int(stats["misses"]))
+            walk_s.append(float(stats.get("walk_s", 0.0)))
+            visited.append(int(stats.get("visited", 0)))
+        if r == job["replays"] - 1:
             m = eng.matcher(h)          # the same index again: rows kept
             fill, advance = m.fill, m.advance
             for tok in tokens:
@@ -193,7 +204,7 @@ def worker(engine_name: str, job_path: str) -> None:
                             states=int(h.num_states))
     print(json.dumps(dict(builds=builds, firsts=firsts, fills=fills, advances=advances,
                           warm_fills=warm_fills, rejected_at=rejected_at, rows=rows,
-                          n_tokens=len(tokens))))
+                          misses=misses, walk_s=walk_s, visited=visited, n_tokens=len(tokens))))
 
 
 # -- the parent ---------------------------------------------------------------------------------------
@@ -201,10 +212,6 @@ def worker(engine_name: str, job_path: str) -> None:
 def _pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
-
-
-def _fmt_ms(ns):
-    return f"{ns / 1e6:9.2f}" if ns == ns else "        -"
 
 
 def _fmt_us(ns):
@@ -220,13 +227,16 @@ def run(args) -> int:
     print(f"bench_lazy: {_peers.env_summary()}; python {sys.version.split()[0]}; "
           f"vocab={args.vocab} replays={args.replays} timeout={args.timeout:.0f}s")
     chosen = cases(0 if args.quick else args.kube, log)
+    if args.cases:
+        chosen = [c for c in chosen if any(k in c["name"] for k in args.cases.split(","))]
     encode = _peers.tokenizer(args.vocab)
     vocab = _peers.vocabulary(args.vocab)
     eos = list(vocab.eos_token_ids)[:1]
     engines = [e for e in ENGINES if e in args.engines.split(",")]
     summary: dict = {e: {} for e in engines}
-    print(f"{'case':32s} {'engine':10s} {'build ms':>9s} {'1st mask':>9s} {'fill p50':>8s} "
-          f"{'p90':>8s} {'p99':>8s} {'warm p50':>8s} {'warm p99':>8s}  notes")
+    print(f"{'case':30s} {'engine':10s} {'build ms':>8s} {'1st ms':>7s} | {'cold p50':>8s} {'p90':>7s} "
+          f"{'p99':>8s} | {'warm p50':>8s} {'p90':>7s} {'p99':>7s} | {'miss/rep':>8s} {'us/miss':>7s} "
+          f"{'nodes/miss':>10s}  notes")
     for case in chosen:
         tokens = list(encode(case["doc"])) + (eos if case["complete"] else [])
         for e in engines:
@@ -246,7 +256,7 @@ def run(args) -> int:
             finally:
                 os.unlink(job)
             if "unavailable" in res or "error" in res:
-                print(f"{case['name'][:32]:32s} {e:10s} {res.get('unavailable') or res.get('error')}")
+                print(f"{case['name'][:30]:30s} {e:10s} {res.get('unavailable') or res.get('error')}")
                 continue
             notes = []
             if res["rejected_at"] is not None:
@@ -257,12 +267,20 @@ def run(args) -> int:
                 notes.append(case["note"])
             b, f, fl, w = res["builds"], res["firsts"], res["fills"], res["warm_fills"]
             row = dict(build=statistics.median(b), first=statistics.median(f), p50=_pct(fl, .5),
-                       p90=_pct(fl, .9), p99=_pct(fl, .99))
+                       p90=_pct(fl, .9), p99=_pct(fl, .99), warm50=_pct(w, .5))
             summary[e][case["name"]] = row
-            print(f"{case['name'][:32]:32s} {e:10s} {_fmt_ms(row['build'])} {_fmt_ms(row['first'])} "
-                  f"{_fmt_us(row['p50'])} {_fmt_us(row['p90'])} {_fmt_us(row['p99'])} "
-                  f"{_fmt_us(_pct(w, .5)) if w else '       -'} {_fmt_us(_pct(w, .99)) if w else '       -'}"
-                  f"  {'; '.join(notes)}", flush=True)
+            ms = res.get("misses") or []
+            if ms:
+                # medians over the replays (the first may include kernels compiled on first use)
+                per = [(w / k * 1e6, v / k) for k, w, v in zip(ms, res["walk_s"], res["visited"]) if k]
+                lazy = (f"{statistics.median(ms):8.0f} {statistics.median(p[0] for p in per):7.1f} "
+                        f"{statistics.median(p[1] for p in per):10.0f}") if per else f"{0:8d} {'-':>7s} {'-':>10s}"
+            else:
+                lazy = f"{'-':>8s} {'-':>7s} {'-':>10s}"
+            print(f"{case['name'][:30]:30s} {e:10s} {row['build'] / 1e6:8.2f} {row['first'] / 1e6:7.2f} | "
+                  f"{_fmt_us(row['p50'])} {_fmt_us(row['p90'])[1:]} {_fmt_us(row['p99'])} | "
+                  f"{_fmt_us(_pct(w, .5))} {_fmt_us(_pct(w, .9))[1:]} {_fmt_us(_pct(w, .99))[1:]} | "
+                  f"{lazy}  {'; '.join(notes)}", flush=True)
     # ratios, ours over each peer, on the cases both ran
     print("\nours / peer (medians over the cases both engines ran; < 1: ours is faster)")
     for peer in engines[1:]:
@@ -270,7 +288,7 @@ def run(args) -> int:
         if not both:
             continue
         parts = []
-        for key in ("build", "first", "p50", "p99"):
+        for key in ("build", "first", "p50", "p99", "warm50"):
             ratios = [summary["tokenfsm"][c][key] / summary[peer][c][key] for c in both
                       if summary[peer][c][key] > 0]
             parts.append(f"{key} {statistics.median(ratios):.2f}")
@@ -299,6 +317,7 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case and engine")
     ap.add_argument("--quick", action="store_true", help="the constructions only, no Kubernetes")
+    ap.add_argument("--cases", default="", help="comma-separated substrings of the case names to run")
     ap.add_argument("--python", default=None, help="interpreter with the peers installed")
     ap.add_argument("--rev", default=None, help="run tokenfsm as of this git revision")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
