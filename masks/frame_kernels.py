@@ -16,9 +16,10 @@ Python under ``NUMBA_DISABLE_JIT=1``. Inputs are trusted (validated by the index
 
 Example
 -------
->>> row = np.zeros(n_words, np.uint32)                                   # doctest: +SKIP
->>> used, exact, visited = fill_row(*trie_arrays, automaton_tuple(lb), q, c, keys,
-...                                 st_ret, st_cnt, st_keys, cap, can_end, eos_ids, row)  # doctest: +SKIP
+>>> out, touched = np.zeros(n_words, np.uint32), np.empty(n_words, np.int32)  # doctest: +SKIP
+>>> used, exact, visited, idx, val = fill_row(trie.nodes, trie.tok_ids, trie.max_depth, roots,
+...     automaton_tuple(lb), q, c, keys, st_ret, st_cnt, st_keys, cap, can_end, eos_ids, out,
+...     touched)                                                          # doctest: +SKIP
 
 The persistent stack per trie level is :mod:`.pd_kernels`'s; liveness of counts from a lasso of
 tick counts follows counting automata (Turonova et al., OOPSLA 2020).
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from .pd_kernels import _set_token, _take
 
 __all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live"]
 
@@ -167,13 +170,16 @@ def _levels(max_depth, cap, W):
 
 
 @njit(cache=True)
-def _walk_range(i, stop, sym, depth, end, tok_ptr, tok_ids, a, lq, lc, lk, bs, tp, cn, st_ret,
-                st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out):
-    """Walk trie nodes ``i .. stop - 1`` (whole subtrees) from the configuration of level
-    ``depth[i] - 1``, setting the bits of the tokens that stay live in ``out``.
+def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, tok_ids, a, lq, lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
+                 a_par, cap, out, touched, n_set):
+    """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
+    n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
+    bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with ``r_depth[k] > 0`` first sets that
+    level's top frame to state ``r_state[k]``, count ``r_count[k]`` and level 0's keys, over the
+    whole given stack. One call walks every range (see :func:`.pd_kernels._walk_ranges`).
 
-    Returns ``(fewest entries of the given stack left, exact, nodes visited)`` (see
-    :func:`fill_row`)."""
+    Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
+    (see :func:`fill_row`)."""
     n = st_ret.shape[0]
     W = lk.shape[1]
     # the arrays of the common move, taken out of the tuple once (not per node)
@@ -188,168 +194,183 @@ def _walk_range(i, stop, sym, depth, end, tok_ptr, tok_ids, a, lq, lc, lk, bs, t
     min_base = n
     exact = False
     visited = 0
-    while i < stop:
-        visited += 1
-        d = depth[i]
-        p = d - 1
-        t = table[lq[p], byte_classes[sym[i]]]
-        if t != 0:
-            # rule 1: the frame moves (and may tick); it must stay live
-            c2 = lc[p] + (t >> 30)
-            t = t & _MASK
-            sp = state_piece[t]
-            kind = piece_kind[sp]
-            alive = True
-            if kind == 1:
-                alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                    piece_period[sp], count_off[t], count_bits)
-            elif kind == 2:
-                alive = _keys_live(t, sp, c2, lk, p, piece_lo[sp], piece_hi[sp], piece_keys,
-                                   piece_required, piece_extras, key_close, key_mask, key_extra)
-            if not alive:
-                i = end[i]
-                continue
-            lq[d] = t
-            lc[d] = c2
+    for k in range(n_ranges):
+        sd = r_depth[k]
+        if sd > 0:
+            lq[sd] = r_state[k]
+            lc[sd] = r_count[k]
             for w in range(W):
-                lk[d, w] = lk[p, w]
-            bs[d] = bs[p]
-            tp[d] = tp[p]
-            cn[d] = cn[p]
-        else:
-            # rules 2-4: calls (push the caller, moved to its return state) and pops, each
-            # followed by rule 1, until the byte moves a frame or the configuration dies; written
-            # out here rather than called (a call with this many arrays costs more than the move)
-            W = lk.shape[1]
-            b = sym[i]
-            cls = byte_classes[b]
-            q = lq[p]
-            cc = lc[p]
-            for w in range(W):
-                lk[d, w] = lk[p, w]
-            base = bs[p]
-            top = tp[p]
-            cnt = cn[p]
-            pushed = 0
-            slot0 = d * cap
-            alive = False
-            for _ in range(max_ops):
-                moved = False
-                for e in range(call_ptr[q], call_ptr[q + 1]):
-                    if call_first[e, b]:
-                        moved = True
-                        if pushed >= cap:
-                            break
-                        s = slot0 + pushed
-                        pushed += 1
-                        for w in range(W):
-                            a_keys[s, w] = lk[d, w]
-                        key = call_commit[e]
-                        if key >= 0:
-                            wi = key >> 6
-                            bit = np.uint64(1) << np.uint64(key & 63)
-                            if a_keys[s, wi] & bit != np.uint64(0):
-                                pushed = cap + 1          # a key written twice: dead
+                lk[sd, w] = lk[0, w]
+            bs[sd] = n
+            tp[sd] = -1
+            cn[sd] = 0
+        i = r_start[k]
+        stop = r_stop[k]
+        while i < stop:
+            visited += 1
+            d = nodes[i, 1]
+            p = d - 1
+            t = table[lq[p], byte_classes[nodes[i, 0]]]
+            if t != 0:
+                # rule 1: the frame moves (and may tick); it must stay live
+                c2 = lc[p] + (t >> 30)
+                t = t & _MASK
+                sp = state_piece[t]
+                kind = piece_kind[sp]
+                alive = True
+                if kind == 1:
+                    alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                        piece_period[sp], count_off[t], count_bits)
+                elif kind == 2:
+                    alive = _keys_live(t, sp, c2, lk, p, piece_lo[sp], piece_hi[sp], piece_keys,
+                                       piece_required, piece_extras, key_close, key_mask, key_extra)
+                if not alive:
+                    i = nodes[i, 2]
+                    continue
+                lq[d] = t
+                lc[d] = c2
+                for w in range(W):
+                    lk[d, w] = lk[p, w]
+                bs[d] = bs[p]
+                tp[d] = tp[p]
+                cn[d] = cn[p]
+            else:
+                # rules 2-4: calls (push the caller, moved to its return state) and pops, each
+                # followed by rule 1, until the byte moves a frame or the configuration dies;
+                # written out here rather than called (a call with this many arrays costs more
+                # than the move)
+                W = lk.shape[1]
+                b = nodes[i, 0]
+                cls = byte_classes[b]
+                q = lq[p]
+                cc = lc[p]
+                for w in range(W):
+                    lk[d, w] = lk[p, w]
+                base = bs[p]
+                top = tp[p]
+                cnt = cn[p]
+                pushed = 0
+                slot0 = d * cap
+                alive = False
+                for _ in range(max_ops):
+                    moved = False
+                    for e in range(call_ptr[q], call_ptr[q + 1]):
+                        if call_first[e, b]:
+                            moved = True
+                            if pushed >= cap:
                                 break
-                            a_keys[s, wi] |= bit
-                        r = call_return[e]
-                        c2 = cc + (1 if call_tick[e] else 0)
-                        sp = state_piece[r]
+                            s = slot0 + pushed
+                            pushed += 1
+                            for w in range(W):
+                                a_keys[s, w] = lk[d, w]
+                            key = call_commit[e]
+                            if key >= 0:
+                                wi = key >> 6
+                                bit = np.uint64(1) << np.uint64(key & 63)
+                                if a_keys[s, wi] & bit != np.uint64(0):
+                                    pushed = cap + 1          # a key written twice: dead
+                                    break
+                                a_keys[s, wi] |= bit
+                            r = call_return[e]
+                            c2 = cc + (1 if call_tick[e] else 0)
+                            sp = state_piece[r]
+                            kind = piece_kind[sp]
+                            if kind == 1:
+                                ok = _count_live(r, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                                 piece_period[sp], count_off[r], count_bits)
+                            elif kind == 2:
+                                ok = _keys_live(r, sp, c2, a_keys, s, piece_lo[sp], piece_hi[sp],
+                                                piece_keys, piece_required, piece_extras, key_close,
+                                                key_mask, key_extra)
+                            else:
+                                ok = True
+                            if not ok:
+                                pushed = cap + 1
+                                break
+                            a_ret[s] = r
+                            a_cnt[s] = c2
+                            a_par[s] = top
+                            top = s
+                            cnt += 1
+                            q = call_entry[e]
+                            cc = 0
+                            for w in range(W):
+                                lk[d, w] = 0
+                            break
+                    if pushed > cap or (moved and pushed == 0):
+                        break
+                    if not moved:
+                        if not accepting[q]:
+                            break
+                        sp = state_piece[q]
+                        kind = piece_kind[sp]
+                        if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _has_required(
+                                piece_required, sp, lk, d))):
+                            break
+                        if cnt > 0:
+                            q = a_ret[top]
+                            cc = a_cnt[top]
+                            for w in range(W):
+                                lk[d, w] = a_keys[top, w]
+                            top = a_par[top]
+                            cnt -= 1
+                        elif base > 0:
+                            base -= 1
+                            q = st_ret[base]
+                            cc = st_cnt[base]
+                            for w in range(W):
+                                lk[d, w] = st_keys[base, w]
+                        else:
+                            exact = True              # the outcome depends on the stack's length
+                            break
+                    t = table[q, cls]
+                    if t != 0:
+                        c2 = cc + (t >> 30)
+                        t = t & _MASK
+                        sp = state_piece[t]
                         kind = piece_kind[sp]
                         if kind == 1:
-                            ok = _count_live(r, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                             piece_period[sp], count_off[r], count_bits)
+                            ok = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                             piece_period[sp], count_off[t], count_bits)
                         elif kind == 2:
-                            ok = _keys_live(r, sp, c2, a_keys, s, piece_lo[sp], piece_hi[sp],
+                            ok = _keys_live(t, sp, c2, lk, d, piece_lo[sp], piece_hi[sp],
                                             piece_keys, piece_required, piece_extras, key_close,
                                             key_mask, key_extra)
                         else:
                             ok = True
-                        if not ok:
-                            pushed = cap + 1
-                            break
-                        a_ret[s] = r
-                        a_cnt[s] = c2
-                        a_par[s] = top
-                        top = s
-                        cnt += 1
-                        q = call_entry[e]
-                        cc = 0
-                        for w in range(W):
-                            lk[d, w] = 0
+                        if ok:
+                            alive = True
+                            lq[d] = t
+                            lc[d] = c2
+                            bs[d] = base
+                            tp[d] = top
+                            cn[d] = cnt
                         break
-                if pushed > cap or (moved and pushed == 0):
-                    break
-                if not moved:
-                    if not accepting[q]:
-                        break
-                    sp = state_piece[q]
-                    kind = piece_kind[sp]
-                    if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _has_required(
-                            piece_required, sp, lk, d))):
-                        break
-                    if cnt > 0:
-                        q = a_ret[top]
-                        cc = a_cnt[top]
-                        for w in range(W):
-                            lk[d, w] = a_keys[top, w]
-                        top = a_par[top]
-                        cnt -= 1
-                    elif base > 0:
-                        base -= 1
-                        q = st_ret[base]
-                        cc = st_cnt[base]
-                        for w in range(W):
-                            lk[d, w] = st_keys[base, w]
-                    else:
-                        exact = True              # the outcome depends on the stack's length
-                        break
-                t = table[q, cls]
-                if t != 0:
-                    c2 = cc + (t >> 30)
-                    t = t & _MASK
-                    sp = state_piece[t]
-                    kind = piece_kind[sp]
-                    if kind == 1:
-                        ok = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                         piece_period[sp], count_off[t], count_bits)
-                    elif kind == 2:
-                        ok = _keys_live(t, sp, c2, lk, d, piece_lo[sp], piece_hi[sp], piece_keys,
-                                        piece_required, piece_extras, key_close, key_mask,
-                                        key_extra)
-                    else:
-                        ok = True
-                    if ok:
-                        alive = True
-                        lq[d] = t
-                        lc[d] = c2
-                        bs[d] = base
-                        tp[d] = top
-                        cn[d] = cnt
-                    break
-            # pops made on the way count even when the byte then dies: the outcome depends on
-            # the frames they read
-            if base < min_base:
-                min_base = base
-            if not alive:
-                i = end[i]
-                continue
-        for j in range(tok_ptr[i], tok_ptr[i + 1]):
-            tok = tok_ids[j]
-            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-        i += 1
-    return min_base, exact, visited
+                # pops made on the way count even when the byte then dies: the outcome depends on
+                # the frames they read
+                if base < min_base:
+                    min_base = base
+                if not alive:
+                    i = nodes[i, 2]
+                    continue
+            for j in range(nodes[i, 3], nodes[i + 1, 3]):
+                n_set = _set_token(out, touched, n_set, tok_ids[j])
+            i += 1
+    return min_base, exact, visited, n_set
 
 
 @njit(cache=True)
-def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret, st_cnt, st_keys,
-             cap, can_end, eos_ids, out):
+def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
+             st_keys, cap, can_end, eos_ids, out, touched):
     """The allowed-token row of configuration ``((q, c, keys), stack)``.
 
     Parameters
     ----------
-    sym, depth, end, tok_ptr, tok_ids : arrays
-        A :class:`~.trie.TokenTrie`; ``max_depth`` its longest token in bytes.
+    nodes, tok_ids : arrays
+        A :class:`~.trie.TokenTrie`'s node records and token ids; ``max_depth`` its longest
+        token in bytes.
+    roots : int32[256]
+        The trie's first-level node per first byte (:func:`.pd_kernels.root_children`).
     a : tuple
         :func:`automaton_tuple` of the ``LazyBytes``.
     q, c : int
@@ -363,8 +384,8 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
     can_end : bool
         Whether the text may end here (sets the EOS bits).
     eos_ids : int32[k]
-    out : uint32[n_words]
-        Zeroed row.
+    out, touched : uint32[n_words], int32[n_words]
+        Scratch; ``out`` zeroed (and zeroed again on return).
 
     Returns
     -------
@@ -374,6 +395,8 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
         A pop found the stack exhausted (the row then holds for this stack length only).
     visited : int
         Trie nodes visited.
+    idx, val : int32[k], uint32[k]
+        The row's nonzero words, ascending.
     """
     n = st_ret.shape[0]
     W = keys.shape[0]
@@ -383,27 +406,50 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c, keys, st_ret
     for w in range(W):
         lk[0, w] = keys[w]
     bs[0] = n
-    min_base, exact, visited = _walk_range(1, sym.shape[0], sym, depth, end, tok_ptr, tok_ids, a,
-                                           lq, lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret,
-                                           a_cnt, a_keys, a_par, cap, out)
+    # the first bytes worth walking: a byte that neither moves q, nor calls, nor (q accepting)
+    # pops is dead at once, and its subtree is not read
+    table, byte_classes, accepting, call_ptr, call_first = a[0], a[1], a[2], a[3], a[6]
+    r_start = np.empty(256, dtype=np.int32)
+    r_stop = np.empty(256, dtype=np.int32)
+    r_zero = np.zeros(256, dtype=np.int32)
+    r_count = np.zeros(256, dtype=np.int64)
+    k = 0
+    pops = accepting[q]
+    for b in range(256):
+        v = roots[b]
+        if v < 0:
+            continue
+        live = pops or table[q, byte_classes[b]] != 0
+        if not live:
+            for e in range(call_ptr[q], call_ptr[q + 1]):
+                if call_first[e, b]:
+                    live = True
+                    break
+        if live:
+            r_start[k] = v
+            r_stop[k] = nodes[v, 2]
+            k += 1
+    min_base, exact, visited, n_set = _walk_ranges(
+        r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc,
+        lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0)
     if can_end:
         for j in range(eos_ids.shape[0]):
-            tok = eos_ids[j]
-            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-    return n - min_base, exact, visited
+            n_set = _set_token(out, touched, n_set, eos_ids[j])
+    idx, val = _take(out, touched, n_set)
+    return n - min_base, exact, visited, idx, val
 
 
 @njit(cache=True)
-def replay_row(sk_node, sk_depth, sk_exit, sym, depth, end, tok_ptr, tok_ids, max_depth, a, q, c,
-               keys, st_ret, st_cnt, st_keys, cap, out):
+def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_cnt, st_keys, cap,
+               can_end, eos_ids, out, touched):
     """:func:`fill_row` for a state ``q`` of a region where the walk cannot depend on the frames
     (no state of its strongly connected component accepts or calls, the count lies where every
-    state of its piece is live), from the region's shared walk: ``out`` holds the tokens that stay
-    in the region; this follows the walk's skeleton from ``q`` (ticks counted on the way) and
-    walks the subtrees below its exits with the frames. EOS bits are not set (``q`` does not
-    accept).
+    state of its piece is live), past the region's shared walk: this follows the walk's skeleton
+    (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) from ``q`` (ticks counted on the way) and gives the tokens that end at its exits or live in
+    the subtrees below them, walked with the frames (see :func:`.pd_kernels.replay_row`), and
+    the EOS tokens where ``can_end``.
 
-    Returns ``(used, exact, visited)`` as :func:`fill_row`.
+    Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
     """
     n = st_ret.shape[0]
     W = keys.shape[0]
@@ -413,30 +459,34 @@ def replay_row(sk_node, sk_depth, sk_exit, sym, depth, end, tok_ptr, tok_ids, ma
     lc[0] = c
     for w in range(W):
         lk[0, w] = keys[w]
-    min_base = n
-    exact = False
-    visited = 0
-    for x in range(sk_node.shape[0]):
-        v = sk_node[x]
-        d = sk_depth[x]
-        t = table[lq[d - 1], byte_classes[sym[v]]]
+    m = rec.shape[0] - 1
+    r_start = np.empty(m, dtype=np.int32)
+    r_stop = np.empty(m, dtype=np.int32)
+    r_depth = np.empty(m, dtype=np.int32)
+    r_state = np.empty(m, dtype=np.int32)
+    r_count = np.empty(m, dtype=np.int64)
+    k = 0
+    n_set = 0
+    for x in range(m):
+        d = rec[x, 1]
+        t = table[lq[d - 1], byte_classes[rec[x, 3]]]
         lq[d] = t & _MASK
         lc[d] = lc[d - 1] + (t >> 30)
-        for w in range(W):
-            lk[d, w] = lk[d - 1, w]
-        if sk_exit[x]:
-            visited += 1
-            bs[d] = n
-            tp[d] = -1
-            cn[d] = 0
-            for j in range(tok_ptr[v], tok_ptr[v + 1]):
-                tok = tok_ids[j]
-                out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-            mb, ex, vv = _walk_range(v + 1, end[v], sym, depth, end, tok_ptr, tok_ids, a, lq, lc,
-                                     lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
-                                     a_par, cap, out)
-            if mb < min_base:
-                min_base = mb
-            exact = exact or ex
-            visited += vv
-    return n - min_base, exact, visited
+        if rec[x, 2]:
+            for j in range(rec[x, 5], rec[x + 1, 5]):
+                n_set = _set_token(out, touched, n_set, toks[j])
+            r_start[k] = rec[x, 0] + 1
+            r_stop[k] = rec[x, 4]
+            r_depth[k] = d
+            r_state[k] = lq[d]
+            r_count[k] = lc[d]
+            k += 1
+    min_base, exact, visited, n_set = _walk_ranges(
+        r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
+        lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
+        touched, n_set)
+    if can_end:
+        for j in range(eos_ids.shape[0]):
+            n_set = _set_token(out, touched, n_set, eos_ids[j])
+    idx, val = _take(out, touched, n_set)
+    return n - min_base, exact, visited + k, idx, val

@@ -35,6 +35,7 @@ __all__ = ["pack", "unpack", "FrameAutomaton"]
 
 _LOW32 = (1 << 32) - 1
 _LOW64 = (1 << 64) - 1
+_COUNT_FIELD = _LOW64 << 32
 _TICK = 1 << 30
 _STATE = _TICK - 1
 #: Entries of :meth:`FrameAutomaton.walk_token`'s table of hops (emptied when full).
@@ -310,13 +311,16 @@ class FrameAutomaton:
             return c
         return -2 - c % self._period[p]
 
-    def key_frame(self, x: int):
-        """A frame as the rows see it: ``(state, count or its class, keys)``."""
+    def key_frame(self, x: int) -> int:
+        """A frame as the rows see it: the frame with its count replaced by the count's class
+        (:meth:`count_class`), a negative class written in 64-bit two's complement. Counts stay
+        below ``2**63`` (a count field of 64 bits, bounds of 63), so a class never reads as a
+        count."""
         q = x & _LOW32
         c = (x >> 32) & _LOW64
         if self._cls_lo[q] <= c <= self._cls_hi[q]:
-            return (q, -1, x >> 96)
-        return (q, self.count_class(self._piece[q], c), x >> 96)
+            return x | _COUNT_FIELD
+        return (x & ~_COUNT_FIELD) | ((self.count_class(self._piece[q], c) & _LOW64) << 32)
 
     def _stack_arrays(self, x: int, stack: tuple):
         W = self.W
@@ -332,21 +336,23 @@ class FrameAutomaton:
         keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
         return q, c, keys, st_ret, st_cnt, st_keys
 
-    def fill(self, trie, x: int, stack: tuple, can_end: bool, eos_ids, out) -> tuple:
-        """Walk the trie from ``(x, stack)`` into ``out``: ``(used, exact, visited)``."""
+    def fill(self, trie, roots, x: int, stack: tuple, can_end: bool, eos_ids, out,
+             touched) -> tuple:
+        """The row of ``(x, stack)`` by a walk of the trie: ``(used, exact, visited, idx, val)``
+        (see :func:`.frame_kernels.fill_row`; ``roots``: :func:`.pd_kernels.root_children` of the
+        trie, ``out``/``touched`` zeroed scratch)."""
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
-        used, exact, visited = frame_kernels.fill_row(
-            trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
-            self.kernel, q, c, keys, st_ret, st_cnt, st_keys, max(self.max_stack, 1), can_end,
-            eos_ids, out)
-        return int(used), bool(exact), int(visited)
+        used, exact, visited, idx, val = frame_kernels.fill_row(
+            trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
+            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched)
+        return int(used), bool(exact), int(visited), idx, val
 
-    def replay(self, trie, sk_node, sk_depth, sk_exit, x: int, stack: tuple, out) -> tuple:
-        """The rest of a row whose region's shared walk is in ``out`` (see
-        :func:`.frame_kernels.replay_row`): ``(used, exact, visited)``."""
+    def replay(self, trie, rec, toks, x: int, stack: tuple, can_end: bool, eos_ids, out,
+               touched) -> tuple:
+        """What a row adds to its region's shared walk (see :func:`.frame_kernels.replay_row`):
+        ``(used, exact, visited, idx, val)``."""
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
-        used, exact, visited = frame_kernels.replay_row(
-            sk_node, sk_depth, sk_exit, trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids,
-            trie.max_depth, self.kernel, q, c, keys, st_ret, st_cnt, st_keys,
-            max(self.max_stack, 1), out)
-        return int(used), bool(exact), int(visited)
+        used, exact, visited, idx, val = frame_kernels.replay_row(
+            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, self.kernel, q, c, keys, st_ret,
+            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched)
+        return int(used), bool(exact), int(visited), idx, val

@@ -120,7 +120,10 @@ class Matcher:
 
     Notes
     -----
-    A lazy index speaks the protocol ``start``, ``config_row(config)`` (the row and its byte view),
+    A lazy index speaks the protocol ``start``, ``config_row(config)`` (a row entry whose
+    ``entry[0]`` is ``(row or None, byte view, words or None, values or None)``: the view's bytes,
+    or with words, ``write_row(entry[0], view)`` writes it; ``row_array(entry)`` makes it an
+    array),
     ``config_after(config, token_id)`` and ``config_after_bytes(config, data)`` (the next
     configuration, or None), ``config_can_end(config)``, ``forced_bytes(config)`` and
     ``allowed_token_ids(config)``, plus ``vocab``, ``eos_ids``, ``n_words`` and
@@ -184,17 +187,23 @@ class Matcher:
         ix = self._index
         return ix.finished_row if self._finished else ix._state_rows[self._state]
 
-    def _view(self):
-        """The byte view of the current row."""
+    def _write(self, view) -> None:
+        """Write the current row into ``view`` (a byte view of a bitmask row)."""
         ix = self._index
         if self._flat:
-            return ix._row_views[ix.finished_row if self._finished else ix._state_rows[self._state]]
-        if self._finished:
-            return ix._finished_view
-        v = self._rowv
-        if v is None:
-            v = self._rowv = ix.config_row(self._state)[1]
-        return v
+            view[:] = ix._row_views[ix.finished_row if self._finished
+                                    else ix._state_rows[self._state]]
+        elif self._finished:
+            view[:] = ix._finished_view
+        else:
+            e = self._rowv
+            if e is None:
+                e = self._rowv = ix.config_row(self._state)
+            parts = e[0]
+            if parts[2] is None:
+                view[:] = parts[1]
+            else:                     # a row kept as its words over a shared or empty row
+                ix.write_row(parts, view)
 
     def _mask_row(self) -> np.ndarray:
         """The current row as an int32 array (read-only)."""
@@ -203,7 +212,7 @@ class Matcher:
             return ix.mask_rows[self._row_id()]
         if self._finished:
             return ix.finished_mask
-        return ix.config_row(self._state)[0]
+        return ix.row_array(ix.config_row(self._state))
 
     def copy(self) -> "Matcher":
         """An independent matcher at the same position, with the same history."""
@@ -249,7 +258,7 @@ class Matcher:
                 self._bm_view[:] = ix._row_views[ix.finished_row if self._finished
                                                  else ix._state_rows[self._state]]
             else:
-                self._bm_view[:] = self._view()
+                self._write(self._bm_view)
             return
         n_words = self._index.n_words
         if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
@@ -260,7 +269,7 @@ class Matcher:
         else:
             out = _bitmask_array(bitmask, n_words)
             view = memoryview(out[row_number(row, out.shape[0])]).cast("B")
-        view[:] = self._view()
+        self._write(view)
         if type(row) is int:
             self._bm, self._bm_row, self._bm_view = bitmask, row, view
 

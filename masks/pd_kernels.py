@@ -11,13 +11,24 @@ One byte ``b`` moves it as follows (``step``):
 
 The kernels:
 
-* :func:`fill_row` walks the vocabulary's token trie from one configuration and writes its packed
-  bitmask row, skipping a subtree as soon as the walk dies (like :func:`.kernels.walk_masks`). The
-  stack of each trie level is persistent: a level keeps how many entries of the given stack are
-  still there (``base``) and a pointer into a linked arena of the entries pushed since (each level
-  owns ``cap`` arena slots, reused by its siblings), so the common move (rule 1) copies four
-  integers. It also reports how deep into the given stack any token reached, so that the row can
-  be reused for every configuration that agrees on that many top entries.
+* :func:`fill_row` walks the vocabulary's token trie from one configuration and gives its packed
+  bitmask row as its nonzero words, skipping a subtree as soon as the walk dies (like
+  :func:`.kernels.walk_masks`). The stack of each trie level is persistent: a level keeps how
+  many entries of the given stack are still there (``base``) and a pointer into a linked arena of
+  the entries pushed since (each level owns ``cap`` arena slots, reused by its siblings), so the
+  common move (rule 1) copies four integers. It also reports how deep into the given stack any
+  token reached, so that the row can be reused for every configuration that agrees on that many
+  top entries.
+* :func:`replay_row` gives what a row adds to its region's shared walk, from the walk's skeleton
+  (:func:`skeleton_records`).
+
+A row of a configuration met for the first time is a few hundred node visits, so what surrounds
+the walk matters as much: a first byte that the configuration cannot take is skipped by a table
+of the trie's first-level nodes (:func:`root_children`) without touching its subtree; the nodes
+are read as records of one memory line each (:attr:`.trie.TokenTrie.nodes`); every subtree of a
+row is walked in one call (:func:`_walk_ranges`: a call per subtree costs more than the subtree);
+and the row is written into a zeroed scratch row, listing the words it sets, and handed back as
+those words (the scratch row zeroed again), so no row of the vocabulary's size is allocated.
 
 Moving one configuration by a token's few bytes is done in Python (:meth:`.PushdownIndex.step`):
 cheaper than a kernel call for a handful of table lookups.
@@ -35,7 +46,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["fill_row", "replay_row", "row_of_nodes"]
+__all__ = ["fill_row", "replay_row", "root_children", "row_of_nodes", "or_words",
+           "skeleton_records"]
 
 
 @njit(cache=True)
@@ -88,6 +100,44 @@ def _slow_step(q, b, table, byte_classes, accepting, call_ptr, call_entry, call_
             return t, base, top, cnt, False
 
 
+@njit(cache=True, inline="always")
+def _set_token(out, touched, n_set, tok):
+    """Set token ``tok``'s bit in ``out``, listing its word in ``touched[n_set]`` if it was zero;
+    returns the new count of listed words."""
+    w = tok >> 5
+    if out[w] == 0:
+        touched[n_set] = w
+        n_set += 1
+    out[w] |= np.uint32(1) << np.uint32(tok & 31)
+    return n_set
+
+
+@njit(cache=True, inline="always")
+def _take(out, touched, n_set):
+    """The words ``out`` holds at ``touched[:n_set]``, as ``(idx int32[n_set], val
+    uint32[n_set])`` in ascending order; ``out`` is zeroed there again."""
+    idx = np.sort(touched[:n_set])
+    val = np.empty(n_set, dtype=np.uint32)
+    for x in range(n_set):
+        w = idx[x]
+        val[x] = out[w]
+        out[w] = 0
+    return idx, val
+
+
+@njit(cache=True)
+def root_children(nodes):
+    """The first-level node of each first byte in a trie's node records (see
+    :attr:`.trie.TokenTrie.nodes`), -1 where no token starts with it: ``int32[256]``."""
+    out = np.full(256, -1, dtype=np.int32)
+    n = nodes.shape[0] - 1
+    i = 1
+    while i < n:
+        out[nodes[i, 0]] = i
+        i = nodes[i, 2]
+    return out
+
+
 @njit(cache=True)
 def _levels(max_depth, cap):
     """Per trie level: state, ``base``, arena top and pushed count; and the push arena."""
@@ -102,60 +152,78 @@ def _levels(max_depth, cap):
 
 
 @njit(cache=True)
-def _walk_sub(i, stop, sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
-              call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
-              a_par, out):
-    """Walk trie nodes ``i .. stop - 1`` (whole subtrees) from the configuration of level
-    ``depth[i] - 1``, setting the bits of the tokens that stay live in ``out``.
+def _walk_ranges(r_start, r_stop, r_depth, r_state, n_ranges, nodes, tok_ids, byte_classes, table,
+                 accepting, call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp,
+                 cn, a_val, a_par, out, touched, n_set):
+    """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
+    n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
+    bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with
+    ``r_depth[k] > 0`` first sets that level to state ``r_state[k]`` over the whole given stack
+    (nothing pushed). One call walks every range: a call per subtree would cost more than most
+    subtrees' walks.
 
-    Returns ``(lowest base reached, exact, nodes visited)`` (see :func:`fill_row`)."""
+    Returns ``(lowest base reached, exact, nodes visited, words listed)`` (see
+    :func:`fill_row`)."""
     n = stack.shape[0]
     max_ops = 2 * (n + cap) + 4
     min_base = n
     exact = False
     visited = 0
-    while i < stop:
-        visited += 1
-        d = depth[i]
-        p = d - 1
-        b = sym[i]
-        t = table[st[p], byte_classes[b]]
-        if t != 0:
-            st[d] = t
-            bs[d] = bs[p]
-            tp[d] = tp[p]
-            cn[d] = cn[p]
-        else:
-            t, nb, nt, nc, empty = _slow_step(
-                st[p], b, table, byte_classes, accepting, call_ptr, call_entry, call_return,
-                call_first, stack, bs[p], tp[p], cn[p], d * cap, cap, a_val, a_par, max_ops)
-            if empty:
-                exact = True
-            if nb < min_base:
-                min_base = nb
-            if t == 0:
-                i = end[i]
-                continue
-            st[d] = t
-            bs[d] = nb
-            tp[d] = nt
-            cn[d] = nc
-        for j in range(tok_ptr[i], tok_ptr[i + 1]):
-            tok = tok_ids[j]
-            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-        i += 1
-    return min_base, exact, visited
+    for k in range(n_ranges):
+        sd = r_depth[k]
+        if sd > 0:
+            st[sd] = r_state[k]
+            bs[sd] = n
+            tp[sd] = -1
+            cn[sd] = 0
+        i = r_start[k]
+        stop = r_stop[k]
+        while i < stop:
+            visited += 1
+            b = nodes[i, 0]
+            d = nodes[i, 1]
+            p = d - 1
+            t = table[st[p], byte_classes[b]]
+            if t != 0:
+                st[d] = t
+                bs[d] = bs[p]
+                tp[d] = tp[p]
+                cn[d] = cn[p]
+            else:
+                t, nb, ntop, ncnt, empty = _slow_step(
+                    st[p], b, table, byte_classes, accepting, call_ptr, call_entry, call_return,
+                    call_first, stack, bs[p], tp[p], cn[p], d * cap, cap, a_val, a_par, max_ops)
+                if empty:
+                    exact = True
+                if nb < min_base:
+                    min_base = nb
+                if t == 0:
+                    i = nodes[i, 2]
+                    continue
+                st[d] = t
+                bs[d] = nb
+                tp[d] = ntop
+                cn[d] = ncnt
+            for j in range(nodes[i, 3], nodes[i + 1, 3]):
+                n_set = _set_token(out, touched, n_set, tok_ids[j])
+            i += 1
+    return min_base, exact, visited, n_set
 
 
 @njit(cache=True)
-def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, accepting,
-             call_ptr, call_entry, call_return, call_first, q, stack, cap, can_end, eos_ids, out):
-    """The allowed-token row of configuration ``(q, stack)`` (``stack`` bottom first).
+def fill_row(nodes, tok_ids, max_depth, roots, byte_classes, table, accepting, call_ptr,
+             call_entry, call_return, call_first, q, stack, cap, can_end, eos_ids, out, touched):
+    """The allowed-token row of configuration ``(q, stack)`` (``stack`` bottom first), as its
+    nonzero words.
 
     Parameters
     ----------
-    sym, depth, end, tok_ptr, tok_ids : arrays
-        A :class:`~.trie.TokenTrie`; ``max_depth`` its longest token in bytes.
+    nodes, tok_ids : arrays
+        A :class:`~.trie.TokenTrie`'s node records (:attr:`~.trie.TokenTrie.nodes`) and token
+        ids; ``max_depth`` its longest token in bytes.
+    roots : int32[256]
+        The trie's first-level node per first byte (:func:`root_children`): a first byte that
+        ``q`` can neither move on, call on nor pop on is skipped without reading its subtree.
     byte_classes, table, accepting, call_ptr, call_entry, call_return, call_first : arrays
         The ``PushdownBytes`` automaton.
     q : int
@@ -168,7 +236,9 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
         Whether the text may end here (sets the EOS bits).
     eos_ids : int32[k]
     out : uint32[n_words]
-        Zeroed row; token ``t``'s bit is set iff its bytes leave the configuration live.
+        Scratch, zeroed (and zeroed again on return).
+    touched : int32[n_words]
+        Scratch.
 
     Returns
     -------
@@ -179,62 +249,127 @@ def fill_row(sym, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, 
         ...unless this is True (a pop found ``stack`` exhausted): then only for this stack length.
     visited : int
         Trie nodes visited.
+    idx, val : int32[k], uint32[k]
+        The row's nonzero words, ascending (token ``t``'s bit is set iff its bytes leave the
+        configuration live).
     """
     n = stack.shape[0]
     st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
     bs[0] = n
-    min_base, exact, visited = _walk_sub(
-        1, sym.shape[0], sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
+    # the first bytes worth walking: a byte that neither moves q, nor calls, nor (q accepting)
+    # pops is dead at once, and its subtree is not read
+    r_start = np.empty(256, dtype=np.int32)
+    r_stop = np.empty(256, dtype=np.int32)
+    r_depth = np.zeros(256, dtype=np.int32)
+    k = 0
+    pops = accepting[q]
+    for b in range(256):
+        v = roots[b]
+        if v < 0:
+            continue
+        live = pops or table[q, byte_classes[b]] != 0
+        if not live:
+            for e in range(call_ptr[q], call_ptr[q + 1]):
+                if call_first[e, b]:
+                    live = True
+                    break
+        if live:
+            r_start[k] = v
+            r_stop[k] = nodes[v, 2]
+            k += 1
+    min_base, exact, visited, n_set = _walk_ranges(
+        r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out)
+        out, touched, 0)
     if can_end:
         for j in range(eos_ids.shape[0]):
-            tok = eos_ids[j]
-            out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-    return n - min_base, exact, visited
+            n_set = _set_token(out, touched, n_set, eos_ids[j])
+    idx, val = _take(out, touched, n_set)
+    return n - min_base, exact, visited, idx, val
 
 
 @njit(cache=True)
-def replay_row(sk_node, sk_depth, sk_exit, sym, depth, end, tok_ptr, tok_ids, max_depth,
-               byte_classes, table, accepting, call_ptr, call_entry, call_return, call_first, q,
-               stack, cap, out):
-    """:func:`fill_row` for a state ``q`` of a stack-free region (no state of its strongly
-    connected component accepts or calls, so a zero move there is dead whatever the stack), from
-    the region's shared walk (:func:`.kernels.component_walk`): ``out`` holds the tokens that
-    stay in the region; this follows the walk's skeleton (``sk_*``: the paths to the nodes whose
-    byte leaves the region) from ``q`` and walks the subtrees below its exits with the stack.
-    EOS bits are not set (``q`` does not accept).
+def skeleton_records(sk_node, sk_depth, sk_exit, nodes, tok_ids):
+    """A shared region walk's skeleton (:func:`.kernels.component_walk`) with what
+    :func:`replay_row` reads of its nodes laid out beside it: ``rec int32[m, 6]``, per skeleton
+    node ``(node, depth, exit, byte, end of subtree, first of its tokens in toks)`` (the tokens of
+    node ``x`` are ``toks[rec[x, 5]:rec[x + 1, 5]]``, exits only; a last record closes the list),
+    and ``toks``. The replay then reads the trie only below the exits."""
+    m = sk_node.shape[0]
+    rec = np.zeros((m + 1, 6), dtype=np.int32)
+    n_tok = 0
+    for x in range(m):
+        if sk_exit[x]:
+            v = sk_node[x]
+            n_tok += nodes[v + 1, 3] - nodes[v, 3]
+    toks = np.empty(n_tok, dtype=np.int32)
+    k = 0
+    for x in range(m):
+        v = sk_node[x]
+        rec[x, 0] = v
+        rec[x, 1] = sk_depth[x]
+        rec[x, 2] = 1 if sk_exit[x] else 0
+        rec[x, 3] = nodes[v, 0]
+        rec[x, 4] = nodes[v, 2]
+        rec[x, 5] = k
+        if sk_exit[x]:
+            for j in range(nodes[v, 3], nodes[v + 1, 3]):
+                toks[k] = tok_ids[j]
+                k += 1
+    rec[m, 5] = k
+    return rec, toks
 
-    Returns ``(used, exact, visited)`` as :func:`fill_row`.
+
+@njit(cache=True)
+def replay_row(rec, toks, nodes, tok_ids, max_depth, byte_classes, table, accepting, call_ptr,
+               call_entry, call_return, call_first, q, stack, cap, out, touched):
+    """:func:`fill_row` for a state ``q`` of a stack-free region (no state of its strongly
+    connected component accepts or calls, so a zero move there is dead whatever the stack), past
+    the region's shared walk (:func:`.kernels.component_walk`: the tokens that stay in the
+    region): this follows the walk's skeleton (``rec``, ``toks``: :func:`skeleton_records` of the
+    paths to the nodes whose byte leaves the region) from ``q`` and gives the tokens that end at
+    its exits or live in the subtrees below them, walked with the stack. The row is the shared
+    walk's row with these. EOS bits are not set (``q`` does not accept).
+
+    Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
     """
     n = stack.shape[0]
     st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
-    min_base = n
-    exact = False
-    visited = 0
-    for x in range(sk_node.shape[0]):
-        v = sk_node[x]
-        d = sk_depth[x]
-        st[d] = table[st[d - 1], byte_classes[sym[v]]]
-        if sk_exit[x]:
-            visited += 1
-            bs[d] = n
-            tp[d] = -1
-            cn[d] = 0
-            for j in range(tok_ptr[v], tok_ptr[v + 1]):
-                tok = tok_ids[j]
-                out[tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
-            mb, ex, vv = _walk_sub(
-                v + 1, end[v], sym, depth, end, tok_ptr, tok_ids, byte_classes, table, accepting,
-                call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
-                a_par, out)
-            if mb < min_base:
-                min_base = mb
-            exact = exact or ex
-            visited += vv
-    return n - min_base, exact, visited
+    m = rec.shape[0] - 1
+    r_start = np.empty(m, dtype=np.int32)
+    r_stop = np.empty(m, dtype=np.int32)
+    r_depth = np.empty(m, dtype=np.int32)
+    r_state = np.empty(m, dtype=np.int32)
+    k = 0
+    n_set = 0
+    for x in range(m):
+        d = rec[x, 1]
+        t = table[st[d - 1], byte_classes[rec[x, 3]]]
+        st[d] = t
+        if rec[x, 2]:
+            for j in range(rec[x, 5], rec[x + 1, 5]):
+                n_set = _set_token(out, touched, n_set, toks[j])
+            r_start[k] = rec[x, 0] + 1
+            r_stop[k] = rec[x, 4]
+            r_depth[k] = d
+            r_state[k] = t
+            k += 1
+    min_base, exact, visited, n_set = _walk_ranges(
+        r_start, r_stop, r_depth, r_state, k, nodes, tok_ids, byte_classes, table, accepting,
+        call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
+        out, touched, n_set)
+    idx, val = _take(out, touched, n_set)
+    return n - min_base, exact, visited + k, idx, val
+
+
+@njit(cache=True)
+def or_words(dst, idx, val):
+    """``dst[idx[x]] |= val[x]`` for every ``x`` (``dst`` a ``uint32`` array or memoryview)."""
+    for x in range(idx.shape[0]):
+        w = idx[x]
+        dst[w] = dst[w] | val[x]
 
 
 @njit(cache=True)

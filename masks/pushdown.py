@@ -21,11 +21,17 @@ connected component, cut at JSON's separators and brackets like the flat index's
 accepts nor calls cannot meet the stack before leaving the region, so its walk inside the region
 is the flat index's shared region walk (:func:`.kernels.component_walk`), kept per vocabulary in
 the trie's :class:`~.trie.WalkCache` under the region's canonical form and shared with flat
-indexes; a row then costs a copy of that walk's row and a walk of the subtrees past its exits
-with the stack (:func:`.pd_kernels.replay_row`).
+indexes; a row then is that walk's row plus what the subtrees past its exits add, walked with
+the stack (:func:`.pd_kernels.replay_row`). The two ways of making a row are declared in
+:data:`ROW_WAYS`, next to the reference walk, and the tests run each on every configuration.
 
-Rows are kept in memory only (the index is cheap to make again from the automaton: no disk
-format).
+A row is kept as what it adds to a row already held: its few nonzero words over the empty row (a
+key's name allows a handful of tokens) or over its region's shared row (a string body), written
+into a bitmask as a copy and a few word stores; only a row of many words, or one used
+``PROMOTE_AFTER`` times, gets an array of the vocabulary's size. Making a row thus allocates no
+vocabulary-sized memory (fresh memory is paged in on first write: a few microseconds a row),
+and the cache holds many more rows in its ``cache_bytes``. Rows are kept in memory only (the
+index is cheap to make again from the automaton: no disk format).
 
 :class:`~.matcher.Matcher` drives a :class:`PushdownIndex` as it drives a flat index, through the
 index's ``config_*`` methods; its ``state`` is the configuration ``(q, stack)`` (``stack`` a
@@ -77,10 +83,17 @@ from .matcher import Matcher
 from .trie import token_trie
 from .vocab import Vocabulary
 
-__all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
+__all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES", "ROW_WAYS"]
 
-#: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows).
+_LOW64 = (1 << 64) - 1
+
+#: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows
+#: of the vocabulary's size; many more of those kept as their few nonzero words).
 ROW_CACHE_BYTES = 32 << 20
+#: Bytes a kept row is charged beyond its arrays (its key, entry and the arrays' headers).
+ROW_OVERHEAD = 400
+#: Uses after which a row kept as its words gets a row of its own (see PushdownIndex._entry).
+PROMOTE_AFTER = 16
 
 _FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entry", "call_return",
            "call_first", "max_stack")
@@ -206,6 +219,10 @@ class PushdownIndex:
             view.flags.writeable = False
             setattr(self, name, view)
         self.max_stack = a["max_stack"]
+        # the automaton's arrays as the row kernels take them (bound once: a row is one call)
+        self._k_automaton = (self._k_byte_classes, self._k_table, self._k_accepting,
+                             self._k_call_ptr, self._k_call_entry, self._k_call_return,
+                             self._k_call_first)
         # the table regions and their shared walks are read from: ticks stripped (a walk inside a
         # region is the same for every count at which the rows share a key, see _frame_row)
         self._region_table = (self._k_table if self._frames is None else
@@ -219,6 +236,8 @@ class PushdownIndex:
         self._eos_set = frozenset(self.eos_ids.tolist())
         self._n_words = (vocab.size + 31) // 32
         self._trie = token_trie(vocab)
+        nodes = self._trie.nodes
+        self._roots = pd_kernels.root_children(nodes)
         self._cap = max(self.max_stack, 1)
         q0 = a["start"]  # the contract: every nonzero state can complete
         self.start = (q0, ())
@@ -230,8 +249,17 @@ class PushdownIndex:
         self._finished_view = memoryview(self.finished_mask).cast("B")
         self._empty_row = np.zeros(self._n_words, dtype=np.int32)
         self._empty_row.flags.writeable = False
-        self._empty_entry = (self._empty_row, memoryview(self._empty_row).cast("B"))
+        self._empty_entry = [(self._empty_row, memoryview(self._empty_row).cast("B"), None, None),
+                             0, None, 0]
         self._max_rows = max(16, int(cache_bytes) // max(4 * self._n_words, 1))
+        self._cache_bytes = int(cache_bytes)
+        self._held = 0   # bytes charged for the rows in self._rows (see _entry)
+        #: rows with at most this many nonzero words are kept as those words (see _entry)
+        self._sparse_words = max(self._n_words // 8, 1)
+        self._zero_view = memoryview(np.zeros(self._n_words, dtype=np.uint32)).cast("B")
+        # zeroed rows and word lists the kernels write into, reused (taken and given back by
+        # single list operations, so threads never share one)
+        self._scratch: list = []
         self._rows: OrderedDict = OrderedDict()
         self._used: dict[int, list[int]] = {}  # per state: the top-of-stack lengths keyed
         self._exact_q: set[int] = set()  # states with rows keyed by their whole stack
@@ -243,8 +271,10 @@ class PushdownIndex:
         self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0)
         self.share_walks = bool(share_walks)
         self._comp = None
-        self._comp_ok = None
+        self._flags = None
+        self._by_class: dict = {}  # frames with data: configurations with counts classified
         self._shared: dict = {}
+        self._skeletons: dict = {}
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
         self._tab = memoryview(self.table.reshape(-1)).cast("B").cast("i")
         self._nc = int(self.table.shape[1])
@@ -268,13 +298,21 @@ class PushdownIndex:
     def num_cached_rows(self) -> int:
         return len(self._rows)
 
+    @property
+    def cached_row_bytes(self) -> int:
+        """Bytes of the kept rows (a row kept as its nonzero words counts those, plus
+        ``ROW_OVERHEAD``; rows of shared region walks are the vocabulary's, not counted)."""
+        return self._held
+
     def clear_rows(self) -> None:
         """Drop every kept row (mainly for benchmarks measuring cold fills)."""
         with self._lock:
+            self._held = 0
             self._rows.clear()
             self._used.clear()
             self._exact_q.clear()
             self._by_config.clear()
+            self._by_class.clear()
 
     def __repr__(self) -> str:
         return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
@@ -375,22 +413,12 @@ class PushdownIndex:
 
     # -- rows -----------------------------------------------------------------------------------
     def _row(self, q: int, stack: tuple):
-        """``(row, byte view)`` of a configuration, from the cache or walked now."""
-        hit = self._by_config.get((q, stack))
-        if hit is not None:
-            self.stats["hits"] += 1
-            return hit
-        entry = self._row_keyed(q, stack)
-        by_config = self._by_config
-        if len(by_config) >= self._max_rows:
-            by_config.clear()
-        by_config[(q, stack)] = entry
-        return entry
+        """The cache entry of a (checked) configuration's row (see :meth:`_entry`)."""
+        return self.config_row((q, stack))
 
     def _row_keyed(self, q: int, stack: tuple):
-        """:meth:`_row` under the keys of the module docstring (state, top of stack, end)."""
-        if self._frames is not None:
-            return self._frame_row(q, stack) if q else self._empty_entry
+        """The row of a configuration of a plain stack automaton under the keys of the module
+        docstring (state, top of stack, end), from the cache or made now."""
         if q == 0:
             return self._empty_entry
         acc = self._acc
@@ -403,7 +431,7 @@ class PushdownIndex:
         # lookups take no lock: get and move_to_end are single operations on the dict (an entry
         # dropped by another thread in between is simply not moved)
         rows = self._rows
-        hit = None
+        hit = key = None
         if q in self._exact_q:
             key = (q, stack, True, end)
             hit = rows.get(key)
@@ -411,56 +439,18 @@ class PushdownIndex:
             n = len(stack)
             for u in self._used.get(q, ()):
                 if u <= n:
-                    key = (q, stack[n - u:], False, end)
+                    key = (q, stack[n - u:] if u else (), False, end)
                     hit = rows.get(key)
                     if hit is not None:
                         break
         if hit is not None:
-            try:
-                rows.move_to_end(key)
-            except KeyError:
-                pass
-            self.stats["hits"] += 1
-            return hit
+            return self._kept(key, hit)
         t0 = time.perf_counter()
-        trie = self._trie
-        shared = self._shared_walk(q) if self.share_walks else None
-        if shared is None:
-            out = np.zeros(self._n_words, dtype=np.uint32)
-            used, exact, visited = pd_kernels.fill_row(
-                trie.sym, trie.depth, trie.end, trie.tok_ptr, trie.tok_ids, trie.max_depth,
-                self._k_byte_classes, self._k_table, self._k_accepting, self._k_call_ptr,
-                self._k_call_entry, self._k_call_return, self._k_call_first, q,
-                np.asarray(stack, dtype=np.int32),
-                self._cap, end, self.eos_ids, out)
-        else:
-            row, sk_node, sk_depth, sk_exit = shared
-            out = row.copy()
-            used, exact, visited = pd_kernels.replay_row(
-                sk_node, sk_depth, sk_exit, trie.sym, trie.depth, trie.end, trie.tok_ptr,
-                trie.tok_ids, trie.max_depth, self._k_byte_classes, self._k_table,
-                self._k_accepting, self._k_call_ptr, self._k_call_entry, self._k_call_return,
-                self._k_call_first, q,
-                np.asarray(stack, dtype=np.int32), self._cap, out)
-        used, exact = int(used), bool(exact)
-        row = out.view(np.int32)
-        row.flags.writeable = False
-        entry = (row, memoryview(row).cast("B"))
-        key = (q, stack, True, end) if exact else (q, stack[len(stack) - used:], False, end)
-        with self._lock:
-            self.stats["misses"] += 1
-            self.stats["visited"] += int(visited)
-            self.stats["walk_s"] += time.perf_counter() - t0
-            rows[key] = entry
-            if exact:
-                self._exact_q.add(q)
-            else:
-                us = self._used.setdefault(q, [])
-                if used not in us:
-                    us.append(used)
-            while len(rows) > self._max_rows:
-                rows.popitem(last=False)
-        return entry
+        made = self._make_row(q, stack, end)
+        _, used, exact, _ = made
+        key = (q, stack, True, end) if exact else (q, stack[len(stack) - used:] if used else (),
+                                                     False, end)
+        return self._keep(q, key, made, t0)
 
     def _frame_row(self, x: int, stack: tuple):
         """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
@@ -472,107 +462,203 @@ class PushdownIndex:
         top = kf(x)
         n = len(stack)
         end = fa.can_end(x, stack)
-        hit = None
+        hit = key = None
         if q in self._exact_q:
-            key = (top, tuple(kf(f) for f in stack) if n else (), True, end)
+            key = (top, tuple([kf(f) for f in stack]) if n else (), True, end)
             hit = rows.get(key)
         if hit is None:
             for u in self._used.get(q, ()):
                 if u <= n:
-                    key = (top, tuple(kf(f) for f in stack[n - u:]) if u else (), False, end)
+                    key = (top, tuple([kf(f) for f in stack[n - u:]]) if u else (), False, end)
                     hit = rows.get(key)
                     if hit is not None:
                         break
         if hit is not None:
-            try:
-                rows.move_to_end(key)
-            except KeyError:
-                pass
-            self.stats["hits"] += 1
-            return hit
+            return self._kept(key, hit)
         t0 = time.perf_counter()
-        shared = None
-        if self.share_walks and top[1] == -1:
-            # counts far from every bound: inside a region without calls the walk is the plain
-            # one, if no state in it accepts (a byte it cannot move on is dead, whatever the
-            # stack) or the stack is empty (it is dead then too: nothing to return to)
-            shared = self._shared_walk(q, accepting_ok=not n)
-        if shared is None:
-            out = np.zeros(self._n_words, dtype=np.uint32)
-            used, exact, visited = fa.fill(self._trie, x, stack, end, self.eos_ids, out)
-        else:
-            row, sk_node, sk_depth, sk_exit = shared
-            out = row.copy()
-            used, exact, visited = fa.replay(self._trie, sk_node, sk_depth, sk_exit, x, stack, out)
-            if not n:
-                exact = True          # the row holds for an empty stack only
-            if end:
-                for t in self._eos_set:
-                    out[t >> 5] |= np.uint32(1 << (t & 31))
-        row = out.view(np.int32)
-        row.flags.writeable = False
-        entry = (row, memoryview(row).cast("B"))
+        made = self._make_row(x, stack, end)
+        _, used, exact, _ = made
         below = stack if exact else stack[n - used:] if used else ()
-        key = (top, tuple(kf(f) for f in below), exact, end)
+        key = (top, tuple([kf(f) for f in below]), exact, end)
+        return self._keep(q, key, made, t0)
+
+    def _kept(self, key, entry):
+        try:
+            self._rows.move_to_end(key)
+        except KeyError:
+            pass
+        self.stats["hits"] += 1
+        if entry[0][2] is not None:
+            self._met_again(entry)
+        return entry
+
+    def _met_again(self, entry) -> None:
+        """Count a use of a row kept as words; at the ``PROMOTE_AFTER``-th it gets a row of its
+        own, written with one copy (allocating and paging in a row costs as much as a few dozen
+        fills from words)."""
+        entry[3] += 1
+        if entry[3] < PROMOTE_AFTER:
+            return
+        row = self.row_array(entry)
+        parts = (row, memoryview(row).cast("B"), None, None)
+        cost = row.nbytes + ROW_OVERHEAD
         with self._lock:
-            self.stats["misses"] += 1
-            self.stats["visited"] += visited
-            self.stats["walk_s"] += time.perf_counter() - t0
+            if entry[0][2] is None:
+                return
+            if self._rows.get(entry[2]) is entry:
+                self._held += cost - entry[1]
+            entry[1] = cost
+            entry[0] = parts       # one store: a reader sees the old parts or the new
+
+    def _make_row(self, x: int, stack: tuple, end: bool):
+        """``(entry, used, exact, visited)`` of a configuration, by the way of :data:`ROW_WAYS`
+        that applies: the shared walk of ``x``'s region where there is one, else the walk."""
+        pool = self._scratch
+        try:
+            scratch = pool.pop()
+        except IndexError:
+            scratch = (np.zeros(self._n_words, dtype=np.uint32),
+                       np.empty(self._n_words, dtype=np.int32))
+        made = (_shared_region_way(self, x, stack, end, *scratch) if self.share_walks
+                else None) or _walk_way(self, x, stack, end, *scratch)
+        pool.append(scratch)          # (zeroed again by the kernel)
+        base, used, exact, visited, idx, val = made
+        return self._entry(base, idx, val), used, exact, visited
+
+    def _entry(self, base, idx, val):
+        """The cache entry of the row ``base`` with words ``val`` or-ed in at ``idx`` (``base`` a
+        shared ``(row, byte view)`` or None).
+
+        An entry is a list ``[parts, bytes charged, key, uses]`` whose ``parts`` is ``(row or
+        None, byte view, word indices or None, word values or None)``: the row is the view's
+        words with the values or-ed in at the indices. A row of few nonzero words over no base,
+        or a few words more than a shared region walk's, is kept as those words: no row of the
+        vocabulary's size to allocate (and page in) for a configuration met once or a few
+        times; one met often gets a row of its own (:meth:`_met_again`)."""
+        k = idx.shape[0]
+        if k <= self._sparse_words:
+            view = self._zero_view if base is None else base[1]
+            if not k:
+                return [(None, view, None, None), ROW_OVERHEAD, None, 0]
+            return [(None, view, idx, val), idx.nbytes + val.nbytes + ROW_OVERHEAD, None, 0]
+        row = np.zeros(self._n_words, dtype=np.uint32) if base is None else base[0].copy()
+        pd_kernels.or_words(row, idx, val)
+        row = row.view(np.int32)
+        row.flags.writeable = False
+        return [(row, memoryview(row).cast("B"), None, None), row.nbytes + ROW_OVERHEAD, None, 0]
+
+    def _keep(self, q: int, key, made, t0: float):
+        """Keep a row made under ``key`` (least recently used rows dropped past
+        ``cache_bytes``, at least 16 kept); its cache entry."""
+        entry, used, exact, visited = made
+        entry[2] = key
+        rows = self._rows
+        with self._lock:
+            stats = self.stats
+            stats["misses"] += 1
+            stats["visited"] += visited
+            stats["walk_s"] += time.perf_counter() - t0
+            old = rows.get(key)
+            if old is not None:
+                self._held -= old[1]
             rows[key] = entry
+            self._held += entry[1]
             if exact:
                 self._exact_q.add(q)
             else:
                 us = self._used.setdefault(q, [])
                 if used not in us:
                     us.append(used)
-            while len(rows) > self._max_rows:
-                rows.popitem(last=False)
+            while self._held > self._cache_bytes and len(rows) > 16:
+                self._held -= rows.popitem(last=False)[1][1]
         return entry
 
-    def _shared_walk(self, q: int, accepting_ok: bool = False):
-        """``(row, sk_node, sk_depth, sk_exit)``: the walk of ``q``'s region shared with every
-        state and automaton whose region looks the same from there (a JSON string body), or
-        None when ``q``'s region is not shared (no cycle, too large, or a state in it accepts or
-        calls: a zero move there may then be a call or a return)."""
-        hit = self._shared.get((q, accepting_ok), False)
-        if hit is not False:
-            return hit
-        if self._comp is None:
+    def row_array(self, entry) -> np.ndarray:
+        """The row of a cache entry as a read-only ``int32[n_words]`` array."""
+        row, view, idx, val = entry[0]
+        if row is not None:
+            return row
+        row = np.frombuffer(view, dtype=np.uint32).copy()
+        if idx is not None:
+            pd_kernels.or_words(row, idx, val)
+        row = row.view(np.int32)
+        row.flags.writeable = False
+        return row
+
+    def write_row(self, parts, view) -> None:
+        """Write the row of an entry's ``parts`` into ``view``, a writeable byte view of a
+        bitmask row: a copy of the parts' view, then their words or-ed in."""
+        view[:] = parts[1]
+        if parts[2] is not None:
+            pd_kernels.or_words(view.cast("I"), parts[2], parts[3])
+
+    def _region_flags(self):
+        """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
+        lists of bools): a region (a strongly connected component of :func:`.index._regions`)
+        whose states neither call nor hold key sets, with a cycle and at most
+        ``MAX_SIGNATURE_STATES`` states; ``stack_free`` also asks that no state of it accept
+        (then a byte it cannot move on is dead whatever the stack), ``any_stack`` does not (for
+        an empty stack, where a pop is dead too)."""
+        flags = self._flags
+        if flags is None:
             with self._lock:
-                if self._comp is None:
+                flags = self._flags
+                if flags is None:
                     comp = _regions(ByteTables(self._k_byte_classes, self._region_table,
                                                self._k_accepting, int(self.start[0]) & 0xFFFFFFFF))
                     n_comp = int(comp.max()) + 1 if comp.size else 0
-                    calls = np.diff(self.call_ptr) > 0
                     bad = np.zeros(n_comp, dtype=bool)
-                    bad[comp[calls]] = True
+                    bad[comp[np.diff(self.call_ptr) > 0]] = True
                     if self._frames is not None:
                         # a key set's liveness reads the keys: not shared
-                        keyed = self._frames.lb.piece_kind[self._frames.lb.state_piece] == 2
-                        bad[comp[keyed]] = True
+                        lb = self._frames.lb
+                        bad[comp[lb.piece_kind[lb.state_piece] == 2]] = True
+                    size = np.bincount(comp, minlength=n_comp)
+                    tab = self._region_table
+                    loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)
+                    cyclic = (size > 1) | (np.bincount(comp, weights=loops, minlength=n_comp) > 0)
+                    any_stack = ~bad & cyclic & (size <= MAX_SIGNATURE_STATES)
+                    any_stack[comp[0]] = False          # the dead state
                     accepts = np.zeros(n_comp, dtype=bool)
                     accepts[comp[self.accepting]] = True
-                    self._comp_ok = ~(bad | accepts)
-                    self._comp_ok_empty = ~bad
                     self._comp = comp
-        comp = self._comp
+                    flags = self._flags = ((any_stack & ~accepts)[comp].tolist(),
+                                           any_stack[comp].tolist())
+        return flags
+
+    def _shared_walk(self, q: int, accepting_ok: bool = False):
+        """``(walk, row, byte view, rec, toks)``: the walk of ``q``'s region shared with every
+        state and automaton whose region looks the same from there (a JSON string body; kept in
+        the trie's :class:`~.trie.WalkCache`), its row, and its skeleton as
+        :func:`.pd_kernels.skeleton_records`; None when ``q``'s region is not shared (see
+        :meth:`_region_flags`)."""
+        hit = self._shared.get((q, accepting_ok), False)
+        if hit is not False:
+            return hit
         entry = None
-        ok = self._comp_ok_empty if accepting_ok else self._comp_ok
-        if q != 0 and ok[comp[q]]:
+        if q != 0 and self._region_flags()[1 if accepting_ok else 0][q]:
             trie = self._trie
             order = np.array([q], dtype=np.int32)
             g_ptr = np.array([0, 1], dtype=np.int32)
             share, sig_ptr, sig = kernels.component_signatures(
-                self._region_table, self._k_byte_classes, comp, order, g_ptr, MAX_SIGNATURE_STATES)
+                self._region_table, self._k_byte_classes, self._comp, order, g_ptr,
+                MAX_SIGNATURE_STATES)
             if share[0] and sig_ptr[1] > sig_ptr[0]:
                 node_bit, n_tok_nodes, max_depth = trie.token_numbering()
                 _, entries, visited, _ = _shared_walks(
                     trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                    self._k_byte_classes, self._region_table, comp, self.vocab_size)
+                    self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
                 e = entries[0]
-                row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
-                    e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
-                entry = (row, e[3], e[4], e[5])
+                entry = self._skeletons.get(id(e))
+                if entry is None or entry[0] is not e:
+                    # per walk kept (every state of a region, and regions alike): its row and
+                    # its skeleton laid out for the replay
+                    row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
+                        e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
+                    rec, toks = pd_kernels.skeleton_records(e[3], e[4], e[5], trie.nodes,
+                                                            trie.tok_ids)
+                    entry = self._skeletons[id(e)] = (e, row, memoryview(row).cast("B"), rec,
+                                                      toks)
                 with self._lock:
                     self.stats["visited"] += int(visited)
                     self.stats["shared_walks"] += 1
@@ -581,16 +667,43 @@ class PushdownIndex:
 
     # -- the matcher's protocol (configurations it holds are trusted) --------------------------
     def config_row(self, config):
-        """``(row, byte view)`` of a configuration a matcher holds."""
+        """The cache entry of the row of a configuration a matcher holds (see :meth:`_entry`;
+        :meth:`write_row` writes it into a bitmask, :meth:`row_array` makes it an array)."""
         by_config = self._by_config
         hit = by_config.get(config)
         if hit is not None:
             self.stats["hits"] += 1
+            if hit[0][2] is not None:
+                self._met_again(hit)
             return hit
-        entry = self._row_keyed(config[0], config[1])
+        if self._frames is None:
+            entry = self._row_keyed(config[0], config[1])
+        else:
+            entry = self._frame_config_row(config)
         if len(by_config) >= self._max_rows:
             by_config.clear()
         by_config[config] = entry
+        return entry
+
+    def _frame_config_row(self, config):
+        """The row of a configuration whose frames hold data, first by the configuration as the
+        rows see it (every count classified: counts that the rows cannot tell apart meet there)."""
+        x, stack = config
+        if x == 0:
+            return self._empty_entry
+        kf = self._frames.key_frame
+        seen = (kf(x), tuple([kf(f) for f in stack]) if stack else ())
+        by_class = self._by_class
+        hit = by_class.get(seen)
+        if hit is not None:
+            self.stats["hits"] += 1
+            if hit[0][2] is not None:
+                self._met_again(hit)
+            return hit
+        entry = self._frame_row(x, stack)
+        if len(by_class) >= self._max_rows:
+            by_class.clear()
+        by_class[seen] = entry
         return entry
 
     def config_after(self, config, token_id: int):
@@ -622,7 +735,7 @@ class PushdownIndex:
     def mask_row(self, state) -> np.ndarray:
         """The packed bitmask of configuration ``state`` (read-only ``int32[n_words]``)."""
         q, stack = self._check_state(state)
-        return self._row(q, stack)[0]
+        return self.row_array(self._row(q, stack))
 
     def allowed_token_ids(self, state, include_eos: bool = True) -> np.ndarray:
         """Token ids allowed in ``state`` (ascending), EOS included where it may end."""
@@ -698,6 +811,62 @@ class PushdownIndex:
             out.append(found[0])
             x, st = found[1], found[2]
         return bytes(out)
+
+
+def _walk_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
+    """The reference way: one walk of the trie from the configuration
+    (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`)."""
+    trie = index._trie
+    if index._frames is not None:
+        return (None,) + index._frames.fill(trie, index._roots, x, stack, end, index.eos_ids, out,
+                                            touched)
+    used, exact, visited, idx, val = pd_kernels.fill_row(
+        trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton, x,
+        np.asarray(stack, dtype=np.int32), index._cap, end, index.eos_ids, out, touched)
+    return None, int(used), bool(exact), int(visited), idx, val
+
+
+def _shared_region_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
+    """Where the walk from ``x`` inside its region cannot read the stack (no state of the region
+    accepts or calls; with data, also the count far from its bounds, or the stack empty): the
+    region's shared walk, with what the subtrees past its exits add, walked with the stack
+    (:func:`.pd_kernels.replay_row`); None where it does not apply."""
+    fa = index._frames
+    q = x & 0xFFFFFFFF
+    if fa is None:
+        shared = index._shared_walk(q)
+    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64:     # count class -1
+        shared = index._shared_walk(q, accepting_ok=not stack)
+    else:
+        return None
+    if shared is None:
+        return None
+    _, row, view, rec, toks = shared
+    trie = index._trie
+    if fa is None:
+        used, exact, visited, idx, val = pd_kernels.replay_row(
+            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
+            np.asarray(stack, dtype=np.int32), index._cap, out, touched)
+        return (row, view), int(used), bool(exact), int(visited), idx, val
+    used, exact, visited, idx, val = fa.replay(trie, rec, toks, x, stack, end, index.eos_ids, out,
+                                               touched)
+    if not stack:
+        exact = True          # an accepting state's zero move was dead here: empty stack only
+    return (row, view), used, exact, visited, idx, val
+
+
+#: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
+#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: zeroed
+#: scratch rows, left zeroed): the row is ``base`` (a shared ``(row, byte view)``, or None) with
+#: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
+#: claim at least as cautious as its (the tests run every way on every configuration they meet).
+#: The index takes ``shared-region`` where it applies and ``share_walks`` is set, else ``walk``.
+ROW_WAYS = {
+    "walk": _walk_way,
+    "shared-region": _shared_region_way,
+}
+#: The way that defines the rows.
+ROW_REFERENCE = "walk"
 
 
 def __getattr__(name: str):

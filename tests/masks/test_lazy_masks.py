@@ -28,6 +28,8 @@ from tokenfsm.masks.frames import pack, unpack
 from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema.jsontext import key_text, separators, whitespace_dfa
 
+from mask_helpers import check_row_ways
+
 TOKENS = [b"a", b"b", b"ab", b"abc", b"\xc3", b"\xa9", b"\xc3\xa9", b'"', b'"a', b'a"', b"\\",
           b"\\u", b"0041", b"n", b"{", b"}", b",", b":", b'{"', b'":', b" ", b"1", b"12", b'"b":',
           b'","', b"x", b'"x1"', b'{"a":1}', b"[", b"]", b"[1", b"1,", b",1]", b"aaaa", b"aaaaaaaa",
@@ -139,6 +141,65 @@ def test_array_masks_equal_the_flat_index(lo, span, seed):
     flat = TokenIndex.build(net.to_dfa(arr), VOCAB)
     for s in range(4):
         walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=30)
+
+
+def configurations_met(index, vocab, seeds, steps):
+    """The configurations random token walks of ``index`` meet."""
+    seen = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        m = Matcher(index)
+        for _ in range(steps):
+            seen.append(m.state)
+            allowed = [t for t in m.allowed_token_ids().tolist() if t not in vocab.eos_token_ids]
+            if not allowed:
+                break
+            m.advance(rng.choice(allowed))
+    return list(dict.fromkeys(seen))
+
+
+def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
+    # pushdown.ROW_WAYS walked on the configurations of counted pieces (near and far from their
+    # bounds), key sets, arrays of counted items and recursion, against the naive walk
+    nets = [counted_chars(0, 10**6), counted_chars(3, 40), counted_chars(2, None, r"[a\\]"),
+            key_set(3, (0, 2), 1, 3), array(2, 50)]
+    rec = Network()
+    arr = rec.declare()
+    word = rec.counted(concat(Text(DFA.literal('"')), star(concat(Text(DFA.from_regex("[ab]")), Tick())),
+                              Text(DFA.literal('"'))), lo=1, hi=30)
+    item = choice(Text(DFA.from_regex("1|12")), Call(word), Call(arr))
+    rec.piece(concat(Text(DFA.literal("[")), optional(concat(item, star(concat(Text(DFA.literal(",")),
+                                                                               item)))),
+                     Text(DFA.literal("]"))), into=arr)
+    applied = {}
+    for (net, p), depth in [(n, None) for n in nets] + [((rec, arr), 2)]:
+        lb = net.build(p) if depth is None else net.build(p, max_depth=depth)
+        index = PushdownIndex(lb, VOCAB)
+        for cfg in configurations_met(index, VOCAB, range(6), 40):
+            for name in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
+                applied[name] = applied.get(name, 0) + 1
+    assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
+
+
+def test_every_row_way_on_a_real_vocabulary():
+    # a counted string body with an exclusion on Qwen's vocabulary: the region replay over the
+    # vocabulary-wide shared walk where the count is far from the bounds, the walk near them
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.schema.lazy_json import string_piece
+
+    vocab = load_vocabulary("qwen")
+    net = Network()
+    lb = net.build(string_piece(net, 0, 10**6, ["</s>"]))
+    index = PushdownIndex(lb, vocab)
+    applied = set()
+    for text in [b'"ab', b'"</s']:
+        cfg = index.walk_bytes(index.start, text)
+        assert cfg[0] != 0, text
+        q, c, k = unpack(cfg[0])
+        for count in (c, 10**6 - 3):
+            top = (pack(q, count, k), ())
+            applied |= check_row_ways(index, top, ref_mask(lb, vocab, *top))
+    assert applied == {"walk", "shared-region"}
 
 
 def test_rows_keyed_by_count_class_equal_the_naive_mask_at_every_count():

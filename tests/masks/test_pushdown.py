@@ -26,7 +26,9 @@ from tokenfsm.masks import (
     fill_next_token_bitmasks,
     unpack_bitmask,
 )
-from tokenfsm.masks.pushdown import PushdownIndex, PushdownMatcher
+from tokenfsm.masks.pushdown import PROMOTE_AFTER, PushdownIndex, PushdownMatcher
+
+from mask_helpers import check_row_ways
 
 HOLE = 0x01
 
@@ -226,6 +228,63 @@ def test_shared_region_walks_give_the_same_rows(depth):
         assert unpack_bitmask(shared.mask_row(c), vocab.size).tolist() == expected, c
         assert unpack_bitmask(plain.mask_row(c), vocab.size).tolist() == expected, c
     assert shared.stats["shared_walks"] >= 1 and plain.stats["shared_walks"] == 0
+
+
+STRING_TOKENS = TOKENS + [b'a b"', b'"]]', b'ab",', b'""', b'"a",[', None]
+
+
+def test_every_row_way_gives_the_reference_row():
+    # pushdown.ROW_WAYS walked on every configuration reachable in a few bytes, against the
+    # naive walk: the walk applies everywhere, the region replay in the string bodies
+    pb = self_recursive(ARRAY, 3)
+    vocab = Vocabulary(STRING_TOKENS, eos_token_ids=[len(STRING_TOKENS) - 1])
+    index = PushdownIndex(pb, vocab)
+    seen = sorted(reachable(pb, b'[],1"a ', 7))
+    applied = [check_row_ways(index, c, ref_mask(pb, vocab, *c)) for c in seen]
+    assert all("walk" in a for a in applied)
+    assert {len(c[1]) for c, a in zip(seen, applied) if "shared-region" in a} == {0, 1, 2}
+    # configurations under many stacks (two call sites, different return states)
+    pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None], eos_token_ids=[8])
+    index = PushdownIndex(pb, vocab)
+    for c in sorted(reachable(pb, b"(1+)", 12)):
+        check_row_ways(index, c, ref_mask(pb, vocab, *c))
+
+
+def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
+    # a vocabulary of a dozen words per row: rows of few nonzero words are kept as those words
+    # (over the empty row, or over a string body's shared walk), the others as rows; a row used
+    # PROMOTE_AFTER times gets a row of its own. Each form, written into a bitmask over garbage
+    # and made an array, is the naive mask; the bytes charged add up and stay bounded.
+    pb = self_recursive(ARRAY, 3)
+    toks = STRING_TOKENS[:-1] + [b"a" * k for k in range(2, 160)] + [b"1" * k for k in range(2, 160)]
+    vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
+    index = PushdownIndex(pb, vocab)
+    seen = sorted(reachable(pb, b'[],1"a ', 6))
+    bm = np.full((1, index.n_words), -1, dtype=np.int32)
+    view = memoryview(bm[0]).cast("B")
+    forms = set()
+    for c in seen:
+        want = ref_mask(pb, vocab, *c)
+        entry = index.config_row(c)
+        row, base, idx, _ = entry[0]
+        forms.add("row" if row is not None else "words" if base is index._zero_view
+                  else "words over a walk")
+        for _ in range(PROMOTE_AFTER + 1):
+            e = index.config_row(c)
+            assert e is entry
+            bm[0] = -1
+            index.write_row(e[0], view)
+            assert unpack_bitmask(bm[0], vocab.size).tolist() == want, c
+            assert unpack_bitmask(index.row_array(e), vocab.size).tolist() == want, c
+        assert entry[0][2] is None and entry[0][0] is not None, c      # promoted
+    assert forms == {"row", "words", "words over a walk"}
+    assert index.cached_row_bytes == sum(e[1] for e in index._rows.values())
+    small = PushdownIndex(pb, vocab, cache_bytes=0)
+    for c in seen:
+        small.config_row(c)
+        assert small.num_cached_rows <= 16
+        assert small.cached_row_bytes == sum(e[1] for e in small._rows.values())
 
 
 def test_rows_are_shared_by_configurations_with_the_same_top_of_stack():
