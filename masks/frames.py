@@ -322,6 +322,12 @@ class FrameAutomaton:
             return x | _COUNT_FIELD
         return (x & ~_COUNT_FIELD) | ((self.count_class(self._piece[q], c) & _LOW64) << 32)
 
+    def far_frame(self, q: int):
+        """A frame of state ``q`` whose count is far from its piece's bounds (count class -1),
+        no keys written; None where the piece's bounds leave no such count."""
+        lo, hi = self._cls_lo[q], self._cls_hi[q]
+        return pack(q, lo, 0) if lo <= hi else None
+
     def _stack_arrays(self, x: int, stack: tuple):
         W = self.W
         q, c, k = unpack(x)

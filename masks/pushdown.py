@@ -94,6 +94,9 @@ ROW_CACHE_BYTES = 32 << 20
 ROW_OVERHEAD = 400
 #: Uses after which a row kept as its words gets a row of its own (see PushdownIndex._entry).
 PROMOTE_AFTER = 16
+#: Automata of at most this many states get their top-level rows at construction (see
+#: PushdownIndex's ``eager_states``).
+EAGER_STATES = 64
 
 _FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entry", "call_return",
            "call_first", "max_stack")
@@ -167,6 +170,11 @@ class PushdownIndex:
         per configuration only the subtrees past its exits; the region's walk is kept per
         vocabulary with the flat indexes' (:class:`~.trie.WalkCache`), so a string body is
         walked once per vocabulary and process. Same rows.
+    eager_states : int
+        An automaton of at most this many states (a lazy network's few pieces: a counted string,
+        a huge count in a regex) gets the rows of its states' configurations over an empty
+        stack, counts far from their bounds, made here (:meth:`_make_eager_rows`): a fraction
+        of a millisecond per dozen states, and no row to make while matching at the top level.
 
     Attributes
     ----------
@@ -184,8 +192,11 @@ class PushdownIndex:
     finished_mask : int32[n_words]
         The row allowing only EOS, used once a sequence has ended.
     stats : dict
-        ``hits``, ``misses`` (rows made), ``visited`` (trie nodes walked), ``walk_s``,
-        ``shared_walks`` (region walks taken, from the vocabulary's cache or walked).
+        ``hits``, ``misses`` (rows made while matching), ``visited`` (trie nodes walked for
+        them), ``walk_s`` (time making them), ``shared_walks`` (region walks taken, from the
+        vocabulary's cache or walked), ``eager`` and ``eager_s`` (rows made at construction, see
+        ``eager_states``), ``regions_s`` (time finding the regions, once, before the first row
+        made by a region walk).
 
     Notes
     -----
@@ -194,7 +205,7 @@ class PushdownIndex:
     """
 
     def __init__(self, automaton, vocab: Vocabulary, cache_bytes: int = ROW_CACHE_BYTES,
-                 share_walks: bool = True):
+                 share_walks: bool = True, eager_states: int = EAGER_STATES):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
         pb = as_pushdown_bytes(automaton)
@@ -268,7 +279,8 @@ class PushdownIndex:
         self._by_config: dict = {}
         self._lock = threading.Lock()
         self._own: dict[int, int] = {}
-        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0)
+        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0, eager=0,
+                          eager_s=0.0, regions_s=0.0)
         self.share_walks = bool(share_walks)
         self._comp = None
         self._flags = None
@@ -287,6 +299,25 @@ class PushdownIndex:
         entry, ret = self.call_entry.tolist(), self.call_return.tolist()
         self._calls = {q: tuple((firsts[e], entry[e], ret[e]) for e in range(ptr[q], ptr[q + 1]))
                        for q in np.flatnonzero(np.diff(self.call_ptr)).tolist()}
+        if self.num_states <= int(eager_states):
+            self._make_eager_rows()
+
+    def _make_eager_rows(self) -> None:
+        """Make the row of every state's configuration over an empty stack (with data: the
+        frame's count far from its piece's bounds, where there is such a count, and no keys
+        written), counted in ``stats["eager"]``, not as misses."""
+        fa = self._frames
+        t0 = time.perf_counter()
+        stats = self.stats
+        before = (stats["misses"], stats["visited"], stats["walk_s"])
+        for q in range(1, self.num_states):
+            x = q if fa is None else fa.far_frame(q)
+            if x is not None:
+                self.config_row((x, ()))
+        with self._lock:
+            stats["eager"] += stats["misses"] - before[0]
+            stats["misses"], stats["visited"], stats["walk_s"] = before
+            stats["eager_s"] += time.perf_counter() - t0
 
     # -- attributes a matcher reads -------------------------------------------------------------
     @property
@@ -445,6 +476,8 @@ class PushdownIndex:
                         break
         if hit is not None:
             return self._kept(key, hit)
+        if self._flags is None and self.share_walks:
+            self._region_flags()            # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(q, stack, end)
         _, used, exact, _ = made
@@ -475,6 +508,8 @@ class PushdownIndex:
                         break
         if hit is not None:
             return self._kept(key, hit)
+        if self._flags is None and self.share_walks:
+            self._region_flags()            # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(x, stack, end)
         _, used, exact, _ = made
@@ -604,6 +639,7 @@ class PushdownIndex:
             with self._lock:
                 flags = self._flags
                 if flags is None:
+                    t0 = time.perf_counter()
                     comp = _regions(ByteTables(self._k_byte_classes, self._region_table,
                                                self._k_accepting, int(self.start[0]) & 0xFFFFFFFF))
                     n_comp = int(comp.max()) + 1 if comp.size else 0
@@ -624,6 +660,7 @@ class PushdownIndex:
                     self._comp = comp
                     flags = self._flags = ((any_stack & ~accepts)[comp].tolist(),
                                            any_stack[comp].tolist())
+                    self.stats["regions_s"] += time.perf_counter() - t0
         return flags
 
     def _shared_walk(self, q: int, accepting_ok: bool = False):

@@ -227,13 +227,33 @@ def test_rows_keyed_by_count_class_equal_the_naive_mask_at_every_count():
 def test_a_count_of_a_billion_costs_no_more_rows():
     net, p = counted_chars(0, 10**9)
     lb = net.build(p)
-    index = PushdownIndex(lb, VOCAB)
+    index = PushdownIndex(lb, VOCAB, eager_states=0)     # every row made when asked
     for c in (0, 1, 17, 10**6, 10**9 - 100, 10**9 - 3, 10**9):
         cfg = (pack(lb.start, c, 0), ())
         assert unpack_bitmask(index.mask_row(cfg), VOCAB.size).tolist() == ref_mask(lb, VOCAB, *cfg)
     last = (pack(lb.start, 10**9, 0), ())
     assert index.allowed_token_ids(last).tolist() == [EOS]     # no character may even begin
     assert index.num_cached_rows <= 5
+
+
+def test_rows_made_at_construction_are_the_rows_made_when_asked():
+    # a small automaton gets its top-level rows (counts far from the bounds) at construction:
+    # the same rows as an index that makes each when asked, and none left to make at the top
+    for net, p in [counted_chars(0, 10**6), counted_chars(3, 40), key_set(3, (0, 2), 1, 3),
+                   array(2, 50)]:
+        lb = net.build(p)
+        eager, lazy = PushdownIndex(lb, VOCAB), PushdownIndex(lb, VOCAB, eager_states=0)
+        assert eager.stats["eager"] > 0 and eager.stats["misses"] == 0
+        assert lazy.stats["eager"] == 0
+        for cfg in configurations_met(lazy, VOCAB, range(6), 40):
+            want = ref_mask(lb, VOCAB, *cfg)
+            assert unpack_bitmask(eager.mask_row(cfg), VOCAB.size).tolist() == want, cfg
+            assert unpack_bitmask(lazy.mask_row(cfg), VOCAB.size).tolist() == want, cfg
+    net, p = counted_chars(0, 10**6)
+    index = PushdownIndex(net.build(p), VOCAB)
+    for cfg in configurations_met(index, VOCAB, range(6), 40):
+        index.mask_row(cfg)
+    assert index.stats["misses"] == 0
 
 
 def test_key_rows_per_key_set_match_the_naive_mask():
