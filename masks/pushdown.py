@@ -86,6 +86,7 @@ from .vocab import Vocabulary
 __all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES", "ROW_WAYS"]
 
 _LOW64 = (1 << 64) - 1
+_COUNT_FIELD = _LOW64 << 32
 
 #: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows
 #: of the vocabulary's size; many more of those kept as their few nonzero words).
@@ -285,6 +286,7 @@ class PushdownIndex:
         self._comp = None
         self._flags = None
         self._by_class: dict = {}  # frames with data: configurations with counts classified
+        self._stack_keys: dict = {}  # frames with data: stacks with counts classified
         self._shared: dict = {}
         self._skeletons: dict = {}
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
@@ -344,6 +346,7 @@ class PushdownIndex:
             self._exact_q.clear()
             self._by_config.clear()
             self._by_class.clear()
+            self._stack_keys.clear()
 
     def __repr__(self) -> str:
         return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
@@ -706,6 +709,8 @@ class PushdownIndex:
     def config_row(self, config):
         """The cache entry of the row of a configuration a matcher holds (see :meth:`_entry`;
         :meth:`write_row` writes it into a bitmask, :meth:`row_array` makes it an array)."""
+        if self._frames is not None and not config[1]:
+            return self._frame_config_row(config)
         by_config = self._by_config
         hit = by_config.get(config)
         if hit is not None:
@@ -713,23 +718,38 @@ class PushdownIndex:
             if hit[0][2] is not None:
                 self._met_again(hit)
             return hit
-        if self._frames is None:
-            entry = self._row_keyed(config[0], config[1])
-        else:
-            entry = self._frame_config_row(config)
+        entry = (self._row_keyed(config[0], config[1]) if self._frames is None
+                 else self._frame_config_row(config))
         if len(by_config) >= self._max_rows:
             by_config.clear()
         by_config[config] = entry
         return entry
 
     def _frame_config_row(self, config):
-        """The row of a configuration whose frames hold data, first by the configuration as the
-        rows see it (every count classified: counts that the rows cannot tell apart meet there)."""
+        """:meth:`config_row` where frames hold data: by the configuration as the rows see it
+        (every count classified: counts that the rows cannot tell apart meet there)."""
         x, stack = config
         if x == 0:
             return self._empty_entry
-        kf = self._frames.key_frame
-        seen = (kf(x), tuple([kf(f) for f in stack]) if stack else ())
+        fa = self._frames
+        q = x & 0xFFFFFFFF
+        if fa._cls_lo[q] <= (x >> 32) & _LOW64 <= fa._cls_hi[q]:    # fa.key_frame, inlined
+            top = x | _COUNT_FIELD
+        else:
+            top = fa.key_frame(x)
+        if stack:
+            # the stack as the rows see it, by the stack (a stack stays while a piece is matched)
+            stack_keys = self._stack_keys
+            below = stack_keys.get(stack)
+            if below is None:
+                kf = fa.key_frame
+                below = tuple([kf(f) for f in stack])
+                if len(stack_keys) >= self._max_rows:
+                    stack_keys.clear()
+                stack_keys[stack] = below
+            seen = (top, below)
+        else:
+            seen = top
         by_class = self._by_class
         hit = by_class.get(seen)
         if hit is not None:
