@@ -87,6 +87,7 @@ __all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES", "ROW_WAYS"]
 
 _LOW64 = (1 << 64) - 1
 _COUNT_FIELD = _LOW64 << 32
+_NO_STACK = np.zeros(0, dtype=np.int32)
 
 #: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows
 #: of the vocabulary's size; many more of those kept as their few nonzero words).
@@ -672,36 +673,37 @@ class PushdownIndex:
         the trie's :class:`~.trie.WalkCache`), its row, and its skeleton as
         :func:`.pd_kernels.skeleton_records`; None when ``q``'s region is not shared (see
         :meth:`_region_flags`)."""
+        if q == 0 or not self._region_flags()[1 if accepting_ok else 0][q]:
+            return None
         hit = self._shared.get((q, accepting_ok), False)
         if hit is not False:
             return hit
         entry = None
-        if q != 0 and self._region_flags()[1 if accepting_ok else 0][q]:
-            trie = self._trie
-            order = np.array([q], dtype=np.int32)
-            g_ptr = np.array([0, 1], dtype=np.int32)
-            share, sig_ptr, sig = kernels.component_signatures(
-                self._region_table, self._k_byte_classes, self._comp, order, g_ptr,
-                MAX_SIGNATURE_STATES)
-            if share[0] and sig_ptr[1] > sig_ptr[0]:
-                node_bit, n_tok_nodes, max_depth = trie.token_numbering()
-                _, entries, visited, _ = _shared_walks(
-                    trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                    self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
-                e = entries[0]
-                entry = self._skeletons.get(id(e))
-                if entry is None or entry[0] is not e:
-                    # per walk kept (every state of a region, and regions alike): its row and
-                    # its skeleton laid out for the replay
-                    row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
-                        e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
-                    rec, toks = pd_kernels.skeleton_records(e[3], e[4], e[5], trie.nodes,
-                                                            trie.tok_ids)
-                    entry = self._skeletons[id(e)] = (e, row, memoryview(row).cast("B"), rec,
-                                                      toks)
-                with self._lock:
-                    self.stats["visited"] += int(visited)
-                    self.stats["shared_walks"] += 1
+        trie = self._trie
+        order = np.array([q], dtype=np.int32)
+        g_ptr = np.array([0, 1], dtype=np.int32)
+        share, sig_ptr, sig = kernels.component_signatures(
+            self._region_table, self._k_byte_classes, self._comp, order, g_ptr,
+            MAX_SIGNATURE_STATES)
+        if share[0] and sig_ptr[1] > sig_ptr[0]:
+            node_bit, n_tok_nodes, max_depth = trie.token_numbering()
+            _, entries, visited, _ = _shared_walks(
+                trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
+            e = entries[0]
+            entry = self._skeletons.get(id(e))
+            if entry is None or entry[0] is not e:
+                # per walk kept (every state of a region, and regions alike): its row and
+                # its skeleton laid out for the replay
+                row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
+                    e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
+                rec, toks = pd_kernels.skeleton_records(e[3], e[4], e[5], trie.nodes,
+                                                        trie.tok_ids)
+                entry = self._skeletons[id(e)] = (e, row, memoryview(row).cast("B"), rec,
+                                                  toks)
+            with self._lock:
+                self.stats["visited"] += int(visited)
+                self.stats["shared_walks"] += 1
         self._shared[(q, accepting_ok)] = entry
         return entry
 
@@ -879,7 +881,8 @@ def _walk_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touche
                                             touched)
     used, exact, visited, idx, val = pd_kernels.fill_row(
         trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton, x,
-        np.asarray(stack, dtype=np.int32), index._cap, end, index.eos_ids, out, touched)
+        np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, end, index.eos_ids,
+        out, touched)
     return None, int(used), bool(exact), int(visited), idx, val
 
 
@@ -903,7 +906,7 @@ def _shared_region_way(index: PushdownIndex, x: int, stack: tuple, end: bool, ou
     if fa is None:
         used, exact, visited, idx, val = pd_kernels.replay_row(
             rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
-            np.asarray(stack, dtype=np.int32), index._cap, out, touched)
+            np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
         return (row, view), int(used), bool(exact), int(visited), idx, val
     used, exact, visited, idx, val = fa.replay(trie, rec, toks, x, stack, end, index.eos_ids, out,
                                                touched)
