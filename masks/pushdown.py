@@ -96,6 +96,8 @@ ROW_CACHE_BYTES = 32 << 20
 ROW_OVERHEAD = 400
 #: Uses after which a row kept as its words gets a row of its own (see PushdownIndex._entry).
 PROMOTE_AFTER = 16
+#: Rows of at most this many words are also kept as Python ints, written without a kernel call.
+FEW_WORDS = 3
 #: Automata of at most this many states get their top-level rows at construction (see
 #: PushdownIndex's ``eager_states``).
 EAGER_STATES = 64
@@ -289,7 +291,6 @@ class PushdownIndex:
         self._by_class: dict = {}  # frames with data: configurations with counts classified
         self._stack_keys: dict = {}  # frames with data: stacks with counts classified
         self._shared: dict = {}
-        self._skeletons: dict = {}
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
         self._tab = memoryview(self.table.reshape(-1)).cast("B").cast("i")
         self._nc = int(self.table.shape[1])
@@ -569,8 +570,8 @@ class PushdownIndex:
         shared ``(row, byte view)`` or None).
 
         An entry is a list ``[parts, bytes charged, key, uses]`` whose ``parts`` is ``(row or
-        None, byte view, word indices or None, word values or None)``: the row is the view's
-        words with the values or-ed in at the indices. A row of few nonzero words over no base,
+        None, byte view, word indices or None, word values or None[, the words as ints])``: the
+        row is the view's words with the values or-ed in at the indices. A row of few nonzero words over no base,
         or a few words more than a shared region walk's, is kept as those words: no row of the
         vocabulary's size to allocate (and page in) for a configuration met once or a few
         times; one met often gets a row of its own (:meth:`_met_again`)."""
@@ -579,7 +580,9 @@ class PushdownIndex:
             view = self._zero_view if base is None else base[1]
             if not k:
                 return [(None, view, None, None), ROW_OVERHEAD, None, 0]
-            return [(None, view, idx, val), idx.nbytes + val.nbytes + ROW_OVERHEAD, None, 0]
+            # a few words are written by Python from ints; more by a kernel call
+            few = tuple(zip(idx.tolist(), val.tolist())) if k <= FEW_WORDS else None
+            return [(None, view, idx, val, few), idx.nbytes + val.nbytes + ROW_OVERHEAD, None, 0]
         row = np.zeros(self._n_words, dtype=np.uint32) if base is None else base[0].copy()
         pd_kernels.or_words(row, idx, val)
         row = row.view(np.int32)
@@ -614,7 +617,7 @@ class PushdownIndex:
 
     def row_array(self, entry) -> np.ndarray:
         """The row of a cache entry as a read-only ``int32[n_words]`` array."""
-        row, view, idx, val = entry[0]
+        row, view, idx, val = entry[0][:4]
         if row is not None:
             return row
         row = np.frombuffer(view, dtype=np.uint32).copy()
@@ -629,7 +632,13 @@ class PushdownIndex:
         bitmask row: a copy of the parts' view, then their words or-ed in."""
         view[:] = parts[1]
         if parts[2] is not None:
-            pd_kernels.or_words(view.cast("I"), parts[2], parts[3])
+            few = parts[4]
+            if few is None:
+                pd_kernels.or_words(view.cast("I"), parts[2], parts[3])
+            else:
+                words = view.cast("I")
+                for w, v in few:
+                    words[w] |= v
 
     def _region_flags(self):
         """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
@@ -668,11 +677,11 @@ class PushdownIndex:
         return flags
 
     def _shared_walk(self, q: int, accepting_ok: bool = False):
-        """``(walk, row, byte view, rec, toks)``: the walk of ``q``'s region shared with every
-        state and automaton whose region looks the same from there (a JSON string body; kept in
-        the trie's :class:`~.trie.WalkCache`), its row, and its skeleton as
-        :func:`.pd_kernels.skeleton_records`; None when ``q``'s region is not shared (see
-        :meth:`_region_flags`)."""
+        """``(row, byte view, rec, toks)``: the row of the walk of ``q``'s region shared with
+        every state and automaton whose region looks the same from there (a JSON string body;
+        the walk is kept in the trie's :class:`~.trie.WalkCache`), and its skeleton as
+        :func:`.pd_kernels.skeleton_records` (kept in ``_REPLAYS``); None when ``q``'s
+        region is not shared (see :meth:`_region_flags`)."""
         if q == 0 or not self._region_flags()[1 if accepting_ok else 0][q]:
             return None
         hit = self._shared.get((q, accepting_ok), False)
@@ -686,23 +695,17 @@ class PushdownIndex:
             self._region_table, self._k_byte_classes, self._comp, order, g_ptr,
             MAX_SIGNATURE_STATES)
         if share[0] and sig_ptr[1] > sig_ptr[0]:
-            node_bit, n_tok_nodes, max_depth = trie.token_numbering()
-            _, entries, visited, _ = _shared_walks(
-                trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
-            e = entries[0]
-            entry = self._skeletons.get(id(e))
-            if entry is None or entry[0] is not e:
-                # per walk kept (every state of a region, and regions alike): its row and
-                # its skeleton laid out for the replay
-                row = e[2] if e[2] is not None else pd_kernels.row_of_nodes(
-                    e[7], trie.tok_ptr, trie.tok_ids, self._n_words)
-                rec, toks = pd_kernels.skeleton_records(e[3], e[4], e[5], trie.nodes,
-                                                        trie.tok_ids)
-                entry = self._skeletons[id(e)] = (e, row, memoryview(row).cast("B"), rec,
-                                                  toks)
+            key = (self.vocab_fingerprint, sig.tobytes())
+            entry = _REPLAYS.get(key)
+            if entry is None:
+                node_bit, n_tok_nodes, max_depth = trie.token_numbering()
+                _, entries, visited, _ = _shared_walks(
+                    trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                    self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
+                entry = _REPLAYS.put(key, entries[0], trie, self._n_words)
+                with self._lock:
+                    self.stats["visited"] += int(visited)
             with self._lock:
-                self.stats["visited"] += int(visited)
                 self.stats["shared_walks"] += 1
         self._shared[(q, accepting_ok)] = entry
         return entry
@@ -872,6 +875,58 @@ class PushdownIndex:
         return bytes(out)
 
 
+class _ReplayCache:
+    """What a region replay reads of a shared walk, per vocabulary and walk (the walk's row as
+    an array, its skeleton as :func:`.pd_kernels.skeleton_records`), kept for every index that
+    meets the walk: made once per process, not once per index. Least recently used entries go
+    first once their arrays pass ``max_bytes``. Thread-safe."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self.nbytes = 0
+        self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            hit = self._d.get(key)
+            if hit is None:
+                return None
+            self._d.move_to_end(key)
+            return hit[0]
+
+    def put(self, key, walked, trie, n_words: int):
+        """The entry of a shared walk (:func:`.kernels.component_walk`'s tuple), made and kept
+        (unless larger than ``max_bytes``)."""
+        row = walked[2] if walked[2] is not None else pd_kernels.row_of_nodes(
+            walked[7], trie.tok_ptr, trie.tok_ids, n_words)
+        rec, toks = pd_kernels.skeleton_records(walked[3], walked[4], walked[5], trie.nodes,
+                                                trie.tok_ids)
+        entry = (row, memoryview(row).cast("B"), rec, toks)
+        size = row.nbytes + rec.nbytes + toks.nbytes + len(key[1])
+        if size > self.max_bytes:
+            return entry
+        with self._lock:
+            old = self._d.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._d[key] = (entry, size)
+            self.nbytes += size
+            while self.nbytes > self.max_bytes:
+                self.nbytes -= self._d.popitem(last=False)[1][1]
+        return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.nbytes = 0
+
+
+#: Bytes of shared walks' rows and skeletons kept for region replays (:class:`_ReplayCache`).
+REPLAY_CACHE_BYTES = 16 << 20
+_REPLAYS = _ReplayCache(REPLAY_CACHE_BYTES)
+
+
 def _walk_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
     """The reference way: one walk of the trie from the configuration
     (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`)."""
@@ -901,7 +956,7 @@ def _shared_region_way(index: PushdownIndex, x: int, stack: tuple, end: bool, ou
         return None
     if shared is None:
         return None
-    _, row, view, rec, toks = shared
+    row, view, rec, toks = shared
     trie = index._trie
     if fa is None:
         used, exact, visited, idx, val = pd_kernels.replay_row(

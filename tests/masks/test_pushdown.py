@@ -252,39 +252,73 @@ def test_every_row_way_gives_the_reference_row():
 
 
 def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
-    # a vocabulary of a dozen words per row: rows of few nonzero words are kept as those words
-    # (over the empty row, or over a string body's shared walk), the others as rows; a row used
-    # PROMOTE_AFTER times gets a row of its own. Each form, written into a bitmask over garbage
-    # and made an array, is the naive mask; the bytes charged add up and stay bounded.
+    # rows of few nonzero words are kept as those words (over the empty row, or over a string
+    # body's shared walk; the fewest also as ints), the others as rows; a row used PROMOTE_AFTER
+    # times gets a row of its own. Two vocabularies (15 and 60 words a row) give every form; each,
+    # written into a bitmask over garbage and made an array, is the naive mask, and the bytes
+    # charged add up and stay bounded.
     pb = self_recursive(ARRAY, 3)
-    toks = STRING_TOKENS[:-1] + [b"a" * k for k in range(2, 160)] + [b"1" * k for k in range(2, 160)]
-    vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
-    index = PushdownIndex(pb, vocab)
     seen = sorted(reachable(pb, b'[],1"a ', 6))
-    bm = np.full((1, index.n_words), -1, dtype=np.int32)
-    view = memoryview(bm[0]).cast("B")
+    common = STRING_TOKENS[:-1] + [b"a" * k for k in range(2, 40)] + [b"1" * k for k in range(2, 40)]
+    vocabs = [common + [b"%d," % k for k in range(200)] + [b'"%d' % k for k in range(10, 50)],
+              common + [b"%d," % k for k in range(100)] + [b'a",%d' % k for k in range(120)]
+              + [b"\x02%d" % k for k in range(1600)]]       # (never allowed)
     forms = set()
-    for c in seen:
-        want = ref_mask(pb, vocab, *c)
-        entry = index.config_row(c)
-        row, base, idx, _ = entry[0]
-        forms.add("row" if row is not None else "words" if base is index._zero_view
-                  else "words over a walk")
-        for _ in range(PROMOTE_AFTER + 1):
-            e = index.config_row(c)
-            assert e is entry
-            bm[0] = -1
-            index.write_row(e[0], view)
-            assert unpack_bitmask(bm[0], vocab.size).tolist() == want, c
-            assert unpack_bitmask(index.row_array(e), vocab.size).tolist() == want, c
-        assert entry[0][2] is None and entry[0][0] is not None, c      # promoted
-    assert forms == {"row", "words", "words over a walk"}
-    assert index.cached_row_bytes == sum(e[1] for e in index._rows.values())
-    small = PushdownIndex(pb, vocab, cache_bytes=0)
-    for c in seen:
-        small.config_row(c)
-        assert small.num_cached_rows <= 16
-        assert small.cached_row_bytes == sum(e[1] for e in small._rows.values())
+    for toks in vocabs:
+        vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
+        index = PushdownIndex(pb, vocab)
+        bm = np.full((1, index.n_words), -1, dtype=np.int32)
+        view = memoryview(bm[0]).cast("B")
+        for c in seen:
+            want = ref_mask(pb, vocab, *c)
+            entry = index.config_row(c)
+            row, base, idx = entry[0][:3]
+            forms.add("row" if row is not None else "none" if idx is None
+                      else ("words" if base is index._zero_view else "words over a walk")
+                      + (", as ints" if entry[0][4] is not None else ""))
+            for _ in range(PROMOTE_AFTER + 1):
+                e = index.config_row(c)
+                assert e is entry
+                bm[0] = -1
+                index.write_row(e[0], view)
+                assert unpack_bitmask(bm[0], vocab.size).tolist() == want, c
+                assert unpack_bitmask(index.row_array(e), vocab.size).tolist() == want, c
+            assert entry[0][2] is None and entry[0][0] is not None, c      # promoted
+        assert index.cached_row_bytes == sum(e[1] for e in index._rows.values())
+        small = PushdownIndex(pb, vocab, cache_bytes=0)
+        for c in seen:
+            small.config_row(c)
+            assert small.num_cached_rows <= 16
+            assert small.cached_row_bytes == sum(e[1] for e in small._rows.values())
+    assert forms >= {"row", "words", "words, as ints", "words over a walk",
+                     "words over a walk, as ints"}, forms
+
+
+def test_region_replays_are_made_once_per_walk_and_kept_within_their_bytes():
+    # a string body's shared row and skeleton are made once and read by every index that meets
+    # the same walk; the cache of them is bounded by bytes
+    from tokenfsm.masks.pushdown import _ReplayCache
+
+    pb = self_recursive(ARRAY, 2)
+    vocab = Vocabulary(STRING_TOKENS, eos_token_ids=[len(STRING_TOKENS) - 1])
+    body = [c for c in sorted(reachable(pb, b'[],1"a ', 5)) if ref_walk(pb, *c, b"a")[0] == c[0]]
+    assert body
+    a, b = PushdownIndex(pb, vocab), PushdownIndex(pb, vocab)
+    for c in body:
+        a.mask_row(c)
+        b.mask_row(c)
+    kept = [a._shared[(c[0], False)] for c in body if a._shared.get((c[0], False))]
+    assert kept and all(b._shared[(c[0], False)] is a._shared[(c[0], False)] for c in body
+                        if a._shared.get((c[0], False)))
+    walked = [(None, None, np.ones(a.n_words, np.uint32), np.zeros(k, np.int32),
+               np.ones(k, np.int32), np.zeros(k, bool), 0, None) for k in (1, 2, 3, 4, 5)]
+    probe = _ReplayCache(max_bytes=10**9)
+    probe.put(("v", b"\x00"), walked[0], a._trie, a.n_words)
+    small = _ReplayCache(max_bytes=3 * probe.nbytes)
+    for k, w in enumerate(walked):
+        small.put(("v", bytes([k])), w, a._trie, a.n_words)
+        assert small.nbytes <= small.max_bytes
+    assert small.get(("v", bytes([4]))) is not None and small.get(("v", bytes([0]))) is None
 
 
 def test_rows_are_shared_by_configurations_with_the_same_top_of_stack():
