@@ -46,8 +46,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+_NO_LIMIT = 1 << 62
+
 __all__ = ["fill_row", "replay_row", "root_children", "row_of_nodes", "or_words",
-           "skeleton_records"]
+           "skeleton_records", "rows_over_empty_stack"]
 
 
 @njit(cache=True)
@@ -154,13 +156,14 @@ def _levels(max_depth, cap):
 @njit(cache=True)
 def _walk_ranges(r_start, r_stop, r_depth, r_state, n_ranges, nodes, tok_ids, byte_classes, table,
                  accepting, call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp,
-                 cn, a_val, a_par, out, touched, n_set):
+                 cn, a_val, a_par, out, touched, n_set, max_visits):
     """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
     n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
     bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with
     ``r_depth[k] > 0`` first sets that level to state ``r_state[k]`` over the whole given stack
     (nothing pushed). One call walks every range: a call per subtree would cost more than most
-    subtrees' walks.
+    subtrees' walks. The walk stops once it has visited more than ``max_visits`` nodes (the row
+    is then incomplete: the caller tells by the count returned).
 
     Returns ``(lowest base reached, exact, nodes visited, words listed)`` (see
     :func:`fill_row`)."""
@@ -180,6 +183,8 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, n_ranges, nodes, tok_ids, by
         stop = r_stop[k]
         while i < stop:
             visited += 1
+            if visited > max_visits:
+                return min_base, exact, visited, n_set
             b = nodes[i, 0]
             d = nodes[i, 1]
             p = d - 1
@@ -281,7 +286,7 @@ def fill_row(nodes, tok_ids, max_depth, roots, byte_classes, table, accepting, c
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out, touched, 0)
+        out, touched, 0, _NO_LIMIT)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -359,9 +364,76 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, byte_classes, table, accept
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out, touched, n_set)
+        out, touched, n_set, _NO_LIMIT)
     idx, val = _take(out, touched, n_set)
     return n - min_base, exact, visited + k, idx, val
+
+
+@njit(cache=True)
+def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes, table, accepting,
+                          call_ptr, call_entry, call_return, call_first, cap, max_visits,
+                          max_words, out, touched):
+    """The rows of many states' configurations over an empty stack, in one call: for each state
+    of ``states`` whose walk neither reads below the stack (``exact``: a pop found it empty) nor
+    visits more than ``max_visits`` nodes, its nonzero words (EOS not set), while the words kept
+    stay within ``max_words``; the others are left to be walked when asked.
+
+    Returns ``(ok bool[m], ptr int64[m + 1], idx int32[...], val uint32[...], visited)``: state
+    ``states[i]``'s words are ``idx[ptr[i]:ptr[i + 1]]``, ``val[...]`` where ``ok[i]``.
+    """
+    m = states.shape[0]
+    stack = np.zeros(0, dtype=np.int32)
+    st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
+    r_start = np.empty(256, dtype=np.int32)
+    r_stop = np.empty(256, dtype=np.int32)
+    r_depth = np.zeros(256, dtype=np.int32)
+    ok = np.zeros(m, dtype=np.bool_)
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    idx = np.empty(1024, dtype=np.int32)
+    val = np.empty(1024, dtype=np.uint32)
+    total = 0
+    visited_all = 0
+    for i in range(m):
+        q = states[i]
+        st[0] = q
+        bs[0] = 0
+        k = 0
+        pops = accepting[q]
+        for b in range(256):
+            v = roots[b]
+            if v < 0:
+                continue
+            live = pops or table[q, byte_classes[b]] != 0
+            if not live:
+                for e in range(call_ptr[q], call_ptr[q + 1]):
+                    if call_first[e, b]:
+                        live = True
+                        break
+            if live:
+                r_start[k] = v
+                r_stop[k] = nodes[v, 2]
+                k += 1
+        _, exact, visited, n_set = _walk_ranges(
+            r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
+            call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
+            a_par, out, touched, 0, max_visits)
+        visited_all += visited
+        w_idx, w_val = _take(out, touched, n_set)
+        if not exact and visited <= max_visits and total + n_set <= max_words:
+            if total + n_set > idx.shape[0]:
+                grow = max(2 * idx.shape[0], total + n_set)
+                idx2 = np.empty(grow, dtype=np.int32)
+                val2 = np.empty(grow, dtype=np.uint32)
+                idx2[:total] = idx[:total]
+                val2[:total] = val[:total]
+                idx = idx2
+                val = val2
+            idx[total:total + n_set] = w_idx
+            val[total:total + n_set] = w_val
+            total += n_set
+            ok[i] = True
+        ptr[i + 1] = total
+    return ok, ptr, idx[:total].copy(), val[:total].copy(), visited_all
 
 
 @njit(cache=True)

@@ -242,6 +242,7 @@ def test_every_row_way_gives_the_reference_row():
     seen = sorted(reachable(pb, b'[],1"a ', 7))
     applied = [check_row_ways(index, c, ref_mask(pb, vocab, *c)) for c in seen]
     assert all("walk" in a for a in applied)
+    assert sum("up-front" in a for a in applied) >= 3
     assert {len(c[1]) for c, a in zip(seen, applied) if "shared-region" in a} == {0, 1, 2}
     # configurations under many stacks (two call sites, different return states)
     pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
@@ -266,7 +267,8 @@ def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
     forms = set()
     for toks in vocabs:
         vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
-        index = PushdownIndex(pb, vocab)
+        index = PushdownIndex(pb, vocab, eager_states=0)
+        up_front = PushdownIndex(pb, vocab)     # rows made up front stay words: never promoted
         bm = np.full((1, index.n_words), -1, dtype=np.int32)
         view = memoryview(bm[0]).cast("B")
         for c in seen:
@@ -276,13 +278,15 @@ def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
             forms.add("row" if row is not None else "none" if idx is None
                       else ("words" if base is index._zero_view else "words over a walk")
                       + (", as ints" if entry[0][4] is not None else ""))
-            for _ in range(PROMOTE_AFTER + 1):
-                e = index.config_row(c)
-                assert e is entry
-                bm[0] = -1
-                index.write_row(e[0], view)
-                assert unpack_bitmask(bm[0], vocab.size).tolist() == want, c
-                assert unpack_bitmask(index.row_array(e), vocab.size).tolist() == want, c
+            for ix in (index, up_front):
+                first = ix.config_row(c)
+                for _ in range(PROMOTE_AFTER + 1):
+                    e = ix.config_row(c)
+                    assert e is first
+                    bm[0] = -1
+                    ix.write_row(e[0], view)
+                    assert unpack_bitmask(bm[0], vocab.size).tolist() == want, c
+                    assert unpack_bitmask(ix.row_array(e), vocab.size).tolist() == want, c
             assert entry[0][2] is None and entry[0][0] is not None, c      # promoted
         assert index.cached_row_bytes == sum(e[1] for e in index._rows.values())
         small = PushdownIndex(pb, vocab, cache_bytes=0)
@@ -292,6 +296,24 @@ def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
             assert small.cached_row_bytes == sum(e[1] for e in small._rows.values())
     assert forms >= {"row", "words", "words, as ints", "words over a walk",
                      "words over a walk, as ints"}, forms
+
+
+def test_rows_made_up_front_stay_within_the_cache_bytes():
+    # the words of rows made up front are charged to cache_bytes: past it, rows are made when
+    # asked, the same rows
+    pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", b"(1", b"+1", None],
+                       eos_token_ids=[10])
+    full = PushdownIndex(pb, vocab)
+    words = full._eager[2][-1]
+    assert full.stats["eager"] > 4 and words > 4
+    part = PushdownIndex(pb, vocab, cache_bytes=8 * (words // 2))
+    none = PushdownIndex(pb, vocab, cache_bytes=0)
+    assert 0 < part.stats["eager"] < full.stats["eager"] and none.stats["eager"] == 0
+    for c in sorted(reachable(pb, b"(1+)", 10)):
+        want = ref_mask(pb, vocab, *c)
+        for ix in (full, part, none):
+            assert unpack_bitmask(ix.mask_row(c), vocab.size).tolist() == want, c
 
 
 def test_region_replays_are_made_once_per_walk_and_kept_within_their_bytes():
