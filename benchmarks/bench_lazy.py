@@ -5,7 +5,7 @@ interpreter runs this checkout's code)::
 
     python benchmarks/bench_lazy.py --python /work/benchenv/venv/bin/python --rev HEAD
                                     [--vocab qwen|llama3] [--replays 3] [--kube 8] [--quick]
-                                    [--cases kb_191,string]
+                                    [--cases kb_191,string] [--eager 1000000]
 
 Cases, the same text through every engine, tokenised by the vocabulary's real tokenizer:
 
@@ -28,7 +28,8 @@ replay (the last build again, a new matcher: ours keeps its rows) is reported be
 index's counters give, per cold replay, the rows made (**miss/rep**), and per row made the walk
 time (**us/miss**, the kernel and its Python around it) and the trie nodes visited
 (**nodes/miss**), medians over the replays. Every engine runs in a subprocess of its own, one case at a time, with a time
-limit; medians and percentiles, the machine may be noisy. ``--cases`` picks cases by name.
+limit; medians and percentiles, the machine may be noisy. ``--cases`` picks cases by name;
+``--eager N`` builds the schemas' indexes with ``eager_states=N`` (rows made up front).
 """
 
 from __future__ import annotations
@@ -89,7 +90,14 @@ def cases(n_kube: int, log) -> list[dict]:
 def _ours_build(eng, spec):
     kind = spec["kind"]
     if kind == "schema":          # (also runs on revisions without lazy networks: --rev)
-        return eng.build(spec["schema"])
+        if spec.get("eager") is None:
+            return eng.build(spec["schema"])
+        from tokenfsm.masks import PushdownIndex
+
+        compiled = eng.compile(spec["schema"])
+        if compiled.recursive is None:
+            return eng.index(compiled)
+        return PushdownIndex(compiled.recursive.to_bytes(), eng.vocab, eager_states=spec["eager"])
     from tokenfsm.automata.dfa import DFA
     from tokenfsm.automata.lazy_regex import regex_automaton
     from tokenfsm.automata.network import Network
@@ -147,7 +155,8 @@ def worker(engine_name: str, job_path: str) -> None:
         warm["peer"] = dict(regex=r"[a-z]{0,30}")
     elif case["ours"]["kind"] == "schema":
         warm["ours"] = dict(kind="schema", schema={"type": "object", "properties": {
-            "c": {"type": "array", "items": {"$ref": "#"}}, "v": {"type": "integer"}}})
+            "c": {"type": "array", "items": {"$ref": "#"}}, "v": {"type": "integer"}}},
+            eager=case["ours"].get("eager"))
         warm["peer"] = dict(schema=warm["ours"]["schema"])
     else:
         warm["ours"] = dict(case["ours"], lo=0, hi=3)
@@ -229,6 +238,10 @@ def run(args) -> int:
     chosen = cases(0 if args.quick else args.kube, log)
     if args.cases:
         chosen = [c for c in chosen if any(k in c["name"] for k in args.cases.split(","))]
+    if args.eager is not None:
+        for c in chosen:
+            if c["ours"]["kind"] == "schema":
+                c["ours"]["eager"] = args.eager
     encode = _peers.tokenizer(args.vocab)
     vocab = _peers.vocabulary(args.vocab)
     eos = list(vocab.eos_token_ids)[:1]
@@ -256,7 +269,8 @@ def run(args) -> int:
             finally:
                 os.unlink(job)
             if "unavailable" in res or "error" in res:
-                print(f"{case['name'][:30]:30s} {e:10s} {res.get('unavailable') or res.get('error')}")
+                print(f"{case['name'][:30]:30s} {e:10s} {res.get('unavailable') or res.get('error')}",
+                      flush=True)
                 continue
             notes = []
             if res["rejected_at"] is not None:
@@ -318,6 +332,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case and engine")
     ap.add_argument("--quick", action="store_true", help="the constructions only, no Kubernetes")
     ap.add_argument("--cases", default="", help="comma-separated substrings of the case names to run")
+    ap.add_argument("--eager", type=int, default=None,
+                    help="schemas: PushdownIndex(eager_states=N), rows made up front")
     ap.add_argument("--python", default=None, help="interpreter with the peers installed")
     ap.add_argument("--rev", default=None, help="run tokenfsm as of this git revision")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
