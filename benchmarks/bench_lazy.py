@@ -27,9 +27,10 @@ fill p50 / p90 / p99 over all tokens of all replays (fill only; advance is timed
 replay (the last build again, a new matcher: ours keeps its rows) is reported beside. For ours the
 index's counters give, per cold replay, the rows made (**miss/rep**), and per row made the walk
 time (**us/miss**, the kernel and its Python around it) and the trie nodes visited
-(**nodes/miss**), medians over the replays. Every engine runs in a subprocess of its own, one case at a time, with a time
-limit; medians and percentiles, the machine may be noisy. ``--cases`` picks cases by name;
-``--eager N`` builds the schemas' indexes with ``eager_states=N`` (rows made up front).
+(**nodes/miss**), medians over the replays. Every engine runs in a subprocess of its own, one
+case at a time, with a time limit; medians and percentiles, the machine may be noisy.
+``--cases`` picks cases by name; ``--eager N`` builds the schemas' indexes with
+``eager_states=N`` (rows made up front).
 """
 
 from __future__ import annotations
@@ -63,15 +64,16 @@ PARAGRAPH = (
 def cases(n_kube: int, log) -> list[dict]:
     text = (PARAGRAPH * 4)[:1200]
     out = [
-        dict(name="regex [\\s\\S]{0,10**8}", ours=dict(kind="regex", pattern=r"[\s\S]{0,100000000}"),
+        dict(name="regex [\\s\\S]{0,10**8}",
+             ours=dict(kind="regex", pattern=r"[\s\S]{0,100000000}"),
              peer=dict(regex=r"[\s\S]{0,100000000}"), doc=text, complete=True),
         dict(name="string maxLength 10**9", ours=dict(kind="string", lo=0, hi=10**9, excludes=[]),
-             peer=dict(schema={"type": "string", "maxLength": 10**9}), doc=json.dumps(text, ensure_ascii=False),
-             complete=True),
+             peer=dict(schema={"type": "string", "maxLength": 10**9}),
+             doc=json.dumps(text, ensure_ascii=False), complete=True),
         dict(name="string maxLength 5000 x3 excl", ours=dict(kind="string", lo=0, hi=5000,
                                                            excludes=EXCLUDES),
-             peer=dict(schema={"type": "string", "maxLength": 5000}), doc=json.dumps(text, ensure_ascii=False),
-             complete=True, note="peers: no exclusions"),
+             peer=dict(schema={"type": "string", "maxLength": 5000}),
+             doc=json.dumps(text, ensure_ascii=False), complete=True, note="peers: no exclusions"),
         dict(name="array minItems 10**6", ours=dict(kind="array", lo=10**6, hi=None),
              peer=dict(schema={"type": "array", "items": {"type": "integer"}, "minItems": 10**6}),
              doc="[" + ",".join(str(i * 7919 % 100003) for i in range(2000)), complete=False),
@@ -85,7 +87,7 @@ def cases(n_kube: int, log) -> list[dict]:
     return out
 
 
-# -- the worker: one engine, one case ---------------------------------------------------------------
+# -- the worker: one engine, one case -------------------------------------------------------------
 
 def _ours_build(eng, spec):
     kind = spec["kind"]
@@ -123,7 +125,8 @@ def _peer_build(eng, name, spec):
     if "regex" in spec:
         if name == "xgrammar":
             return eng.compiler.compile_regex(spec["regex"])
-        m = eng.llg.LLMatcher(eng.tok, eng.llg.LLMatcher.grammar_from_regex(spec["regex"]), log_level=0)
+        m = eng.llg.LLMatcher(eng.tok, eng.llg.LLMatcher.grammar_from_regex(spec["regex"]),
+                              log_level=0)
         if m.is_error():
             raise RuntimeError(m.get_error())
         eng.llg.numpy.fill_next_token_bitmask(m, eng.bm, 0)
@@ -146,7 +149,9 @@ def worker(engine_name: str, job_path: str) -> None:
     ours = engine_name == "tokenfsm"
 
     def build():
-        return _ours_build(eng, case["ours"]) if ours else _peer_build(eng, engine_name, case["peer"])
+        if ours:
+            return _ours_build(eng, case["ours"])
+        return _peer_build(eng, engine_name, case["peer"])
 
     # warm-up (kernels, lazy initialisation): a small case of the same kind, not timed
     warm = dict(case)
@@ -216,7 +221,7 @@ def worker(engine_name: str, job_path: str) -> None:
                           misses=misses, walk_s=walk_s, visited=visited, n_tokens=len(tokens))))
 
 
-# -- the parent ---------------------------------------------------------------------------------------
+# -- the parent ----------------------------------------------------------------------------------
 
 def _pct(xs, q):
     xs = sorted(xs)
@@ -247,21 +252,23 @@ def run(args) -> int:
     eos = list(vocab.eos_token_ids)[:1]
     engines = [e for e in ENGINES if e in args.engines.split(",")]
     summary: dict = {e: {} for e in engines}
-    print(f"{'case':30s} {'engine':10s} {'build ms':>8s} {'1st ms':>7s} | {'cold p50':>8s} {'p90':>7s} "
-          f"{'p99':>8s} | {'warm p50':>8s} {'p90':>7s} {'p99':>7s} | {'miss/rep':>8s} {'us/miss':>7s} "
-          f"{'nodes/miss':>10s}  notes")
+    print(f"{'case':30s} {'engine':10s} {'build ms':>8s} {'1st ms':>7s} | {'cold p50':>8s} "
+          f"{'p90':>7s} {'p99':>8s} | {'warm p50':>8s} {'p90':>7s} {'p99':>7s} | "
+          f"{'miss/rep':>8s} {'us/miss':>7s} {'nodes/miss':>10s}  notes")
     for case in chosen:
         tokens = list(encode(case["doc"])) + (eos if case["complete"] else [])
         for e in engines:
             with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-                json.dump(dict(case=case, tokens=tokens, vocab=args.vocab, replays=args.replays), fh)
+                json.dump(dict(case=case, tokens=tokens, vocab=args.vocab,
+                               replays=args.replays), fh)
                 job = fh.name
             try:
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", e,
                                       "--job", job], capture_output=True, text=True,
                                      timeout=args.timeout, env=os.environ.copy())
                 if out.returncode != 0:
-                    res = dict(error=out.stderr.strip().splitlines()[-1][:120] if out.stderr else "?")
+                    res = dict(error=out.stderr.strip().splitlines()[-1][:120] if out.stderr
+                               else "?")
                 else:
                     res = json.loads(out.stdout.strip().splitlines()[-1])
             except subprocess.TimeoutExpired:
@@ -269,8 +276,8 @@ def run(args) -> int:
             finally:
                 os.unlink(job)
             if "unavailable" in res or "error" in res:
-                print(f"{case['name'][:30]:30s} {e:10s} {res.get('unavailable') or res.get('error')}",
-                      flush=True)
+                print(f"{case['name'][:30]:30s} {e:10s} "
+                      f"{res.get('unavailable') or res.get('error')}", flush=True)
                 continue
             notes = []
             if res["rejected_at"] is not None:
@@ -286,14 +293,18 @@ def run(args) -> int:
             ms = res.get("misses") or []
             if ms:
                 # medians over the replays (the first may include kernels compiled on first use)
-                per = [(w / k * 1e6, v / k) for k, w, v in zip(ms, res["walk_s"], res["visited"]) if k]
+                per = [(w / k * 1e6, v / k)
+                       for k, w, v in zip(ms, res["walk_s"], res["visited"]) if k]
                 lazy = (f"{statistics.median(ms):8.0f} {statistics.median(p[0] for p in per):7.1f} "
-                        f"{statistics.median(p[1] for p in per):10.0f}") if per else f"{0:8d} {'-':>7s} {'-':>10s}"
+                        f"{statistics.median(p[1] for p in per):10.0f}" if per
+                        else f"{0:8d} {'-':>7s} {'-':>10s}")
             else:
                 lazy = f"{'-':>8s} {'-':>7s} {'-':>10s}"
-            print(f"{case['name'][:30]:30s} {e:10s} {row['build'] / 1e6:8.2f} {row['first'] / 1e6:7.2f} | "
+            print(f"{case['name'][:30]:30s} {e:10s} {row['build'] / 1e6:8.2f} "
+                  f"{row['first'] / 1e6:7.2f} | "
                   f"{_fmt_us(row['p50'])} {_fmt_us(row['p90'])[1:]} {_fmt_us(row['p99'])} | "
-                  f"{_fmt_us(_pct(w, .5))} {_fmt_us(_pct(w, .9))[1:]} {_fmt_us(_pct(w, .99))[1:]} | "
+                  f"{_fmt_us(_pct(w, .5))} {_fmt_us(_pct(w, .9))[1:]} "
+                  f"{_fmt_us(_pct(w, .99))[1:]} | "
                   f"{lazy}  {'; '.join(notes)}", flush=True)
     # ratios, ours over each peer, on the cases both ran
     print("\nours / peer (medians over the cases both engines ran; < 1: ours is faster)")
@@ -318,8 +329,8 @@ def _extract(rev: str) -> str:
         os.makedirs(os.path.join(dest, "tokenfsm", d))
         archive = subprocess.run(["git", "-C", root, "archive", rev, d], check=True,
                                  capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", os.path.join(dest, "tokenfsm", d), "--strip-components=1"],
-                       input=archive, check=True)
+        subprocess.run(["tar", "-x", "-C", os.path.join(dest, "tokenfsm", d),
+                        "--strip-components=1"], input=archive, check=True)
     return dest
 
 
@@ -331,7 +342,8 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case and engine")
     ap.add_argument("--quick", action="store_true", help="the constructions only, no Kubernetes")
-    ap.add_argument("--cases", default="", help="comma-separated substrings of the case names to run")
+    ap.add_argument("--cases", default="",
+                    help="comma-separated substrings of the case names to run")
     ap.add_argument("--eager", type=int, default=None,
                     help="schemas: PushdownIndex(eager_states=N), rows made up front")
     ap.add_argument("--python", default=None, help="interpreter with the peers installed")

@@ -170,13 +170,15 @@ def _levels(max_depth, cap, W):
 
 
 @njit(cache=True)
-def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, tok_ids, a, lq, lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys,
-                 a_par, cap, out, touched, n_set):
+def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, tok_ids, a, lq, lc,
+                 lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
+                 touched, n_set):
     """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
     n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
-    bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with ``r_depth[k] > 0`` first sets that
-    level's top frame to state ``r_state[k]``, count ``r_count[k]`` and level 0's keys, over the
-    whole given stack. One call walks every range (see :func:`.pd_kernels._walk_ranges`).
+    bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with
+    ``r_depth[k] > 0`` first sets that level's top frame to state ``r_state[k]``, count
+    ``r_count[k]`` and level 0's keys, over the whole given stack. One call walks every range
+    (see :func:`.pd_kernels._walk_ranges`).
 
     Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
     (see :func:`fill_row`)."""
@@ -445,9 +447,9 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
     """:func:`fill_row` for a state ``q`` of a region where the walk cannot depend on the frames
     (no state of its strongly connected component accepts or calls, the count lies where every
     state of its piece is live), past the region's shared walk: this follows the walk's skeleton
-    (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) from ``q`` (ticks counted on the way) and gives the tokens that end at its exits or live in
-    the subtrees below them, walked with the frames (see :func:`.pd_kernels.replay_row`), and
-    the EOS tokens where ``can_end``.
+    (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) from ``q`` (ticks counted on the
+    way) and gives the tokens that end at its exits or live in the subtrees below them, walked
+    with the frames (see :func:`.pd_kernels.replay_row`), and the EOS tokens where ``can_end``.
 
     Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
     """

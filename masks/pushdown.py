@@ -613,10 +613,10 @@ class PushdownIndex:
 
         An entry is a list ``[parts, bytes charged, key, uses]`` whose ``parts`` is ``(row or
         None, byte view, word indices or None, word values or None[, the words as ints])``: the
-        row is the view's words with the values or-ed in at the indices. A row of few nonzero words over no base,
-        or a few words more than a shared region walk's, is kept as those words: no row of the
-        vocabulary's size to allocate (and page in) for a configuration met once or a few
-        times; one met often gets a row of its own (:meth:`_met_again`)."""
+        row is the view's words with the values or-ed in at the indices. A row of few nonzero
+        words over no base, or a few words more than a shared region walk's, is kept as those
+        words: no row of the vocabulary's size to allocate (and page in) for a configuration
+        met once or a few times; one met often gets a row of its own (:meth:`_met_again`)."""
         k = idx.shape[0]
         if k <= self._sparse_words:
             view = self._zero_view if base is None else base[1]
@@ -1061,7 +1061,7 @@ ROW_REFERENCE = "walk"
 
 def __getattr__(name: str):
     if name == "PushdownMatcher":
-        warnings.warn("PushdownMatcher is deprecated: Matcher drives every index", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("PushdownMatcher is deprecated: Matcher drives every index",
+                      DeprecationWarning, stacklevel=2)
         return Matcher
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,8 +55,8 @@ def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1):
         x = net.piece(Text(DFA.from_regex("[0-9]")))
         members.append(concat(Text(DFA.from_regex(r'"x[0-9]"')), Text(colon), Call(x), Text(ws)))
     m = choice(*members)
-    body = concat(Text(DFA.literal("{")), Text(ws), optional(concat(m, star(concat(Text(comma), m)))),
-                  Text(DFA.literal("}")))
+    body = concat(Text(DFA.literal("{")), Text(ws),
+                  optional(concat(m, star(concat(Text(comma), m)))), Text(DFA.literal("}")))
     return net, net.key_set(body, n, required=required, lo=lo, hi=hi)
 
 
@@ -64,9 +64,23 @@ def array(lo, hi, item="[0-9]+"):
     net = Network()
     it = net.piece(Text(DFA.from_regex(item)))
     lit = lambda s: Text(DFA.literal(s))  # noqa: E731
-    body = concat(lit("["), optional(concat(Call(it, tick=True), star(concat(lit(","), Call(it, tick=True))))),
-                  lit("]"))
+    items = concat(Call(it, tick=True), star(concat(lit(","), Call(it, tick=True))))
+    body = concat(lit("["), optional(items), lit("]"))
     return net, net.counted(body, lo=lo, hi=hi)
+
+
+def arrays_of_counted_words(hi):
+    """Arrays nested by recursion whose items are numbers, arrays and strings of 1 to ``hi``
+    letters (a counted piece): recursion and counts together."""
+    net = Network()
+    arr = net.declare()
+    quote = Text(DFA.literal('"'))
+    word = net.counted(concat(quote, star(concat(Text(DFA.from_regex("[ab]")), Tick())), quote),
+                       lo=1, hi=hi)
+    item = choice(Text(DFA.from_regex("1|12")), Call(word), Call(arr))
+    items = concat(item, star(concat(Text(DFA.literal(",")), item)))
+    net.piece(concat(Text(DFA.literal("[")), optional(items), Text(DFA.literal("]"))), into=arr)
+    return net, arr
 
 
 def walk_against_flat(index, flat, vocab, rng, steps=30):
@@ -163,14 +177,7 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     # bounds), key sets, arrays of counted items and recursion, against the naive walk
     nets = [counted_chars(0, 10**6), counted_chars(3, 40), counted_chars(2, None, r"[a\\]"),
             key_set(3, (0, 2), 1, 3), array(2, 50)]
-    rec = Network()
-    arr = rec.declare()
-    word = rec.counted(concat(Text(DFA.literal('"')), star(concat(Text(DFA.from_regex("[ab]")), Tick())),
-                              Text(DFA.literal('"'))), lo=1, hi=30)
-    item = choice(Text(DFA.from_regex("1|12")), Call(word), Call(arr))
-    rec.piece(concat(Text(DFA.literal("[")), optional(concat(item, star(concat(Text(DFA.literal(",")),
-                                                                               item)))),
-                     Text(DFA.literal("]"))), into=arr)
+    rec, arr = arrays_of_counted_words(30)
     applied = {}
     for (net, p), depth in [(n, None) for n in nets] + [((rec, arr), 2)]:
         lb = net.build(p) if depth is None else net.build(p, max_depth=depth)
@@ -264,7 +271,8 @@ def test_key_rows_per_key_set_match_the_naive_mask():
                  b'{"a":1,"ab":12,"b":"b"', b'{"a', b'{"a":1,"a']:
         cfg = index.walk_bytes(index.start, text)
         assert cfg[0] != 0, text
-        assert unpack_bitmask(index.mask_row(cfg), VOCAB.size).tolist() == ref_mask(lb, VOCAB, *cfg), text
+        want = ref_mask(lb, VOCAB, *cfg)
+        assert unpack_bitmask(index.mask_row(cfg), VOCAB.size).tolist() == want, text
 
 
 def test_matcher_api_on_a_lazy_index():
@@ -384,14 +392,7 @@ def test_huge_counts_on_a_real_vocabulary(pattern, flat_pattern):
 
 def test_recursion_with_counted_pieces_equals_the_flat_index():
     # arrays nested to a depth whose strings are counted pieces: recursion and counts together
-    net = Network()
-    arr = net.declare()
-    word = net.counted(concat(Text(DFA.literal('"')), star(concat(Text(DFA.from_regex("[ab]")), Tick())),
-                              Text(DFA.literal('"'))), lo=1, hi=3)
-    item = choice(Text(DFA.from_regex("1|12")), Call(word), Call(arr))
-    net.piece(concat(Text(DFA.literal("[")), optional(concat(item, star(concat(Text(DFA.literal(",")),
-                                                                               item)))),
-                     Text(DFA.literal("]"))), into=arr)
+    net, arr = arrays_of_counted_words(3)
     lb = net.build(arr, max_depth=2)
     index = PushdownIndex(lb, VOCAB)
     flat = TokenIndex.build(net.to_dfa(arr, max_depth=2), VOCAB)
@@ -411,14 +412,15 @@ def test_key_sets_of_more_than_64_keys():
                        whitespace_dfa(0), max_properties=69)
     lb = net.build(obj)
     assert lb.key_words == 2
-    toks = [b"{", b"}", b",", b":", b'"', b"k", b"6", b"3", b"1", b"12", b'"k6', b'"k66":', b'"k3":',
-            b'6"', b'3"', b'":1', b',"k', b"1,", b"}"]
+    toks = [b"{", b"}", b",", b":", b'"', b"k", b"6", b"3", b"1", b"12", b'"k6', b'"k66":',
+            b'"k3":', b'6"', b'3"', b'":1', b',"k', b"1,", b"}"]
     vocab = Vocabulary(toks + [None], eos_token_ids=[len(toks)])
     index = PushdownIndex(lb, vocab)
     for text in [b"{", b'{"k66":1', b'{"k66":1,', b'{"k66":1,"k6', b'{"k3":1,"k66":12',
                  b'{"k3":1,"k66":12,"k6']:
         cfg = index.walk_bytes(index.start, text)
         assert cfg[0] != 0, text
-        assert unpack_bitmask(index.mask_row(cfg), vocab.size).tolist() == ref_mask(lb, vocab, *cfg), text
+        want = ref_mask(lb, vocab, *cfg)
+        assert unpack_bitmask(index.mask_row(cfg), vocab.size).tolist() == want, text
     assert index.walk_bytes(index.start, b'{"k66":1,"k66"')[0] == 0      # key 66 twice
     assert not lb.accepts(b'{"k66":1}') and lb.accepts(b'{"k66":1,"k3":12}')

@@ -72,7 +72,8 @@ def self_recursive(pattern: str, depth: int) -> SimpleNamespace:
             if live[table[q]].any() or any(live[e] and live[r] for e, r in calls.get(q, [])):
                 live[q] = changed = True
     table = np.where(live[table], table, 0)
-    calls = {q: [(e, r) for e, r in es if live[e] and live[r]] for q, es in calls.items() if live[q]}
+    calls = {q: [(e, r) for e, r in es if live[e] and live[r]]
+             for q, es in calls.items() if live[q]}
 
     def first(q, seen=()):
         f = table[q] != 0
@@ -246,7 +247,8 @@ def test_every_row_way_gives_the_reference_row():
     assert {len(c[1]) for c, a in zip(seen, applied) if "shared-region" in a} == {0, 1, 2}
     # configurations under many stacks (two call sites, different return states)
     pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
-    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None], eos_token_ids=[8])
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None],
+                       eos_token_ids=[8])
     index = PushdownIndex(pb, vocab)
     for c in sorted(reachable(pb, b"(1+)", 12)):
         check_row_ways(index, c, ref_mask(pb, vocab, *c))
@@ -260,7 +262,8 @@ def test_rows_kept_as_words_as_rows_and_promoted_are_the_same_rows():
     # charged add up and stay bounded.
     pb = self_recursive(ARRAY, 3)
     seen = sorted(reachable(pb, b'[],1"a ', 6))
-    common = STRING_TOKENS[:-1] + [b"a" * k for k in range(2, 40)] + [b"1" * k for k in range(2, 40)]
+    common = (STRING_TOKENS[:-1] + [b"a" * k for k in range(2, 40)]
+              + [b"1" * k for k in range(2, 40)])
     vocabs = [common + [b"%d," % k for k in range(200)] + [b'"%d' % k for k in range(10, 50)],
               common + [b"%d," % k for k in range(100)] + [b'a",%d' % k for k in range(120)]
               + [b"\x02%d" % k for k in range(1600)]]       # (never allowed)
@@ -591,9 +594,10 @@ def test_compiler_gives_a_pushdown_index_for_recursive_schemas(monkeypatch):
 
 # -- RecursiveDFA (automata.recursive) and recursive schemas: the flat index of the expansion ------
 
-JSON_TOKENS = [b"{", b"}", b'"', b'":', b'": ', b"name", b"v", b"kids", b"[", b"]", b",", b", ", b"1",
-               b"12", b'{"', b'"}', b"}]", b"}]}", b"]}", b'"v":', b'"kids":[', b'{"v":1}', b" ", b"a",
-               b"a b", b'"a"', b"-", b"0", b"}}", b"[]", b"[[", b"]]", b'":"', b"\x01", b"null", b"true"]
+JSON_TOKENS = [b"{", b"}", b'"', b'":', b'": ', b"name", b"v", b"kids", b"[", b"]", b",", b", ",
+               b"1", b"12", b'{"', b'"}', b"}]", b"}]}", b"]}", b'"v":', b'"kids":[', b'{"v":1}',
+               b" ", b"a", b"a b", b'"a"', b"-", b"0", b"}}", b"[]", b"[[", b"]]", b'":"', b"\x01",
+               b"null", b"true"]
 
 
 def json_vocab() -> Vocabulary:
@@ -617,8 +621,8 @@ def recursive_cases():
 @pytest.mark.parametrize("name", ["arrays/2", "arrays/3", "mutual/2"])
 def test_recursive_dfa_masks_equal_the_flat_expansion(name):
     r = recursive_cases()[name]
-    vocab = Vocabulary(TOKENS + [b'{"a":', b"{}", b'{"ab":[', b"}", b"}]", b"]}", b'{"a":{"b":1}}', None],
-                       eos_token_ids=[len(TOKENS) + 7], size=len(TOKENS) + 9)
+    vocab = Vocabulary(TOKENS + [b'{"a":', b"{}", b'{"ab":[', b"}", b"}]", b"]}", b'{"a":{"b":1}}',
+                                 None], eos_token_ids=[len(TOKENS) + 7], size=len(TOKENS) + 9)
     index = PushdownIndex(r.to_bytes(), vocab)
     flat = TokenIndex.build(r.to_dfa(), vocab)
     for seed in range(6):
@@ -695,7 +699,8 @@ def test_step_equals_the_automaton_step(name):
 
 def test_threads_share_one_index():
     pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
-    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None], eos_token_ids=[8])
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", None],
+                       eos_token_ids=[8])
     seen = sorted(reachable(pb, b"(1+)", 10))
     expected = {c: ref_mask(pb, vocab, *c) for c in seen}
     index = PushdownIndex(pb, vocab, cache_bytes=0)  # 16 rows: entries come and go meanwhile
@@ -748,8 +753,8 @@ def test_qwen_recursive_schema_against_the_flat_expansion():
     for i, t in enumerate(vocab.tokens):
         if t is not None:
             by_bytes.setdefault(t, i)
-    docs = [('{"name": "a \\"quoted\\" name", "v": -12, "kids": [{"v": 1, "kids": [{"name": "ü"}]}, '
-             '{"kids": []}]}'),
+    docs = [('{"name": "a \\"quoted\\" name", "v": -12, '
+             '"kids": [{"v": 1, "kids": [{"name": "ü"}]}, {"kids": []}]}'),
             '{"name":"end","kids":[{"kids":[{"name":"x y","v":0}]},{"v":7}]}']
     for doc in docs:
         data = doc.encode()
@@ -782,8 +787,9 @@ def test_flat_index_of_a_stack_route_schema_asks_for_the_expansion():
     from tokenfsm.masks import TokenIndex
     from tokenfsm.schema import SchemaWarning, compile_json_schema
 
-    tree = {"$defs": {"n": {"type": "object", "properties": {"v": {"type": "integer"},
-                                                            "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+    kids = {"type": "array", "items": {"$ref": "#/$defs/n"}}
+    tree = {"$defs": {"n": {"type": "object",
+                            "properties": {"v": {"type": "integer"}, "kids": kids}}},
             "$ref": "#/$defs/n"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemaWarning)
