@@ -285,6 +285,36 @@ class FrameAutomaton:
             q = t
         return (q, dt)
 
+    def forced_bytes(self, x: int, stack) -> bytes:
+        """The bytes forced from configuration ``(x, stack)``: while the text may not end there
+        and exactly one byte keeps it live, that byte. Each byte that could move the
+        configuration is tried (liveness depends on the counts and keys)."""
+        st = list(stack)
+        out = bytearray()
+        limit = 4 * self.num_states * (self.max_stack + 1) + 64
+        acc = self._acc
+        while x and len(out) < limit and not self.can_end(x, st):
+            cand, k, q = self.own_bytes(x & _LOW32), len(st), x & _LOW32
+            while acc[q] and k > 0:
+                k -= 1
+                q = st[k] & _LOW32
+                cand |= self.own_bytes(q)
+            found = None
+            while cand:
+                b = cand.bit_length() - 1
+                cand ^= 1 << b
+                trial = list(st)
+                y = self.walk(x, trial, (b,))
+                if y:
+                    if found is not None:
+                        return bytes(out)
+                    found = (b, y, trial)
+            if found is None:
+                break
+            out.append(found[0])
+            x, st = found[1], found[2]
+        return bytes(out)
+
     def own_bytes(self, q: int) -> int:
         """Bytes that move ``q`` without popping (own moves and calls), as a 256-bit int: a
         superset of what is live there."""

@@ -881,7 +881,7 @@ class PushdownIndex:
         keeps the configuration live, that byte."""
         q, stack = self._check_state(state)
         if self._frames is not None:
-            return self._frame_forced_bytes(q, stack)
+            return self._frames.forced_bytes(q, stack)
         st = list(stack)
         out = bytearray()
         limit = self.num_states * (self.max_stack + 1) + 1
@@ -898,36 +898,6 @@ class PushdownIndex:
             b = bits.bit_length() - 1
             q = self._walk(q, st, (b,))
             out.append(b)
-        return bytes(out)
-
-
-    def _frame_forced_bytes(self, x: int, stack: tuple) -> bytes:
-        """:meth:`forced_bytes` where frames hold data: each byte that could move the
-        configuration is tried (liveness depends on the counts and keys)."""
-        fa = self._frames
-        st = list(stack)
-        out = bytearray()
-        limit = 4 * self.num_states * (self.max_stack + 1) + 64
-        while x and len(out) < limit and not fa.can_end(x, st):
-            cand, k, q = fa.own_bytes(x & 0xFFFFFFFF), len(st), x & 0xFFFFFFFF
-            while self._acc[q] and k > 0:
-                k -= 1
-                q = st[k] & 0xFFFFFFFF
-                cand |= fa.own_bytes(q)
-            found = None
-            while cand:
-                b = cand.bit_length() - 1
-                cand ^= 1 << b
-                trial = list(st)
-                y = fa.walk(x, trial, (b,))
-                if y:
-                    if found is not None:
-                        return bytes(out)
-                    found = (b, y, trial)
-            if found is None:
-                break
-            out.append(found[0])
-            x, st = found[1], found[2]
         return bytes(out)
 
 
