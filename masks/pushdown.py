@@ -22,8 +22,9 @@ accepts nor calls cannot meet the stack before leaving the region, so its walk i
 is the flat index's shared region walk (:func:`.kernels.component_walk`), kept per vocabulary in
 the trie's :class:`~.trie.WalkCache` under the region's canonical form and shared with flat
 indexes; a row then is that walk's row plus what the subtrees past its exits add, walked with
-the stack (:func:`.pd_kernels.replay_row`). The two ways of making a row are declared in
-:data:`ROW_WAYS`, next to the reference walk, and the tests run each on every configuration.
+the stack (:func:`.pd_kernels.replay_row`). The ways of making a row are declared in
+:data:`.row_ways.ROW_WAYS`, next to the reference walk, and the tests run each on every
+configuration they meet; a small automaton's rows are made up front (``eager_states``).
 
 A row is kept as what it adds to a row already held: its few nonzero words over the empty row (a
 key's name allows a handful of tokens) or over its region's shared row (a string body), written
@@ -69,25 +70,25 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import kernels, pd_kernels
+from . import pd_kernels
 from .frames import FrameAutomaton
-from .index import (
-    MAX_SIGNATURE_STATES,
-    ByteTables,
-    _automaton_error,
-    _checked_byte_tables,
-    _regions,
-    _shared_walks,
-)
+from .index import _automaton_error, _checked_byte_tables
 from .matcher import Matcher
+from .row_ways import (
+    FEW_WORDS,
+    make_rows_up_front,
+    region_flags,
+    shared_region_way,
+    up_front_entry,
+    walk_way,
+)
 from .trie import token_trie
 from .vocab import Vocabulary
 
-__all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES", "ROW_WAYS"]
+__all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
 
 _LOW64 = (1 << 64) - 1
 _COUNT_FIELD = _LOW64 << 32
-_NO_STACK = np.zeros(0, dtype=np.int32)
 
 #: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows
 #: of the vocabulary's size; many more of those kept as their few nonzero words).
@@ -96,13 +97,9 @@ ROW_CACHE_BYTES = 32 << 20
 ROW_OVERHEAD = 400
 #: Uses after which a row kept as its words gets a row of its own (see PushdownIndex._entry).
 PROMOTE_AFTER = 16
-#: Rows of at most this many words are also kept as Python ints, written without a kernel call.
-FEW_WORDS = 3
 #: Automata of at most this many states get their top-level rows at construction (see
 #: PushdownIndex's ``eager_states``).
 EAGER_STATES = 64
-#: Rows made up front stop at this many trie nodes (bigger ones are made when asked).
-EAGER_MAX_VISITS = 4096
 
 _FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entry", "call_return",
            "call_first", "max_stack")
@@ -179,8 +176,9 @@ class PushdownIndex:
     eager_states : int
         An automaton of at most this many states (a lazy network's few pieces: a counted string,
         a huge count in a regex) gets the rows of its states' configurations over an empty
-        stack, counts far from their bounds, made here (:meth:`_make_eager_rows`): a fraction
-        of a millisecond per dozen states, and no row to make while matching at the top level.
+        stack, counts far from their bounds, made here (:func:`.row_ways.make_rows_up_front`):
+        a fraction of a millisecond per dozen states, and no row to make while matching at the
+        top level.
         A larger bound trades build time for misses: a recursive schema of 7,400 states gets
         the rows of most of its states in about 10 ms (Qwen), after which a configuration met
         for the first time mostly finds its row made.
@@ -310,60 +308,7 @@ class PushdownIndex:
                        for q in np.flatnonzero(np.diff(self.call_ptr)).tolist()}
         self._eager = None
         if self.num_states <= int(eager_states):
-            self._make_eager_rows()
-
-    def _eager_entry(self, q: int):
-        """The entry of a row made up front: its words, views of the kernel's arrays (kept as
-        words, however many: the memory is the arrays', charged when they were made)."""
-        _, pos, ptr, idx, val = self._eager
-        i = pos[q]
-        lo, hi = ptr[i], ptr[i + 1]
-        if lo == hi:
-            return [(None, self._zero_view, None, None), 0, None, 0]
-        few = (tuple(zip(idx[lo:hi].tolist(), val[lo:hi].tolist())) if hi - lo <= FEW_WORDS
-               else None)
-        return [(None, self._zero_view, idx[lo:hi], val[lo:hi], few), 0, None, 0]
-
-    def _make_eager_rows(self) -> None:
-        """Make rows of configurations over an empty stack up front, counted in
-        ``stats["eager"]`` (not as misses). A plain stack automaton: every state that does not
-        accept, outside the shared regions, in one kernel call
-        (:func:`.pd_kernels.rows_over_empty_stack`), kept as words (at most ``cache_bytes / 8``
-        of them); a row that reads below the stack, or walks more than ``EAGER_MAX_VISITS``
-        nodes, is left to be made when asked.
-        With data: every state's configuration with the frame's count far from its piece's
-        bounds (where there is such a count) and no keys written, made one by one."""
-        fa = self._frames
-        t0 = time.perf_counter()
-        stats = self.stats
-        if fa is None:
-            shared = self._region_flags()[0] if self.share_walks else None
-            states = np.array([q for q in range(1, self.num_states)
-                               if not self._acc[q] and not (shared and shared[q])],
-                              dtype=np.int32)
-            trie = self._trie
-            out = np.zeros(self._n_words, dtype=np.uint32)
-            touched = np.empty(self._n_words, dtype=np.int32)
-            ok, ptr, idx, val, visited = pd_kernels.rows_over_empty_stack(
-                states, trie.nodes, trie.tok_ids, trie.max_depth, self._roots, *self._k_automaton,
-                self._cap, EAGER_MAX_VISITS, self._cache_bytes // 8, out, touched)
-            pos = np.full(self.num_states, -1, dtype=np.int64)
-            pos[states[ok]] = np.flatnonzero(ok)
-            eager = ([None] * self.num_states, pos.tolist(), ptr.tolist(), idx, val)
-            self._eager = eager
-            with self._lock:
-                stats["eager"] += int(ok.sum())
-                stats["eager_s"] += time.perf_counter() - t0
-            return
-        before = (stats["misses"], stats["visited"], stats["walk_s"])
-        for q in range(1, self.num_states):
-            x = fa.far_frame(q)
-            if x is not None:
-                self.config_row((x, ()))
-        with self._lock:
-            stats["eager"] += stats["misses"] - before[0]
-            stats["misses"], stats["visited"], stats["walk_s"] = before
-            stats["eager_s"] += time.perf_counter() - t0
+            make_rows_up_front(self)
 
     # -- attributes a matcher reads -------------------------------------------------------------
     @property
@@ -524,7 +469,7 @@ class PushdownIndex:
         if hit is not None:
             return self._kept(key, hit)
         if self._flags is None and self.share_walks:
-            self._region_flags()            # (timed on its own: once per index)
+            region_flags(self)              # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(q, stack, end)
         _, used, exact, _ = made
@@ -556,7 +501,7 @@ class PushdownIndex:
         if hit is not None:
             return self._kept(key, hit)
         if self._flags is None and self.share_walks:
-            self._region_flags()            # (timed on its own: once per index)
+            region_flags(self)              # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(x, stack, end)
         _, used, exact, _ = made
@@ -593,16 +538,17 @@ class PushdownIndex:
             entry[0] = parts       # one store: a reader sees the old parts or the new
 
     def _make_row(self, x: int, stack: tuple, end: bool):
-        """``(entry, used, exact, visited)`` of a configuration, by the way of :data:`ROW_WAYS`
-        that applies: the shared walk of ``x``'s region where there is one, else the walk."""
+        """``(entry, used, exact, visited)`` of a configuration, by the way of
+        :data:`.row_ways.ROW_WAYS` that applies: the shared walk of ``x``'s region where there is
+        one, else the walk."""
         pool = self._scratch
         try:
             scratch = pool.pop()
         except IndexError:
             scratch = (np.zeros(self._n_words, dtype=np.uint32),
                        np.empty(self._n_words, dtype=np.int32))
-        made = (_shared_region_way(self, x, stack, end, *scratch) if self.share_walks
-                else None) or _walk_way(self, x, stack, end, *scratch)
+        made = (shared_region_way(self, x, stack, end, *scratch) if self.share_walks
+                else None) or walk_way(self, x, stack, end, *scratch)
         pool.append(scratch)          # (zeroed again by the kernel)
         base, used, exact, visited, idx, val = made
         return self._entry(base, idx, val), used, exact, visited
@@ -686,87 +632,17 @@ class PushdownIndex:
                 for w, v in few:
                     words[w] |= v
 
-    def _region_flags(self):
-        """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
-        lists of bools): a region (a strongly connected component of :func:`.index._regions`)
-        whose states neither call nor hold key sets, with a cycle and at most
-        ``MAX_SIGNATURE_STATES`` states; ``stack_free`` also asks that no state of it accept
-        (then a byte it cannot move on is dead whatever the stack), ``any_stack`` does not (for
-        an empty stack, where a pop is dead too)."""
-        flags = self._flags
-        if flags is None:
-            with self._lock:
-                flags = self._flags
-                if flags is None:
-                    t0 = time.perf_counter()
-                    comp = _regions(ByteTables(self._k_byte_classes, self._region_table,
-                                               self._k_accepting, int(self.start[0]) & 0xFFFFFFFF))
-                    n_comp = int(comp.max()) + 1 if comp.size else 0
-                    bad = np.zeros(n_comp, dtype=bool)
-                    bad[comp[np.diff(self.call_ptr) > 0]] = True
-                    if self._frames is not None:
-                        # a key set's liveness reads the keys: not shared
-                        lb = self._frames.lb
-                        bad[comp[lb.piece_kind[lb.state_piece] == 2]] = True
-                    size = np.bincount(comp, minlength=n_comp)
-                    tab = self._region_table
-                    loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)
-                    cyclic = (size > 1) | (np.bincount(comp, weights=loops, minlength=n_comp) > 0)
-                    any_stack = ~bad & cyclic & (size <= MAX_SIGNATURE_STATES)
-                    any_stack[comp[0]] = False          # the dead state
-                    accepts = np.zeros(n_comp, dtype=bool)
-                    accepts[comp[self.accepting]] = True
-                    self._comp = comp
-                    flags = self._flags = ((any_stack & ~accepts)[comp].tolist(),
-                                           any_stack[comp].tolist())
-                    self.stats["regions_s"] += time.perf_counter() - t0
-        return flags
-
-    def _shared_walk(self, q: int, accepting_ok: bool = False):
-        """``(row, byte view, rec, toks)``: the row of the walk of ``q``'s region shared with
-        every state and automaton whose region looks the same from there (a JSON string body;
-        the walk is kept in the trie's :class:`~.trie.WalkCache`), and its skeleton as
-        :func:`.pd_kernels.skeleton_records` (kept in ``_REPLAYS``); None when ``q``'s
-        region is not shared (see :meth:`_region_flags`)."""
-        if q == 0 or not self._region_flags()[1 if accepting_ok else 0][q]:
-            return None
-        hit = self._shared.get((q, accepting_ok), False)
-        if hit is not False:
-            return hit
-        entry = None
-        trie = self._trie
-        order = np.array([q], dtype=np.int32)
-        g_ptr = np.array([0, 1], dtype=np.int32)
-        share, sig_ptr, sig = kernels.component_signatures(
-            self._region_table, self._k_byte_classes, self._comp, order, g_ptr,
-            MAX_SIGNATURE_STATES)
-        if share[0] and sig_ptr[1] > sig_ptr[0]:
-            key = (self.vocab_fingerprint, sig.tobytes())
-            entry = _REPLAYS.get(key)
-            if entry is None:
-                node_bit, n_tok_nodes, max_depth = trie.token_numbering()
-                _, entries, visited, _ = _shared_walks(
-                    trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
-                    self._k_byte_classes, self._region_table, self._comp, self.vocab_size)
-                entry = _REPLAYS.put(key, entries[0], trie, self._n_words)
-                with self._lock:
-                    self.stats["visited"] += int(visited)
-            with self._lock:
-                self.stats["shared_walks"] += 1
-        self._shared[(q, accepting_ok)] = entry
-        return entry
-
     # -- the matcher's protocol (configurations it holds are trusted) --------------------------
     def config_row(self, config):
         """The cache entry of the row of a configuration a matcher holds (see :meth:`_entry`;
         :meth:`write_row` writes it into a bitmask, :meth:`row_array` makes it an array)."""
         eager = self._eager
         if eager is not None:
-            # a row made up front (see _make_eager_rows) holds for every stack
+            # a row made up front (see row_ways.make_rows_up_front) holds for every stack
             q = config[0]
             entry = eager[0][q]
             if entry is None and eager[1][q] >= 0:
-                entry = eager[0][q] = self._eager_entry(q)
+                entry = eager[0][q] = up_front_entry(self, q)
             if entry is not None:
                 self.stats["hits"] += 1
                 return entry
@@ -899,134 +775,6 @@ class PushdownIndex:
             q = self._walk(q, st, (b,))
             out.append(b)
         return bytes(out)
-
-
-class _ReplayCache:
-    """What a region replay reads of a shared walk, per vocabulary and walk (the walk's row as
-    an array, its skeleton as :func:`.pd_kernels.skeleton_records`), kept for every index that
-    meets the walk: made once per process, not once per index. Least recently used entries go
-    first once their arrays pass ``max_bytes``. Thread-safe."""
-
-    def __init__(self, max_bytes: int):
-        self.max_bytes = int(max_bytes)
-        self.nbytes = 0
-        self._d: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            hit = self._d.get(key)
-            if hit is None:
-                return None
-            self._d.move_to_end(key)
-            return hit[0]
-
-    def put(self, key, walked, trie, n_words: int):
-        """The entry of a shared walk (:func:`.kernels.component_walk`'s tuple), made and kept
-        (unless larger than ``max_bytes``)."""
-        row = walked[2] if walked[2] is not None else pd_kernels.row_of_nodes(
-            walked[7], trie.tok_ptr, trie.tok_ids, n_words)
-        rec, toks = pd_kernels.skeleton_records(walked[3], walked[4], walked[5], trie.nodes,
-                                                trie.tok_ids)
-        entry = (row, memoryview(row).cast("B"), rec, toks)
-        size = row.nbytes + rec.nbytes + toks.nbytes + len(key[1])
-        if size > self.max_bytes:
-            return entry
-        with self._lock:
-            old = self._d.pop(key, None)
-            if old is not None:
-                self.nbytes -= old[1]
-            self._d[key] = (entry, size)
-            self.nbytes += size
-            while self.nbytes > self.max_bytes:
-                self.nbytes -= self._d.popitem(last=False)[1][1]
-        return entry
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-            self.nbytes = 0
-
-
-#: Bytes of shared walks' rows and skeletons kept for region replays (:class:`_ReplayCache`).
-REPLAY_CACHE_BYTES = 16 << 20
-_REPLAYS = _ReplayCache(REPLAY_CACHE_BYTES)
-
-
-def _walk_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
-    """The reference way: one walk of the trie from the configuration
-    (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`)."""
-    trie = index._trie
-    if index._frames is not None:
-        return (None,) + index._frames.fill(trie, index._roots, x, stack, end, index.eos_ids, out,
-                                            touched)
-    used, exact, visited, idx, val = pd_kernels.fill_row(
-        trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton, x,
-        np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, end, index.eos_ids,
-        out, touched)
-    return None, int(used), bool(exact), int(visited), idx, val
-
-
-def _shared_region_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
-    """Where the walk from ``x`` inside its region cannot read the stack (no state of the region
-    accepts or calls; with data, also the count far from its bounds, or the stack empty): the
-    region's shared walk, with what the subtrees past its exits add, walked with the stack
-    (:func:`.pd_kernels.replay_row`); None where it does not apply."""
-    fa = index._frames
-    q = x & 0xFFFFFFFF
-    if fa is None:
-        shared = index._shared_walk(q)
-    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64:     # count class -1
-        shared = index._shared_walk(q, accepting_ok=not stack)
-    else:
-        return None
-    if shared is None:
-        return None
-    row, view, rec, toks = shared
-    trie = index._trie
-    if fa is None:
-        used, exact, visited, idx, val = pd_kernels.replay_row(
-            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
-            np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
-        return (row, view), int(used), bool(exact), int(visited), idx, val
-    used, exact, visited, idx, val = fa.replay(trie, rec, toks, x, stack, end, index.eos_ids, out,
-                                               touched)
-    if not stack:
-        exact = True          # an accepting state's zero move was dead here: empty stack only
-    return (row, view), used, exact, visited, idx, val
-
-
-def _up_front_way(index: PushdownIndex, x: int, stack: tuple, end: bool, out, touched):
-    """A row made up front (:meth:`PushdownIndex._make_eager_rows`): the walk over an empty
-    stack of a state that does not accept, which holds for every stack when no byte of it reads
-    below the stack (:func:`.pd_kernels.rows_over_empty_stack`); None where it does not apply
-    (data in the frames, an accepting state, a row that reads the stack or is too big)."""
-    if index._frames is not None or index._acc[x]:
-        return None
-    trie = index._trie
-    ok, ptr, idx, val, visited = pd_kernels.rows_over_empty_stack(
-        np.array([x], dtype=np.int32), trie.nodes, trie.tok_ids, trie.max_depth, index._roots,
-        *index._k_automaton, index._cap, EAGER_MAX_VISITS, index.n_words, out, touched)
-    if not ok[0]:
-        return None
-    return None, 0, False, int(visited), idx, val
-
-
-#: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
-#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: zeroed
-#: scratch rows, left zeroed): the row is ``base`` (a shared ``(row, byte view)``, or None) with
-#: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
-#: claim at least as cautious as its (the tests run every way on every configuration they meet).
-#: The index takes ``shared-region`` where it applies and ``share_walks`` is set, else ``walk``;
-#: ``up-front`` rows are the ones :meth:`PushdownIndex._make_eager_rows` makes for many states at
-#: once.
-ROW_WAYS = {
-    "walk": _walk_way,
-    "shared-region": _shared_region_way,
-    "up-front": _up_front_way,
-}
-#: The way that defines the rows.
-ROW_REFERENCE = "walk"
 
 
 def __getattr__(name: str):

@@ -131,11 +131,11 @@ def llama3_vocab() -> Vocabulary:
 
 
 def rows_by_every_way(index, config) -> dict:
-    """The row of a lazy index's ``config`` by every way of ``pushdown.ROW_WAYS`` that applies,
+    """The row of a lazy index's ``config`` by every way of ``row_ways.ROW_WAYS`` that applies,
     as ``{name: (bools over the vocabulary, used, exact)}``, each checked to leave the scratch rows
     it is given zeroed (the index reuses them)."""
     from tokenfsm.masks import unpack_bitmask
-    from tokenfsm.masks.pushdown import ROW_WAYS
+    from tokenfsm.masks.row_ways import ROW_WAYS
 
     x, stack = config
     end = index.is_accepting(config)
@@ -160,7 +160,7 @@ def check_row_ways(index, config, want) -> set:
     claim on the stack no bolder than the reference's: a row said to hold for every stack with
     the same top ``used`` entries must be one the reference says that of. Returns the ways that
     applied."""
-    from tokenfsm.masks.pushdown import ROW_REFERENCE
+    from tokenfsm.masks.row_ways import ROW_REFERENCE
 
     got = rows_by_every_way(index, config)
     _, ref_used, ref_exact = got[ROW_REFERENCE]

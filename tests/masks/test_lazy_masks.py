@@ -173,7 +173,7 @@ def configurations_met(index, vocab, seeds, steps):
 
 
 def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
-    # pushdown.ROW_WAYS walked on the configurations of counted pieces (near and far from their
+    # row_ways.ROW_WAYS walked on the configurations of counted pieces (near and far from their
     # bounds), key sets, arrays of counted items and recursion, against the naive walk
     nets = [counted_chars(0, 10**6), counted_chars(3, 40), counted_chars(2, None, r"[a\\]"),
             key_set(3, (0, 2), 1, 3), array(2, 50)]

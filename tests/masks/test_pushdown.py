@@ -235,13 +235,17 @@ STRING_TOKENS = TOKENS + [b'a b"', b'"]]', b'ab",', b'""', b'"a",[', None]
 
 
 def test_every_row_way_gives_the_reference_row():
-    # pushdown.ROW_WAYS walked on every configuration reachable in a few bytes, against the
-    # naive walk: the walk applies everywhere, the region replay in the string bodies
+    # row_ways.ROW_WAYS walked on every configuration reachable in a few bytes, against the
+    # naive walk: the walk applies everywhere, the region replay in the string bodies, the row
+    # made up front outside them; every declared way applies somewhere
+    from tokenfsm.masks.row_ways import ROW_WAYS
+
     pb = self_recursive(ARRAY, 3)
     vocab = Vocabulary(STRING_TOKENS, eos_token_ids=[len(STRING_TOKENS) - 1])
     index = PushdownIndex(pb, vocab)
     seen = sorted(reachable(pb, b'[],1"a ', 7))
     applied = [check_row_ways(index, c, ref_mask(pb, vocab, *c)) for c in seen]
+    assert set().union(*applied) == set(ROW_WAYS)
     assert all("walk" in a for a in applied)
     assert sum("up-front" in a for a in applied) >= 3
     assert {len(c[1]) for c, a in zip(seen, applied) if "shared-region" in a} == {0, 1, 2}
@@ -322,7 +326,7 @@ def test_rows_made_up_front_stay_within_the_cache_bytes():
 def test_region_replays_are_made_once_per_walk_and_kept_within_their_bytes():
     # a string body's shared row and skeleton are made once and read by every index that meets
     # the same walk; the cache of them is bounded by bytes
-    from tokenfsm.masks.pushdown import _ReplayCache
+    from tokenfsm.masks.row_ways import ReplayCache
 
     pb = self_recursive(ARRAY, 2)
     vocab = Vocabulary(STRING_TOKENS, eos_token_ids=[len(STRING_TOKENS) - 1])
@@ -337,9 +341,9 @@ def test_region_replays_are_made_once_per_walk_and_kept_within_their_bytes():
                         if a._shared.get((c[0], False)))
     walked = [(None, None, np.ones(a.n_words, np.uint32), np.zeros(k, np.int32),
                np.ones(k, np.int32), np.zeros(k, bool), 0, None) for k in (1, 2, 3, 4, 5)]
-    probe = _ReplayCache(max_bytes=10**9)
+    probe = ReplayCache(max_bytes=10**9)
     probe.put(("v", b"\x00"), walked[0], a._trie, a.n_words)
-    small = _ReplayCache(max_bytes=3 * probe.nbytes)
+    small = ReplayCache(max_bytes=3 * probe.nbytes)
     for k, w in enumerate(walked):
         small.put(("v", bytes([k])), w, a._trie, a.n_words)
         assert small.nbytes <= small.max_bytes

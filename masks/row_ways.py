@@ -1,0 +1,336 @@
+"""How a lazy index makes a mask row: the ways, declared beside the reference, and what they share.
+
+A :class:`~.pushdown.PushdownIndex` makes the row of a configuration met for the first time in
+one of the ways of :data:`ROW_WAYS`, all giving the same row (the tests run each on every
+configuration they meet, against the reference and a naive walk):
+
+* ``walk``, the reference: one walk of the vocabulary's token trie from the configuration
+  (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`);
+* ``shared-region``: where the state lies in a region whose walk cannot read the stack (a JSON
+  string body: no state of it accepts or calls), the region's walk, shared with every state and
+  automaton whose region looks the same from there, and what the subtrees past its exits add,
+  walked with the stack (:func:`.pd_kernels.replay_row`);
+* ``up-front``: a state that does not accept, walked over an empty stack: where no byte reads
+  below the stack, the row holds for every stack. :func:`rows_up_front` makes these rows for
+  many states in one kernel call when an index is built.
+
+A region (:func:`region_flags`) is a strongly connected component of the byte table cut at
+JSON's separators, as the flat index's (:func:`.index._regions`); its walk is found by its
+canonical form (:func:`shared_walk`) and kept per vocabulary in the trie's
+:class:`~.trie.WalkCache`, and what the replay reads of it (the walk's row, its skeleton as
+:func:`.pd_kernels.skeleton_records`) in :data:`REPLAYS`, so that every index meeting the walk
+reads one copy.
+
+Example
+-------
+A counted run of letters: inside it, the reference walk and the region's shared walk (with the
+EOS token added past it) give the same row; no row is made up front for a state that accepts.
+
+>>> import numpy as np
+>>> from tokenfsm.automata import DFA
+>>> from tokenfsm.automata.network import Network, Text, Tick, concat, star
+>>> from tokenfsm.masks import Vocabulary, unpack_bitmask
+>>> from tokenfsm.masks.pushdown import PushdownIndex
+>>> from tokenfsm.masks.row_ways import ROW_REFERENCE, ROW_WAYS
+>>> net = Network()
+>>> run = net.counted(star(concat(Text(DFA.from_regex("[a-z]")), Tick())), lo=0, hi=10**6)
+>>> vocab = Vocabulary([b"a", b"ab", b"a1", b"z", None], eos_token_ids=[4])
+>>> index = PushdownIndex(net.build(run), vocab)
+>>> x, stack = index.walk_bytes(index.start, b"abc")
+>>> out, touched = np.zeros(1, np.uint32), np.zeros(1, np.int32)
+>>> def tokens(made):
+...     base, _, _, _, idx, val = made
+...     words = np.zeros(1, np.uint32) if base is None else base[0].copy()
+...     words[idx] |= val
+...     return np.flatnonzero(unpack_bitmask(words.view(np.int32), vocab.size)).tolist()
+>>> made = {name: way(index, x, stack, True, out, touched) for name, way in ROW_WAYS.items()}
+>>> ROW_REFERENCE, tokens(made["walk"]), tokens(made["shared-region"]), made["up-front"]
+('walk', [0, 1, 3, 4], [0, 1, 3, 4], None)
+
+The ways are declared as the automata's minimizers and products are
+(:data:`tokenfsm.automata.minimize.MINIMIZERS`, :data:`tokenfsm.automata.dfa.PRODUCTS`); a region
+walked once is the flat index's shared walk (:func:`.kernels.component_walk`); the row of a state
+that no token can leave by a pop is the context-independent part of xgrammar's adaptive token
+mask cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from . import kernels, pd_kernels
+from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
+
+__all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS", "FEW_WORDS",
+           "region_flags", "shared_walk", "rows_up_front", "make_rows_up_front", "up_front_entry"]
+
+_LOW64 = (1 << 64) - 1
+_NO_STACK = np.zeros(0, dtype=np.int32)
+#: Rows made up front stop at this many trie nodes (bigger ones are made when asked).
+EAGER_MAX_VISITS = 4096
+#: Rows of at most this many words are also kept as Python ints, written without a kernel call.
+FEW_WORDS = 3
+
+
+def region_flags(index):
+    """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
+    lists of bools): a region (a strongly connected component of :func:`.index._regions`)
+    whose states neither call nor hold key sets, with a cycle and at most
+    ``MAX_SIGNATURE_STATES`` states; ``stack_free`` also asks that no state of it accept
+    (then a byte it cannot move on is dead whatever the stack), ``any_stack`` does not (for
+    an empty stack, where a pop is dead too)."""
+    flags = index._flags
+    if flags is None:
+        with index._lock:
+            flags = index._flags
+            if flags is None:
+                t0 = time.perf_counter()
+                comp = _regions(ByteTables(index._k_byte_classes, index._region_table,
+                                           index._k_accepting, int(index.start[0]) & 0xFFFFFFFF))
+                n_comp = int(comp.max()) + 1 if comp.size else 0
+                bad = np.zeros(n_comp, dtype=bool)
+                bad[comp[np.diff(index.call_ptr) > 0]] = True
+                if index._frames is not None:
+                    # a key set's liveness reads the keys: not shared
+                    lb = index._frames.lb
+                    bad[comp[lb.piece_kind[lb.state_piece] == 2]] = True
+                size = np.bincount(comp, minlength=n_comp)
+                tab = index._region_table
+                loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)
+                cyclic = (size > 1) | (np.bincount(comp, weights=loops, minlength=n_comp) > 0)
+                any_stack = ~bad & cyclic & (size <= MAX_SIGNATURE_STATES)
+                any_stack[comp[0]] = False          # the dead state
+                accepts = np.zeros(n_comp, dtype=bool)
+                accepts[comp[index.accepting]] = True
+                index._comp = comp
+                flags = index._flags = ((any_stack & ~accepts)[comp].tolist(),
+                                       any_stack[comp].tolist())
+                index.stats["regions_s"] += time.perf_counter() - t0
+    return flags
+
+
+def shared_walk(index, q: int, accepting_ok: bool = False):
+    """``(row, byte view, rec, toks)``: the row of the walk of ``q``'s region shared with
+    every state and automaton whose region looks the same from there (a JSON string body;
+    the walk is kept in the trie's :class:`~.trie.WalkCache`), and its skeleton as
+    :func:`.pd_kernels.skeleton_records` (kept in ``REPLAYS``); None when ``q``'s
+    region is not shared (see :func:`region_flags`)."""
+    if q == 0 or not region_flags(index)[1 if accepting_ok else 0][q]:
+        return None
+    hit = index._shared.get((q, accepting_ok), False)
+    if hit is not False:
+        return hit
+    entry = None
+    trie = index._trie
+    order = np.array([q], dtype=np.int32)
+    g_ptr = np.array([0, 1], dtype=np.int32)
+    share, sig_ptr, sig = kernels.component_signatures(
+        index._region_table, index._k_byte_classes, index._comp, order, g_ptr,
+        MAX_SIGNATURE_STATES)
+    if share[0] and sig_ptr[1] > sig_ptr[0]:
+        key = (index.vocab_fingerprint, sig.tobytes())
+        entry = REPLAYS.get(key)
+        if entry is None:
+            node_bit, n_tok_nodes, max_depth = trie.token_numbering()
+            _, entries, visited, _ = _shared_walks(
+                trie, [0], sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,
+                index._k_byte_classes, index._region_table, index._comp, index.vocab_size)
+            entry = REPLAYS.put(key, entries[0], trie, index._n_words)
+            with index._lock:
+                index.stats["visited"] += int(visited)
+        with index._lock:
+            index.stats["shared_walks"] += 1
+    index._shared[(q, accepting_ok)] = entry
+    return entry
+
+
+def rows_up_front(index):
+    """The rows :func:`up_front_way` gives, for every state of a plain stack automaton that does
+    not accept, outside the shared regions, made in one kernel call
+    (:func:`.pd_kernels.rows_over_empty_stack`) and kept as words (at most ``cache_bytes / 8``
+    of them); a row that reads below the stack, or walks more than ``EAGER_MAX_VISITS`` nodes,
+    is left to be made when asked. Returns ``(entries, positions, ptr, idx, val)`` (entries made
+    on first use, see :func:`up_front_entry`) and the count of rows made."""
+    shared = region_flags(index)[0] if index.share_walks else None
+    states = np.array([q for q in range(1, index.num_states)
+                       if not index._acc[q] and not (shared and shared[q])], dtype=np.int32)
+    trie = index._trie
+    out = np.zeros(index.n_words, dtype=np.uint32)
+    touched = np.empty(index.n_words, dtype=np.int32)
+    ok, ptr, idx, val, _ = pd_kernels.rows_over_empty_stack(
+        states, trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton,
+        index._cap, EAGER_MAX_VISITS, index._cache_bytes // 8, out, touched)
+    pos = np.full(index.num_states, -1, dtype=np.int64)
+    pos[states[ok]] = np.flatnonzero(ok)
+    return ([None] * index.num_states, pos.tolist(), ptr.tolist(), idx, val), int(ok.sum())
+
+
+def make_rows_up_front(index) -> None:
+    """Make rows of configurations over an empty stack when ``index`` is built, counted in
+    ``stats["eager"]`` (not as misses). A plain stack automaton: :func:`rows_up_front`, kept in
+    ``index._eager``. With data: every state's configuration with the frame's count far from its
+    piece's bounds (where there is such a count) and no keys written, made one by one."""
+    fa = index._frames
+    t0 = time.perf_counter()
+    stats = index.stats
+    if fa is None:
+        index._eager, made = rows_up_front(index)
+        with index._lock:
+            stats["eager"] += made
+            stats["eager_s"] += time.perf_counter() - t0
+        return
+    before = (stats["misses"], stats["visited"], stats["walk_s"])
+    for q in range(1, index.num_states):
+        x = fa.far_frame(q)
+        if x is not None:
+            index.config_row((x, ()))
+    with index._lock:
+        stats["eager"] += stats["misses"] - before[0]
+        stats["misses"], stats["visited"], stats["walk_s"] = before
+        stats["eager_s"] += time.perf_counter() - t0
+
+
+def up_front_entry(index, q: int):
+    """The cache entry (see :meth:`.pushdown.PushdownIndex._entry`) of ``q``'s row made up
+    front by :func:`rows_up_front`: its words, views of the kernel's arrays (kept as words,
+    however many: the memory is the arrays', charged when they were made)."""
+    _, pos, ptr, idx, val = index._eager
+    i = pos[q]
+    lo, hi = ptr[i], ptr[i + 1]
+    if lo == hi:
+        return [(None, index._zero_view, None, None), 0, None, 0]
+    few = (tuple(zip(idx[lo:hi].tolist(), val[lo:hi].tolist())) if hi - lo <= FEW_WORDS
+           else None)
+    return [(None, index._zero_view, idx[lo:hi], val[lo:hi], few), 0, None, 0]
+
+
+class ReplayCache:
+    """What a region replay reads of a shared walk, per vocabulary and walk (the walk's row as
+    an array, its skeleton as :func:`.pd_kernels.skeleton_records`), kept for every index that
+    meets the walk: made once per process, not once per index. Least recently used entries go
+    first once their arrays pass ``max_bytes``. Thread-safe."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self.nbytes = 0
+        self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            hit = self._d.get(key)
+            if hit is None:
+                return None
+            self._d.move_to_end(key)
+            return hit[0]
+
+    def put(self, key, walked, trie, n_words: int):
+        """The entry of a shared walk (:func:`.kernels.component_walk`'s tuple), made and kept
+        (unless larger than ``max_bytes``)."""
+        row = walked[2] if walked[2] is not None else pd_kernels.row_of_nodes(
+            walked[7], trie.tok_ptr, trie.tok_ids, n_words)
+        rec, toks = pd_kernels.skeleton_records(walked[3], walked[4], walked[5], trie.nodes,
+                                                trie.tok_ids)
+        entry = (row, memoryview(row).cast("B"), rec, toks)
+        size = row.nbytes + rec.nbytes + toks.nbytes + len(key[1])
+        if size > self.max_bytes:
+            return entry
+        with self._lock:
+            old = self._d.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._d[key] = (entry, size)
+            self.nbytes += size
+            while self.nbytes > self.max_bytes:
+                self.nbytes -= self._d.popitem(last=False)[1][1]
+        return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.nbytes = 0
+
+
+#: Bytes of shared walks' rows and skeletons kept for region replays (:class:`ReplayCache`).
+REPLAY_CACHE_BYTES = 16 << 20
+REPLAYS = ReplayCache(REPLAY_CACHE_BYTES)
+
+
+def walk_way(index, x: int, stack: tuple, end: bool, out, touched):
+    """The reference way: one walk of the trie from the configuration
+    (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`)."""
+    trie = index._trie
+    if index._frames is not None:
+        return (None,) + index._frames.fill(trie, index._roots, x, stack, end, index.eos_ids, out,
+                                            touched)
+    used, exact, visited, idx, val = pd_kernels.fill_row(
+        trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton, x,
+        np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, end, index.eos_ids,
+        out, touched)
+    return None, int(used), bool(exact), int(visited), idx, val
+
+
+def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
+    """Where the walk from ``x`` inside its region cannot read the stack (no state of the region
+    accepts or calls; with data, also the count far from its bounds, or the stack empty): the
+    region's shared walk, with what the subtrees past its exits add, walked with the stack
+    (:func:`.pd_kernels.replay_row`); None where it does not apply."""
+    fa = index._frames
+    q = x & 0xFFFFFFFF
+    if fa is None:
+        shared = shared_walk(index, q)
+    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64:     # count class -1
+        shared = shared_walk(index, q, accepting_ok=not stack)
+    else:
+        return None
+    if shared is None:
+        return None
+    row, view, rec, toks = shared
+    trie = index._trie
+    if fa is None:
+        used, exact, visited, idx, val = pd_kernels.replay_row(
+            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
+            np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
+        return (row, view), int(used), bool(exact), int(visited), idx, val
+    used, exact, visited, idx, val = fa.replay(trie, rec, toks, x, stack, end, index.eos_ids, out,
+                                               touched)
+    if not stack:
+        exact = True          # an accepting state's zero move was dead here: empty stack only
+    return (row, view), used, exact, visited, idx, val
+
+
+def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
+    """A row made up front (:func:`make_rows_up_front`): the walk over an
+    empty stack of a state that does not accept, which holds for every stack when no byte of it
+    reads below the stack (:func:`.pd_kernels.rows_over_empty_stack`); None where it does not
+    apply (data in the frames, an accepting state, a row that reads the stack or is too big)."""
+    if index._frames is not None or index._acc[x]:
+        return None
+    trie = index._trie
+    ok, ptr, idx, val, visited = pd_kernels.rows_over_empty_stack(
+        np.array([x], dtype=np.int32), trie.nodes, trie.tok_ids, trie.max_depth, index._roots,
+        *index._k_automaton, index._cap, EAGER_MAX_VISITS, index.n_words, out, touched)
+    if not ok[0]:
+        return None
+    return None, 0, False, int(visited), idx, val
+
+
+#: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
+#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: zeroed
+#: scratch rows, left zeroed): the row is ``base`` (a shared ``(row, byte view)``, or None) with
+#: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
+#: claim at least as cautious as its (the tests run every way on every configuration they meet).
+#: The index takes ``shared-region`` where it applies and ``share_walks`` is set, else ``walk``;
+#: ``up-front`` rows are the ones :func:`rows_up_front` makes for many states at once when an
+#: index is built.
+ROW_WAYS = {
+    "walk": walk_way,
+    "shared-region": shared_region_way,
+    "up-front": up_front_way,
+}
+#: The way that defines the rows.
+ROW_REFERENCE = "walk"
