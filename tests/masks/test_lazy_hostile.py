@@ -1,9 +1,9 @@
 """Hostile sizes built lazily, in a subprocess whose address space is limited to 2 GB.
 
 ``[\\s\\S]{0,10**8}``, strings of ``maxLength`` 10**9 and of 5,000 under three exclusions, and an
-array of ``minItems`` 10**6 each build in under 100 ms (imports and kernels warmed first) and fill
-masks on Qwen's vocabulary; documents sampled through those masks validate with ``jsonschema``.
-Flat, each of them would take gigabytes."""
+array of ``minItems`` 10**6 each build in under 100 ms (imports and kernels warmed first, kernels
+compiled) and fill masks on Qwen's vocabulary; documents sampled through those masks validate
+with ``jsonschema``. Flat, each of them would take gigabytes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import numba
 import pytest
 
 LIMIT = 2 << 30
@@ -139,6 +140,8 @@ def test_hostile_sizes_build_at_once_under_a_memory_limit():
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     for name, r in got["report"].items():
-        assert r["build_s"] < 0.1, (name, r)
+        # the bound is on compiled kernels: with NUMBA_DISABLE_JIT the rows made up front walk
+        # the trie in Python, some hundred times slower (memory and masks are checked still)
+        assert r["build_s"] < 0.1 or numba.config.DISABLE_JIT, (name, r)
         assert r["states"] < 200, (name, r)
     assert got["maxrss_kb"] < LIMIT // 1024
