@@ -1,0 +1,656 @@
+"""Serving figures on real-world schemas next to xgrammar and llguidance, in one run.
+
+Run (the peers live in their own environment; ``--rev`` extracts tokenfsm at a git revision so that
+interpreter runs that commit's code)::
+
+    python benchmarks/bench_serving.py --python /work/benchenv/venv/bin/python --rev HEAD
+        [--per-subset 60] [--seconds 20] [--vocab llama3]
+        [--engines tokenfsm,xgrammar,llguidance] [--any-order] [--jobs 1]
+
+Corpus: the first ``--per-subset`` schemas of each maskbench subset under ``--corpora`` (file
+order, so the same rows every run), with their valid test instances. Every engine gets the same
+schema, compact whitespace (``,`` and ``:``), declared keys in schema order, lenient reading
+(unsupported keywords ignored where the engine has the switch):
+
+* ``tokenfsm``: ``IndexCompiler(vocab, max_entries=0).json_schema(schema, whitespace=0,
+  strict=False)`` (the memory cache off, so every schema is built), then ``Matcher`` and its first
+  ``fill_next_token_bitmask``. A recursive schema gives a ``PushdownIndex`` whose rows are made
+  when first needed: those made during the replays fall inside the fill times below;
+* ``xgrammar``: ``GrammarCompiler(max_threads=1, cache_enabled=False).compile_json_schema(
+  any_whitespace=False, separators=(",", ":"), strict_mode=True)``, ``GrammarMatcher``, first
+  ``fill_next_token_bitmask``;
+* ``llguidance``: ``grammar_from_json_schema`` with ``lenient``, ``whitespace_flexible=False`` and
+  compact separators, ``LLMatcher``, first mask;
+* ``--any-order`` adds ``tokenfsm-any``: ours with ``property_order="any", allow_extra_keys=True``.
+
+Each engine runs in worker processes of its own (vocabulary, token trie and the peers' tokenizer
+objects made once per worker, before any timing, with a warm-up schema), one schema at a time, with
+a hard limit of ``--seconds`` + 1 s (the worker is killed and restarted).
+
+Figures, per engine:
+
+* **outcome**: compiled / unsupported / over budget / error. Over budget: beyond ``--seconds``,
+  killed at the hard limit, or tokenfsm's ``BudgetExceeded``. A schema the engine proves
+  unsatisfiable counts as compiled (to the empty language) and is shown apart;
+* **compile + first mask** (ms): from the schema to a matcher whose first mask is filled; p50 /
+  p90 / p99 over the schemas *every* engine compiled (the comparable set) and over the engine's own;
+* **fill** (us): every ``fill`` of every replay, p50 / p90 / p99 over all tokens. A replay starts a
+  fresh matcher on the built index (rows ours made earlier are kept, as in a server) and writes
+  the whole document, a fill before each token, then EOS; the time of each fill is recorded;
+* **valid documents accepted**, per subset: the document's tokens and EOS all advanced. The text
+  is the instance as compact JSON, tokenised by the real Llama-3 tokenizer (for ``--vocab
+  llama3``); for the schema-order engines its keys are in schema order (tokenfsm's
+  ``dumps_in_schema_order``, the order every engine here writes declared keys), for
+  ``tokenfsm-any`` its keys are as written in the instance;
+* **targets**: the lines under the tables, ours against xgrammar measured in the same run, with
+  MET / MISSED; and with ``--any-order`` the per-schema time ratio any-order / schema order and
+  the acceptance of the documents with their keys as written.
+
+Timings are from one run on a machine that may be shared and noisy: medians and tails only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import multiprocessing
+import os
+import queue
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+ENGINES = ("tokenfsm", "tokenfsm-any", "xgrammar", "llguidance")
+STATUSES = ("compiled", "unsupported", "over_budget", "error")
+WARM_SCHEMA = {"type": "object", "required": ["a"], "properties": {
+    "a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer"}}}}
+WARM_DOC = '{"a":"x","b":[1,2]}'
+
+
+# -- corpus ------------------------------------------------------------------------------------
+
+def load_rows(root: Path, per_subset: int) -> list[dict]:
+    """The first ``per_subset`` rows of every subset: subset, name, schema, valid instances."""
+    rows = []
+    for path in sorted(root.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt") as fh:
+            for i, line in enumerate(fh):
+                if i >= per_subset:
+                    break
+                row = json.loads(line)
+                valid = [t["data"] for t in row.get("tests") or [] if t.get("valid")]
+                rows.append(dict(subset=path.name.split(".")[0], name=row.get("name", str(i)),
+                                 schema=row["schema"], valid=valid))
+    return rows
+
+
+def writings(value, schema) -> tuple[str, str]:
+    """(keys in schema order, keys as written), both compact JSON."""
+    from tokenfsm.schema.serialize import dumps_in_schema_order
+
+    as_written = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        ordered = dumps_in_schema_order(value, schema, 0)
+    except Exception:  # noqa: BLE001 - a schema the serialiser cannot read: the instance as is
+        ordered = as_written
+    return ordered, as_written
+
+
+# -- engines, inside a worker --------------------------------------------------------------------
+
+class Ours:
+    """``IndexCompiler.json_schema`` + ``Matcher``; the vocabulary and trie made in ``__init__``."""
+
+    def __init__(self, vocab_name: str, any_order: bool):
+        import _peers
+        import numpy as np
+        from tokenfsm.masks import IndexCompiler
+        from tokenfsm.masks.trie import token_trie
+
+        self.vocab = _peers.vocabulary(vocab_name)
+        token_trie(self.vocab)
+        self.compiler = IndexCompiler(self.vocab, max_entries=0)
+        self.options = dict(whitespace=0, strict=False)
+        if any_order:
+            self.options.update(property_order="any", allow_extra_keys=True)
+        self.size = self.vocab.size
+        self.eos = min(self.vocab.eos_token_ids)
+        self.bm = np.full((1, (self.size + 31) // 32), -1, dtype=np.int32)
+
+    def compile(self, schema):
+        """(status, why, matcher factory) with the first mask filled inside."""
+        import warnings
+
+        from maskbench_coverage import _shape
+        from tokenfsm.automata import BudgetExceeded
+        from tokenfsm.masks import Matcher
+        from tokenfsm.schema.errors import SchemaError, UnsupportedSchema
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                index = self.compiler.json_schema(schema, **self.options)
+            Matcher(index).fill_next_token_bitmask(self.bm, 0)
+        except UnsupportedSchema as e:
+            return "unsupported", f"{e.keyword}: {_shape(e.msg)}", None
+        except BudgetExceeded as e:
+            return "over_budget", f"BudgetExceeded: {_shape(str(e))}", None
+        except SchemaError as e:
+            if "unsatisfiable" in e.msg:
+                return "compiled", "empty language", None
+            return "error", f"SchemaError: {_shape(e.msg)}", None
+        return "compiled", "", lambda: _OursReplay(Matcher(index))
+
+
+class _OursReplay:
+    def __init__(self, m):
+        self.fill = lambda bm: m.fill_next_token_bitmask(bm, 0)
+        self._advance = m.advance
+
+    def advance(self, token):
+        try:
+            self._advance(token)
+            return True
+        except Exception:  # noqa: BLE001 - TokenRejected: the document is not accepted
+            return False
+
+
+class Peer:
+    """xgrammar or llguidance through ``_peers``' adapters, with this benchmark's options."""
+
+    def __init__(self, name: str, vocab_name: str):
+        import _peers
+
+        self.eng = _peers.make_engine(name)
+        self.eng.setup(vocab_name)
+        if name == "xgrammar":      # one thread, as ours; cache off, as in _peers
+            self.eng.compiler = self.eng.xgr.GrammarCompiler(self.eng.info, max_threads=1,
+                                                             cache_enabled=False)
+        else:
+            llg = self.eng.llg
+            self.eng.grammar = lambda schema: llg.LLMatcher.grammar_from_json_schema(
+                schema, overrides={"whitespace_flexible": False, "item_separator": ",",
+                                   "key_separator": ":", "lenient": True})
+        self.size = self.eng.size
+        self.eos = min(self.eng.eos)
+        probe = self.eng.matcher(self.eng.build(WARM_SCHEMA))
+        self.bm = _peers.new_bitmask(probe, self.size)
+
+    def compile(self, schema):
+        from maskbench_coverage import _failure
+
+        try:
+            handle = self.eng.build(schema)   # llguidance's includes its first mask
+            m = self.eng.matcher(handle)
+            m.fill(self.bm)
+        except Exception as e:  # noqa: BLE001 - the engine's own verdict on the schema
+            status, why, _, _ = _failure(str(e))
+            return status, why, None
+        return "compiled", "", lambda: self.eng.matcher(handle)
+
+
+def make_engine(name: str, vocab_name: str):
+    if name.startswith("tokenfsm"):
+        return Ours(vocab_name, any_order=name == "tokenfsm-any")
+    return Peer(name, vocab_name)
+
+
+def replay(engine, fresh, tokens):
+    """Fill before every token (timed) and advance; (fill ns list, accepted)."""
+    pc = time.perf_counter_ns
+    m = fresh()
+    fill, advance, bm = m.fill, m.advance, engine.bm
+    fills = []
+    for tok in tokens:
+        a = pc()
+        fill(bm)
+        fills.append(pc() - a)
+        if not advance(tok):
+            return fills, False
+    return fills, True
+
+
+def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float) -> None:
+    """Serve (schema, [token lists]) jobs: the compile outcome, then the replays."""
+    if mem_gb:
+        cap = int(mem_gb * 2 ** 30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    try:
+        engine = make_engine(name, vocab_name)
+        status, why, fresh = engine.compile(WARM_SCHEMA)           # warm-up, not timed
+        if fresh is None:
+            raise RuntimeError(f"warm-up schema: {status} {why}")
+        import _peers
+
+        replay(engine, fresh, _peers.tokenizer(vocab_name)(WARM_DOC) + [engine.eos])
+    except Exception as e:  # noqa: BLE001
+        conn.send(("setup_failed", f"{type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        schema, docs = job
+        t0 = time.perf_counter_ns()
+        try:
+            status, why, fresh = engine.compile(schema)
+        except MemoryError:
+            status, why, fresh = "error", "MemoryError", None
+        except Exception as e:  # noqa: BLE001
+            from maskbench_coverage import _shape
+
+            status, why, fresh = "error", f"{type(e).__name__}: {_shape(str(e))}", None
+        elapsed = time.perf_counter_ns() - t0
+        if status == "compiled" and elapsed > seconds * 1e9:
+            status, why, fresh = "over_budget", f"took {elapsed / 1e9:.1f} s", None
+        conn.send(("compiled", (status, why, elapsed)))
+        if status != "compiled":
+            continue
+        fills, accepted = [], []
+        for tokens in docs:
+            if fresh is None:       # the empty language: no document can be accepted
+                accepted.append(False)
+                continue
+            try:
+                f, ok = replay(engine, fresh, tokens)
+            except Exception:  # noqa: BLE001 - an engine failing on a document rejects it
+                f, ok = [], False
+            fills += f
+            accepted.append(ok)
+        conn.send(("replays", (fills, accepted)))
+
+
+# -- parent: one worker per (thread, engine), restarted after a hard timeout or a crash ----------
+
+class Worker:
+    ctx = multiprocessing.get_context("spawn")
+
+    def __init__(self, name: str, args):
+        self.name, self.args = name, args
+        self.proc = None
+
+    def _start(self):
+        parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=worker_main, daemon=True, args=(
+            self.name, self.args.vocab, child, self.args.seconds, self.args.mem_gb))
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        got = self._recv(600)
+        if got in ("timeout", "crash") or got[0] == "setup_failed":
+            self._kill()
+            raise RuntimeError(f"{self.name}: {got if isinstance(got, str) else got[1]}")
+
+    def _kill(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join(5)
+            self.proc = None
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.conn.send(None)
+                self.proc.join(5)
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+            self._kill()
+
+    def _recv(self, timeout):
+        try:
+            if self.conn.poll(timeout):
+                return self.conn.recv()
+        except (EOFError, OSError):
+            return "crash"
+        return "timeout" if self.proc.is_alive() else "crash"
+
+    def run(self, schema, docs) -> dict:
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        out = dict(status="error", why="", ns=None, fills=[], accepted=[], note="")
+        self.conn.send((schema, docs))
+        got = self._recv(self.args.seconds + 1.0)
+        if got in ("timeout", "crash"):
+            code = self.proc.exitcode if self.proc is not None else None
+            self._kill()
+            if got == "timeout":
+                out.update(status="over_budget", why="killed at the hard limit",
+                           ns=int((self.args.seconds + 1.0) * 1e9))
+            else:
+                out["why"] = f"worker crashed (exit code {code})"
+            return out
+        out["status"], out["why"], out["ns"] = got[1]
+        if out["status"] == "compiled":
+            got = self._recv(self.args.replay_seconds)
+            if got in ("timeout", "crash"):
+                self._kill()
+                out["note"] = f"replays: {got}"
+                out["accepted"] = [False] * len(docs)
+            else:
+                out["fills"], out["accepted"] = got[1]
+        return out
+
+
+def run_all(rows, engines, args, log) -> list[dict]:
+    """One record per (engine, schema), the schemas shared out over ``args.jobs`` threads."""
+    records: list[dict] = []
+    lock = threading.Lock()
+    todo: queue.Queue = queue.Queue()
+    for i in range(len(rows)):
+        todo.put(i)
+    broken: dict = {}
+    t0 = time.perf_counter()
+
+    def thread_main():
+        workers = {e: Worker(e, args) for e in engines}
+        try:
+            while True:
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                row = rows[i]
+                for e in engines:
+                    if e in broken:
+                        continue
+                    docs = row["any_tokens"] if e == "tokenfsm-any" else row["tokens"]
+                    try:
+                        r = workers[e].run(row["schema"], docs)
+                    except RuntimeError as err:
+                        with lock:
+                            broken[e] = str(err)
+                        continue
+                    r.update(engine=e, row=i, subset=row["subset"])
+                    with lock:
+                        records.append(r)
+                with lock:
+                    n = len({r["row"] for r in records})
+                if n % 20 == 0:
+                    log(f"{n}/{len(rows)} schemas, {time.perf_counter() - t0:.0f} s")
+        finally:
+            for w in workers.values():
+                w.close()
+
+    threads = [threading.Thread(target=thread_main) for _ in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e, why in broken.items():
+        print(f"engine {e} unavailable: {why}")
+    return records
+
+
+# -- tables --------------------------------------------------------------------------------------
+
+def pct(xs, q):
+    """Nearest-rank percentile of ``xs`` (NaN when empty)."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def _ms(ns):
+    return f"{ns / 1e6:9.1f}" if ns == ns else "        -"
+
+
+def _us(ns):
+    return f"{ns / 1e3:8.2f}" if ns == ns else "       -"
+
+
+def report(rows, records, engines, args) -> None:
+    by = {(r["engine"], r["row"]): r for r in records}
+    engines = [e for e in engines if any(r["engine"] == e for r in records)]
+    subsets = sorted({row["subset"] for row in rows})
+    n = len(rows)
+
+    def compiled(e, i):
+        r = by.get((e, i))
+        return r is not None and r["status"] == "compiled"
+
+    def timed(e, i):        # compiled to a matcher (not the empty language)
+        return compiled(e, i) and by[(e, i)]["why"] != "empty language"
+
+    print(f"\noutcomes over {n} schemas (limit {args.seconds:g} s, hard kill at +1 s): "
+          f"compiled / unsupported / over budget / error")
+    for e in engines:
+        st = collections.Counter(by[(e, i)]["status"] for i in range(n) if (e, i) in by)
+        empty = sum(compiled(e, i) and not timed(e, i) for i in range(n))
+        c = st["compiled"]
+        extra = f"  (of which empty language: {empty})" if empty else ""
+        print(f"  {e:13s} {c:4d} {100 * c / n:6.1f}% / {st['unsupported']} / "
+              f"{st['over_budget']} / {st['error']}{extra}")
+
+    common = [i for i in range(n) if all(timed(e, i) for e in engines)]
+    print(f"\ncompile + first mask, ms: p50 / p90 / p99 over the {len(common)} schemas every "
+          f"engine compiled | over the engine's own")
+    ctimes: dict = {}
+    for e in engines:
+        mine = [by[(e, i)]["ns"] for i in range(n) if timed(e, i)]
+        both = [by[(e, i)]["ns"] for i in common]
+        ctimes[e] = (both, mine)
+        print(f"  {e:13s} {_ms(pct(both, .5))} {_ms(pct(both, .9))} {_ms(pct(both, .99))} | "
+              f"{_ms(pct(mine, .5))} {_ms(pct(mine, .9))} {_ms(pct(mine, .99))}  ({len(mine)})")
+
+    print("\nfill, us, over every token of every replay (rows made on demand included): "
+          "p50 / p90 / p99 / max, tokens")
+    fills: dict = {}
+    for e in engines:
+        f = [x for r in records if r["engine"] == e for x in r["fills"]]
+        fills[e] = f
+        print(f"  {e:13s} {_us(pct(f, .5))} {_us(pct(f, .9))} {_us(pct(f, .99))} "
+              f"{_us(max(f) if f else float('nan'))}  {len(f)}")
+
+    print("\nvalid documents accepted / replayed (those of the schemas the engine compiled), "
+          "(valid documents in all)")
+    head = "".join(f"{e:>20s}" for e in engines)
+    print(f"  {'subset':16s}{head}")
+    acc: dict = {}
+    for s in subsets + ["all"]:
+        cells = []
+        for e in engines:
+            rs = [r for r in records if r["engine"] == e and (s == "all" or r["subset"] == s)]
+            a = sum(sum(r["accepted"]) for r in rs)
+            d = sum(len(r["accepted"]) for r in rs)
+            t = sum(len(row["valid"]) for row in rows if s == "all" or row["subset"] == s)
+            acc[(e, s)] = (a, d, t)
+            cells.append(f"{a}/{d} ({t})")
+        print(f"  {s:16s}" + "".join(f"{c:>20s}" for c in cells))
+
+    notes = collections.Counter(r["note"] for r in records if r["note"])
+    for note, k in notes.items():
+        print(f"  {k} schema(s): {note}")
+
+    for e in engines:
+        why = collections.Counter(by[(e, i)]["why"] for i in range(n) if (e, i) in by
+                                  and by[(e, i)]["status"] != "compiled")
+        if why:
+            print(f"\n{e}: reasons not compiled")
+            for w, k in why.most_common(args.reasons):
+                print(f"  {k:4d}  {w[:90]}")
+
+    targets(rows, by, engines, ctimes, fills, acc, args)
+
+
+def targets(rows, by, engines, ctimes, fills, acc, args) -> None:
+    n = len(rows)
+    print("\ntargets (ours = tokenfsm, peer measured in the same run)")
+
+    def line(ok, text):
+        print(f"  [{'MET' if ok else 'MISSED':6s}] {text}")
+
+    if "tokenfsm" not in engines:
+        return
+    st = collections.Counter(by[("tokenfsm", i)]["status"] for i in range(n)
+                             if ("tokenfsm", i) in by)
+    line(st["compiled"] >= 0.995 * n, f"compiled {st['compiled']}/{n} "
+         f"= {100 * st['compiled'] / n:.1f}% >= 99.5%")
+    line(st["over_budget"] == 0, f"no timeout at {args.seconds:g} s: {st['over_budget']}")
+    both, mine = ctimes["tokenfsm"]
+    if "xgrammar" in engines and both:
+        xb = ctimes["xgrammar"][0]
+        r50, r90 = pct(both, .5) / pct(xb, .5), pct(both, .9) / pct(xb, .9)
+        line(r50 <= 0.5, f"compile + first mask p50 ours / xgrammar = {r50:.2f} <= 0.5 "
+             f"({len(both)} schemas every engine compiled)")
+        line(r90 <= 1.0, f"compile + first mask p90 ours / xgrammar = {r90:.2f} <= 1")
+    if "llguidance" in engines and both:
+        lb = ctimes["llguidance"][0]
+        print(f"  (compile + first mask ours / llguidance on the same schemas: p50 "
+              f"{pct(both, .5) / pct(lb, .5):.2f}, p90 {pct(both, .9) / pct(lb, .9):.2f})")
+    line(pct(mine, .99) <= 1e9, f"compile + first mask p99 = {pct(mine, .99) / 1e6:.0f} ms <= 1 s "
+         f"(ours, every schema it compiled)")
+    f = fills["tokenfsm"]
+    line(pct(f, .5) <= 1e3, f"fill p50 = {pct(f, .5) / 1e3:.2f} us <= 1 us")
+    line(pct(f, .99) <= 20e3, f"fill p99 = {pct(f, .99) / 1e3:.2f} us <= 20 us")
+    if f:
+        for peer in ("xgrammar", "llguidance"):
+            x = fills.get(peer)
+            if x:
+                print(f"  (fill ours / {peer}: p50 {pct(f, .5) / pct(x, .5):.2f}, "
+                      f"p99 {pct(f, .99) / pct(x, .99):.2f})")
+    subsets = sorted({row["subset"] for row in rows})
+    short = [f"{s} {acc[('tokenfsm', s)][0]}/{acc[('tokenfsm', s)][1]}" for s in subsets
+             if acc[("tokenfsm", s)][0] < acc[("tokenfsm", s)][1]]
+    line(not short, "valid documents of the compiled schemas accepted, per subset"
+         + (": short in " + ", ".join(short) if short else ""))
+    if "tokenfsm-any" in engines:
+        any_order(rows, by, acc, subsets, line)
+
+
+def any_order(rows, by, acc, subsets, line) -> None:
+    n = len(rows)
+    base = [i for i in range(n) if ("tokenfsm", i) in by and by[("tokenfsm", i)]["status"]
+            == "compiled" and by[("tokenfsm", i)]["why"] != "empty language"]
+    also = [i for i in base if ("tokenfsm-any", i) in by
+            and by[("tokenfsm-any", i)]["status"] == "compiled"]
+    ratios = [by[("tokenfsm-any", i)]["ns"] / by[("tokenfsm", i)]["ns"] for i in also]
+    within = sum(x <= 2.0 for x in ratios)
+    print(f"\n--any-order: tokenfsm-any (property_order='any', allow_extra_keys=True) against "
+          f"tokenfsm (schema order)")
+    missing = [f"{rows[i]['subset']}/{rows[i]['name']}: {by[('tokenfsm-any', i)]['status']}"
+               if ("tokenfsm-any", i) in by else f"{rows[i]['subset']}/{rows[i]['name']}"
+               for i in base if i not in also]
+    line(not missing, f"compiled in any order {len(also)}/{len(base)} of those compiled in "
+         "schema order" + (": not " + "; ".join(missing[:5]) if missing else ""))
+    if ratios:
+        line(within == len(ratios), f"within 2x of schema order: {within}/{len(ratios)} "
+             f"(time ratio p50 {pct(ratios, .5):.2f}, p90 {pct(ratios, .9):.2f}, "
+             f"max {max(ratios):.2f})")
+        slow = sorted(((by[('tokenfsm-any', i)]['ns'] / by[('tokenfsm', i)]['ns'], i)
+                       for i in also), reverse=True)[:5]
+        for ratio, i in slow:
+            if ratio > 2.0:
+                print(f"           {ratio:6.1f}x  {rows[i]['subset']}/{rows[i]['name']} "
+                      f"({by[('tokenfsm', i)]['ns'] / 1e6:.0f} -> "
+                      f"{by[('tokenfsm-any', i)]['ns'] / 1e6:.0f} ms)")
+    docs = [sum(len(by[("tokenfsm-any", i)]["accepted"]) for i in also),
+            sum(sum(by[("tokenfsm-any", i)]["accepted"]) for i in also)]
+    per = ", ".join(f"{s} {acc[('tokenfsm-any', s)][0]}/{acc[('tokenfsm-any', s)][1]}"
+                    for s in subsets)
+    line(docs[1] == docs[0], f"valid documents, keys as written, accepted {docs[1]}/{docs[0]} "
+         f"({per})")
+
+
+# -- driver ------------------------------------------------------------------------------------
+
+def run(args) -> int:
+    import _peers
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    engines = [e for e in ENGINES if e in args.engines.split(",")
+               or (e == "tokenfsm-any" and args.any_order)]
+    rows = load_rows(Path(args.corpora), args.per_subset)
+    encode = _peers.tokenizer(args.vocab)
+    eos = min(_peers.vocabulary(args.vocab).eos_token_ids)
+    for row in rows:
+        texts = [writings(v, row["schema"]) for v in row["valid"]]
+        row["tokens"] = [list(encode(o)) + [eos] for o, _ in texts]
+        row["any_tokens"] = [list(encode(w)) + [eos] for _, w in texts]
+    subsets = sorted({row["subset"] for row in rows})
+    print(f"bench_serving: tokenfsm {args.commit}; {_peers.env_summary()}; "
+          f"python {sys.version.split()[0]}")
+    print(f"{len(rows)} schemas ({args.per_subset} per subset: {', '.join(subsets)}), "
+          f"{sum(len(r['valid']) for r in rows)} valid documents; vocab {args.vocab}; "
+          f"limit {args.seconds:g} s per compile; jobs {args.jobs}; engines {', '.join(engines)}")
+    print("one run on a shared machine: timings are noisy, read medians and tails, not single "
+          "schemas")
+    t0 = time.perf_counter()
+    records = run_all(rows, engines, args, log)
+    report(rows, records, engines, args)
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def _extract(rev: str) -> str:
+    """tokenfsm at git revision ``rev``, as an importable ``tokenfsm`` package in a temp dir."""
+    root = os.path.dirname(HERE)
+    dest = tempfile.mkdtemp(prefix="tokenfsm-rev-")
+    for d in ("automata", "schema", "masks"):
+        os.makedirs(os.path.join(dest, "tokenfsm", d))
+        archive = subprocess.run(["git", "-C", root, "archive", rev, d], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", os.path.join(dest, "tokenfsm", d),
+                        "--strip-components=1"], input=archive, check=True)
+    return dest
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpora", default="/work/shared/corpora/maskbench")
+    ap.add_argument("--per-subset", type=int, default=60, help="first schemas of each subset")
+    ap.add_argument("--seconds", type=float, default=20.0, help="compile limit per schema")
+    ap.add_argument("--replay-seconds", type=float, default=300.0,
+                    help="limit for one schema's replays")
+    ap.add_argument("--vocab", choices=("qwen", "llama3"), default="llama3")
+    ap.add_argument("--engines", default="tokenfsm,xgrammar,llguidance")
+    ap.add_argument("--any-order", action="store_true",
+                    help="also ours with property_order='any', allow_extra_keys=True")
+    ap.add_argument("--jobs", type=int, default=1, help="schemas in flight at once")
+    ap.add_argument("--mem-gb", type=float, default=8.0, help="address-space cap per worker")
+    ap.add_argument("--reasons", type=int, default=5, help="failure reasons shown per engine")
+    ap.add_argument("--python", default=None, help="interpreter with the peers installed")
+    ap.add_argument("--rev", default=None, help="run tokenfsm as of this git revision")
+    ap.add_argument("--commit", default="(installed)", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.rev or args.python:
+        env = os.environ.copy()
+        tmp = None
+        rest = list(argv if argv is not None else sys.argv[1:])
+        for flag in ("--rev", "--python"):
+            while flag in rest:
+                i = rest.index(flag)
+                del rest[i:i + 2]
+        if args.rev:
+            tmp = _extract(args.rev)
+            env["PYTHONPATH"] = tmp + os.pathsep + env.get("PYTHONPATH", "")
+            sha = subprocess.run(["git", "-C", os.path.dirname(HERE), "rev-parse", "--short=12",
+                                  args.rev], capture_output=True, text=True).stdout.strip()
+            rest += ["--commit", f"{args.rev} = {sha}"]
+        try:
+            return subprocess.run([args.python or sys.executable, os.path.abspath(__file__)]
+                                  + rest, env=env).returncode
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        return run(args)
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
