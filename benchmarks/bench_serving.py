@@ -41,7 +41,10 @@ Figures, per engine:
   is the instance as compact JSON, tokenised by the real Llama-3 tokenizer (for ``--vocab
   llama3``); for the schema-order engines its keys are in schema order (tokenfsm's
   ``dumps_in_schema_order``, the order every engine here writes declared keys), for
-  ``tokenfsm-any`` its keys are as written in the instance;
+  ``tokenfsm-any`` its keys are as written in the instance. Ours (``allow_extra_keys=False``)
+  and xgrammar (``strict_mode=True``) allow no key a schema does not declare, llguidance follows
+  the schema (``additionalProperties`` absent: any key), so a valid instance with an undeclared key
+  is rejected by the first two: the rejected documents are counted with and without such keys;
 * **targets**: the lines under the tables, ours against xgrammar measured in the same run, with
   MET / MISSED; and with ``--any-order`` the per-schema time ratio any-order / schema order and
   the acceptance of the documents with their keys as written.
@@ -95,16 +98,18 @@ def load_rows(root: Path, per_subset: int) -> list[dict]:
     return rows
 
 
-def writings(value, schema) -> tuple[str, str]:
-    """(keys in schema order, keys as written), both compact JSON."""
-    from tokenfsm.schema.serialize import dumps_in_schema_order
+def writings(value, schema) -> tuple[str, str, bool]:
+    """(keys in schema order, keys as written, whether some key is undeclared): compact JSON, and
+    whether the instance needs undeclared keys allowed (``has_undeclared_keys``)."""
+    from tokenfsm.schema.serialize import dumps_in_schema_order, has_undeclared_keys
 
     as_written = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     try:
         ordered = dumps_in_schema_order(value, schema, 0)
+        extra = has_undeclared_keys(value, schema)
     except Exception:  # noqa: BLE001 - a schema the serialiser cannot read: the instance as is
-        ordered = as_written
-    return ordered, as_written
+        ordered, extra = as_written, False
+    return ordered, as_written, extra
 
 
 # -- engines, inside a worker --------------------------------------------------------------------
@@ -254,7 +259,7 @@ def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float)
             status, why, fresh = "error", f"{type(e).__name__}: {_shape(str(e))}", None
         elapsed = time.perf_counter_ns() - t0
         if status == "compiled" and elapsed > seconds * 1e9:
-            status, why, fresh = "over_budget", f"took {elapsed / 1e9:.1f} s", None
+            status, why, fresh = "over_budget", "compiled, but over the limit", None
         conn.send(("compiled", (status, why, elapsed)))
         if status != "compiled":
             continue
@@ -468,6 +473,17 @@ def report(rows, records, engines, args) -> None:
             cells.append(f"{a}/{d} ({t})")
         print(f"  {s:16s}" + "".join(f"{c:>20s}" for c in cells))
 
+    print("  rejected ones with a key the schema does not declare (which ours and xgrammar "
+          "refuse) / rejected")
+    for e in engines:
+        rej = [(r["row"], k) for r in records if r["engine"] == e
+               for k, ok in enumerate(r["accepted"]) if not ok]
+        extra = sum(rows[i]["extra"][k] for i, k in rej)
+        others = [f"{rows[i]['subset']}/{rows[i]['name']}#{k}" for i, k in rej
+                  if not rows[i]["extra"][k]]
+        print(f"    {e:13s} {extra}/{len(rej)}" + (f"; the others: {', '.join(others[:6])}"
+                                                   + (" ..." if len(others) > 6 else "")
+                                                   if others else ""))
     notes = collections.Counter(r["note"] for r in records if r["note"])
     for note, k in notes.items():
         print(f"  {k} schema(s): {note}")
@@ -476,9 +492,11 @@ def report(rows, records, engines, args) -> None:
         why = collections.Counter(by[(e, i)]["why"] for i in range(n) if (e, i) in by
                                   and by[(e, i)]["status"] != "compiled")
         if why:
-            print(f"\n{e}: reasons not compiled")
+            print(f"\n{e}: reasons not compiled (a first schema of each)")
             for w, k in why.most_common(args.reasons):
-                print(f"  {k:4d}  {w[:90]}")
+                i = next(i for i in range(n) if (e, i) in by and by[(e, i)]["why"] == w
+                         and by[(e, i)]["status"] != "compiled")
+                print(f"  {k:4d}  {w[:60]:60s} {rows[i]['subset']}/{rows[i]['name']}")
 
     targets(rows, by, engines, ctimes, fills, acc, args)
 
@@ -577,8 +595,9 @@ def run(args) -> int:
     eos = min(_peers.vocabulary(args.vocab).eos_token_ids)
     for row in rows:
         texts = [writings(v, row["schema"]) for v in row["valid"]]
-        row["tokens"] = [list(encode(o)) + [eos] for o, _ in texts]
-        row["any_tokens"] = [list(encode(w)) + [eos] for _, w in texts]
+        row["tokens"] = [list(encode(o)) + [eos] for o, _, _ in texts]
+        row["any_tokens"] = [list(encode(w)) + [eos] for _, w, _ in texts]
+        row["extra"] = [x for _, _, x in texts]
     subsets = sorted({row["subset"] for row in rows})
     print(f"bench_serving: tokenfsm {args.commit}; {_peers.env_summary()}; "
           f"python {sys.version.split()[0]}")
