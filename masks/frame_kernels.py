@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .pd_kernels import _set_token, _take
+from .pd_kernels import _live_roots, _set_token, _take
 
 __all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live"]
 
@@ -408,29 +408,11 @@ def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
     for w in range(W):
         lk[0, w] = keys[w]
     bs[0] = n
-    # the first bytes worth walking: a byte that neither moves q, nor calls, nor (q accepting)
-    # pops is dead at once, and its subtree is not read
-    table, byte_classes, accepting, call_ptr, call_first = a[0], a[1], a[2], a[3], a[6]
     r_start = np.empty(256, dtype=np.int32)
     r_stop = np.empty(256, dtype=np.int32)
     r_zero = np.zeros(256, dtype=np.int32)
     r_count = np.zeros(256, dtype=np.int64)
-    k = 0
-    pops = accepting[q]
-    for b in range(256):
-        v = roots[b]
-        if v < 0:
-            continue
-        live = pops or table[q, byte_classes[b]] != 0
-        if not live:
-            for e in range(call_ptr[q], call_ptr[q + 1]):
-                if call_first[e, b]:
-                    live = True
-                    break
-        if live:
-            r_start[k] = v
-            r_stop[k] = nodes[v, 2]
-            k += 1
+    k = _live_roots(q, roots, nodes, a[0], a[1], a[2], a[3], a[6], r_start, r_stop)
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc,
         lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0)

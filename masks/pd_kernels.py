@@ -141,6 +141,31 @@ def root_children(nodes):
 
 
 @njit(cache=True)
+def _live_roots(q, roots, nodes, table, byte_classes, accepting, call_ptr, call_first, r_start,
+                r_stop):
+    """The trie ranges worth walking from state ``q`` into ``r_start``/``r_stop``; returns how
+    many: a first byte that neither moves ``q``, nor calls, nor (``q`` accepting) pops is dead at
+    once, and its subtree is not read."""
+    k = 0
+    pops = accepting[q]
+    for b in range(256):
+        v = roots[b]
+        if v < 0:
+            continue
+        live = pops or table[q, byte_classes[b]] != 0
+        if not live:
+            for e in range(call_ptr[q], call_ptr[q + 1]):
+                if call_first[e, b]:
+                    live = True
+                    break
+        if live:
+            r_start[k] = v
+            r_stop[k] = nodes[v, 2]
+            k += 1
+    return k
+
+
+@njit(cache=True)
 def _levels(max_depth, cap):
     """Per trie level: state, ``base``, arena top and pushed count; and the push arena."""
     levels = max_depth + 1
@@ -262,27 +287,11 @@ def fill_row(nodes, tok_ids, max_depth, roots, byte_classes, table, accepting, c
     st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
     bs[0] = n
-    # the first bytes worth walking: a byte that neither moves q, nor calls, nor (q accepting)
-    # pops is dead at once, and its subtree is not read
     r_start = np.empty(256, dtype=np.int32)
     r_stop = np.empty(256, dtype=np.int32)
     r_depth = np.zeros(256, dtype=np.int32)
-    k = 0
-    pops = accepting[q]
-    for b in range(256):
-        v = roots[b]
-        if v < 0:
-            continue
-        live = pops or table[q, byte_classes[b]] != 0
-        if not live:
-            for e in range(call_ptr[q], call_ptr[q + 1]):
-                if call_first[e, b]:
-                    live = True
-                    break
-        if live:
-            r_start[k] = v
-            r_stop[k] = nodes[v, 2]
-            k += 1
+    k = _live_roots(q, roots, nodes, table, byte_classes, accepting, call_ptr, call_first,
+                    r_start, r_stop)
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
@@ -397,22 +406,8 @@ def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes
         q = states[i]
         st[0] = q
         bs[0] = 0
-        k = 0
-        pops = accepting[q]
-        for b in range(256):
-            v = roots[b]
-            if v < 0:
-                continue
-            live = pops or table[q, byte_classes[b]] != 0
-            if not live:
-                for e in range(call_ptr[q], call_ptr[q + 1]):
-                    if call_first[e, b]:
-                        live = True
-                        break
-            if live:
-                r_start[k] = v
-                r_stop[k] = nodes[v, 2]
-                k += 1
+        k = _live_roots(q, roots, nodes, table, byte_classes, accepting, call_ptr, call_first,
+                        r_start, r_stop)
         _, exact, visited, n_set = _walk_ranges(
             r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
             call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
