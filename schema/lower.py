@@ -559,6 +559,7 @@ class Lowering:
         for t in wanted:
             if value_lang is not None and t not in value_lang.parts:
                 continue
+            before = calls
             if t == "null":
                 part = DFA.literal("null")
             elif t == "boolean":
@@ -606,6 +607,8 @@ class Lowering:
                     # every spelling of every string: the listed strings are all in it
                     part = value_lang.parts[t]
                 else:
+                    # the listed values' texts against the part's: not through a call
+                    self.no_calls((TypedLanguage({}, frozenset(), calls - before),), "an enum")
                     part = part.intersect(value_lang.parts[t], self.budget)
                 if t not in value_lang.complete:
                     complete.discard(t)

@@ -65,6 +65,7 @@ SCHEMAS = st.recursive(LEAVES, lambda inner: st.one_of(
                                                                          min_size=3, max_size=3)),
     st.builds(lambda a, b: {"anyOf": [a, b]}, inner, inner),
     st.builds(lambda a: {"allOf": [a, {"not": {"const": "ab"}}]}, inner),
+    st.builds(lambda a: {"allOf": [a, {"enum": [[], [1, "a"], {"k0": "a"}, {}, "ab"]}]}, inner),
 ), max_leaves=5)
 
 
