@@ -56,11 +56,11 @@ mask cache.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 
 import numpy as np
+
+from tokenfsm.automata.cache import ByteLRU
 
 from . import kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
@@ -211,22 +211,23 @@ def up_front_entry(index, q: int):
 class ReplayCache:
     """What a region replay reads of a shared walk, per vocabulary and walk (the walk's row as
     an array, its skeleton as :func:`.pd_kernels.skeleton_records`), kept for every index that
-    meets the walk: made once per process, not once per index. Least recently used entries go
-    first once their arrays pass ``max_bytes``. Thread-safe."""
+    meets the walk: made once per process, not once per index. A
+    :class:`~tokenfsm.automata.cache.ByteLRU` holds them (least recently used first out once
+    their arrays pass ``max_bytes``; thread-safe)."""
 
-    def __init__(self, max_bytes: int):
-        self.max_bytes = int(max_bytes)
-        self.nbytes = 0
-        self._d: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, max_bytes: int, name: str | None = None):
+        self._lru = ByteLRU(name, int(max_bytes))
+
+    @property
+    def max_bytes(self) -> int:
+        return self._lru.max_bytes
+
+    @property
+    def nbytes(self) -> int:
+        return self._lru.nbytes
 
     def get(self, key):
-        with self._lock:
-            hit = self._d.get(key)
-            if hit is None:
-                return None
-            self._d.move_to_end(key)
-            return hit[0]
+        return self._lru.get(key)
 
     def put(self, key, walked, trie, n_words: int):
         """The entry of a shared walk (:func:`.kernels.component_walk`'s tuple), made and kept
@@ -236,28 +237,16 @@ class ReplayCache:
         rec, toks = pd_kernels.skeleton_records(walked[3], walked[4], walked[5], trie.nodes,
                                                 trie.tok_ids)
         entry = (row, memoryview(row).cast("B"), rec, toks)
-        size = row.nbytes + rec.nbytes + toks.nbytes + len(key[1])
-        if size > self.max_bytes:
-            return entry
-        with self._lock:
-            old = self._d.pop(key, None)
-            if old is not None:
-                self.nbytes -= old[1]
-            self._d[key] = (entry, size)
-            self.nbytes += size
-            while self.nbytes > self.max_bytes:
-                self.nbytes -= self._d.popitem(last=False)[1][1]
+        self._lru.put(key, entry, nbytes=row.nbytes + rec.nbytes + toks.nbytes + len(key[1]))
         return entry
 
     def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-            self.nbytes = 0
+        self._lru.clear()
 
 
 #: Bytes of shared walks' rows and skeletons kept for region replays (:class:`ReplayCache`).
 REPLAY_CACHE_BYTES = 16 << 20
-REPLAYS = ReplayCache(REPLAY_CACHE_BYTES)
+REPLAYS = ReplayCache(REPLAY_CACHE_BYTES, "masks.row_ways.replays")
 
 
 def walk_way(index, x: int, stack: tuple, end: bool, out, touched):
