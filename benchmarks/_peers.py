@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import multiprocessing
 import os
 
 import numpy as np
@@ -343,6 +344,46 @@ class _LlgMatcher:
 
     def rollback(self, n):
         self.m.rollback(n)
+
+
+class WorkerProcess:
+    """A worker subprocess on a pipe, for a benchmark's parent side: spawned with
+    :meth:`_spawn`, asked with ``conn.send`` and :meth:`_recv` (``"timeout"`` or ``"crash"``
+    when no answer comes), killed after a hard limit and started again by the subclass."""
+
+    ctx = multiprocessing.get_context("spawn")
+    proc = None
+
+    def _spawn(self, target, make_args) -> None:
+        """Start ``target(*make_args(child_end_of_the_pipe))``; ``self.conn`` is our end."""
+        parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=target, args=make_args(child), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+
+    def _kill(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join(5)
+            self.proc = None
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.conn.send(None)
+                self.proc.join(5)
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+            self._kill()
+
+    def _recv(self, timeout):
+        try:
+            if self.conn.poll(timeout):
+                return self.conn.recv()
+        except (EOFError, OSError):
+            return "crash"
+        return "timeout" if self.proc.is_alive() else "crash"
 
 
 def make_engine(name: str, **ours_options) -> Engine:

@@ -58,7 +58,6 @@ import argparse
 import collections
 import gzip
 import json
-import multiprocessing
 import os
 import queue
 import resource
@@ -73,6 +72,8 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+
+import _peers  # noqa: E402  (beside this script)
 
 ENGINES = ("tokenfsm", "tokenfsm-any", "xgrammar", "llguidance")
 STATUSES = ("compiled", "unsupported", "over_budget", "error")
@@ -279,47 +280,17 @@ def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float)
 
 # -- parent: one worker per (thread, engine), restarted after a hard timeout or a crash ----------
 
-class Worker:
-    ctx = multiprocessing.get_context("spawn")
-
+class Worker(_peers.WorkerProcess):
     def __init__(self, name: str, args):
         self.name, self.args = name, args
-        self.proc = None
 
     def _start(self):
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=worker_main, daemon=True, args=(
-            self.name, self.args.vocab, child, self.args.seconds, self.args.mem_gb))
-        self.proc.start()
-        child.close()
-        self.conn = parent
+        a = self.args
+        self._spawn(worker_main, lambda child: (self.name, a.vocab, child, a.seconds, a.mem_gb))
         got = self._recv(600)
         if got in ("timeout", "crash") or got[0] == "setup_failed":
             self._kill()
             raise RuntimeError(f"{self.name}: {got if isinstance(got, str) else got[1]}")
-
-    def _kill(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.join(5)
-            self.proc = None
-
-    def close(self):
-        if self.proc is not None:
-            try:
-                self.conn.send(None)
-                self.proc.join(5)
-            except (OSError, EOFError, BrokenPipeError):
-                pass
-            self._kill()
-
-    def _recv(self, timeout):
-        try:
-            if self.conn.poll(timeout):
-                return self.conn.recv()
-        except (EOFError, OSError):
-            return "crash"
-        return "timeout" if self.proc.is_alive() else "crash"
 
     def run(self, schema, docs) -> dict:
         if self.proc is None or not self.proc.is_alive():

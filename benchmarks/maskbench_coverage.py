@@ -63,7 +63,6 @@ import argparse
 import collections
 import gzip
 import json
-import multiprocessing
 import os
 import queue
 import re
@@ -73,6 +72,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import _peers  # (beside this script)
 
 ALL_ENGINES = ("tokenfsm", "tokenfsm-lenient", "llguidance", "llguidance-lenient", "xgrammar",
                "outlines-core")
@@ -386,8 +387,7 @@ def worker_main(name: str, conn, seconds: float, mem_gb: float, code_dir=None) -
 # ---------------------------------------------------------------------------------------------
 # parent side: one worker per (thread, engine), restarted after a timeout or a crash
 # ---------------------------------------------------------------------------------------------
-class Worker:
-    ctx = multiprocessing.get_context("spawn")
+class Worker(_peers.WorkerProcess):
 
     def __init__(self, name: str, seconds: float, mem_gb: float, test_seconds: float, code_dir=None):
         self.name, self.seconds, self.mem_gb, self.test_seconds = name, seconds, mem_gb, test_seconds
@@ -396,13 +396,8 @@ class Worker:
         self.setup_error = None
 
     def _start(self):
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=worker_main,
-                                     args=(self.name, child, self.seconds, self.mem_gb, self.code_dir),
-                                     daemon=True)
-        self.proc.start()
-        child.close()
-        self.conn = parent
+        self._spawn(worker_main,
+                    lambda child: (self.name, child, self.seconds, self.mem_gb, self.code_dir))
         if not self.conn.poll(300):
             self._kill()
             raise RuntimeError(f"{self.name}: worker did not start")
@@ -410,29 +405,6 @@ class Worker:
         if kind == "setup_failed":
             self._kill()
             raise RuntimeError(f"{self.name}: {msg}")
-
-    def _kill(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.join(5)
-            self.proc = None
-
-    def close(self):
-        if self.proc is not None:
-            try:
-                self.conn.send(None)
-                self.proc.join(5)
-            except (OSError, EOFError, BrokenPipeError):
-                pass
-            self._kill()
-
-    def _recv(self, timeout):
-        try:
-            if self.conn.poll(timeout):
-                return self.conn.recv()
-        except (EOFError, OSError):
-            return "crash"
-        return "timeout" if self.proc.is_alive() else "crash"
 
     def run(self, schema, tests) -> dict:
         if self.proc is None or not self.proc.is_alive():
