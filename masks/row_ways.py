@@ -76,10 +76,23 @@ EAGER_MAX_VISITS = 4096
 FEW_WORDS = 3
 
 
+def _key_dependent(lb) -> np.ndarray:
+    """Per state of a lazy network, whether a move into it may be live for some key sets and
+    dead for others of the same frame: a key-set state from which a declared key can still be
+    written or the object closed, or which no undeclared key passes, or a move into it that
+    ticks. Elsewhere in a key-set piece (inside an undeclared key's name) a move is live exactly
+    when the frame it leaves is (:func:`.frame_kernels._keys_live` then reads only the frame's
+    count and keys, which no move inside the name changes), so a walk there reads no keys."""
+    keyed = lb.piece_kind[lb.state_piece] == 2
+    ticks = np.zeros(keyed.shape[0], dtype=bool)
+    ticks[(lb.table[(lb.table >> 30) != 0] & ((1 << 30) - 1))] = True
+    return keyed & (lb.key_mask.any(axis=1) | lb.key_close | ~lb.key_extra | ticks)
+
+
 def region_flags(index):
     """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
     lists of bools): a region (a strongly connected component of :func:`.index._regions`)
-    whose states neither call nor hold key sets, with a cycle and at most
+    whose states neither call nor read key sets (:func:`_key_dependent`), with a cycle and at most
     ``MAX_SIGNATURE_STATES`` states; ``stack_free`` also asks that no state of it accept
     (then a byte it cannot move on is dead whatever the stack), ``any_stack`` does not (for
     an empty stack, where a pop is dead too)."""
@@ -95,9 +108,7 @@ def region_flags(index):
                 bad = np.zeros(n_comp, dtype=bool)
                 bad[comp[np.diff(index.call_ptr) > 0]] = True
                 if index._frames is not None:
-                    # a key set's liveness reads the keys: not shared
-                    lb = index._frames.lb
-                    bad[comp[lb.piece_kind[lb.state_piece] == 2]] = True
+                    bad[comp[_key_dependent(index._frames.lb)]] = True
                 size = np.bincount(comp, minlength=n_comp)
                 tab = index._region_table
                 loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)

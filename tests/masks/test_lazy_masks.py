@@ -43,7 +43,7 @@ def counted_chars(lo, hi, cls=r"[\s\S]"):
     return net, net.counted(star(concat(Text(DFA.from_regex(cls)), Tick())), lo=lo, hi=hi)
 
 
-def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1):
+def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1, extra_name=r'"x[0-9]"'):
     ws = whitespace_dfa(ws_n)
     colon, comma = separators(ws)
     net = Network()
@@ -53,7 +53,7 @@ def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1):
                for i, nm in enumerate(names)]
     if extras:
         x = net.piece(Text(DFA.from_regex("[0-9]")))
-        members.append(concat(Text(DFA.from_regex(r'"x[0-9]"')), Text(colon), Call(x), Text(ws)))
+        members.append(concat(Text(DFA.from_regex(extra_name)), Text(colon), Call(x), Text(ws)))
     m = choice(*members)
     body = concat(Text(DFA.literal("{")), Text(ws),
                   optional(concat(m, star(concat(Text(comma), m)))), Text(DFA.literal("}")))
@@ -186,6 +186,23 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
             for name in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
                 applied[name] = applied.get(name, 0) + 1
     assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
+
+
+def test_an_undeclared_keys_name_is_walked_once_for_every_key_set():
+    # inside an undeclared key's name no move reads the keys: its region's shared walk gives the
+    # row whatever keys were written before it (checked against the naive walk), while a name
+    # that may still be a declared key is walked with the keys
+    net, p = key_set(3, (0, 2), 0, None, extra_name=r'"x[a-z]*"')
+    lb = net.build(p)
+    index = PushdownIndex(lb, VOCAB, eager_states=0)
+    applied = {}
+    for prefix in [b'{', b'{"a":1,', b'{"b":"a","ab":1,', b'{"xq":2,"a":0,']:
+        for name in [b'"', b'"x', b'"xab', b'"a']:
+            cfg = index.walk_bytes(index.start, prefix + name)
+            assert cfg[0] != 0, prefix + name
+            for way in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
+                applied.setdefault(way, set()).add(name)
+    assert applied["shared-region"] == {b'"x', b'"xab'}
 
 
 def test_every_row_way_on_a_real_vocabulary():
