@@ -361,14 +361,19 @@ def number_range(minimum: Number | None = None, maximum: Number | None = None,
 def _table_dfa(edges: list[list[tuple[CharSet, int]]], accepting: Iterable[int], start: int) -> DFA:
     """A DFA from per-state ``(label, target)`` lists (states numbered from 0, no dead state)."""
     classes = refine([cs for row in edges for cs, _ in row])
+    # every label is a union of classes: the classes of a label are those whose first code
+    # point it holds (found once per distinct label)
+    firsts = [cls_.ranges[0][0] for cls_ in classes]
+    covers: dict[CharSet, list[int]] = {}
     delta = [[0] * len(classes)]
     for row in edges:
         out = [0] * len(classes)
-        for k, cls_ in enumerate(classes):
-            for cs, t in row:
-                if cls_ <= cs:
-                    out[k] = t + 1
-                    break
+        for cs, t in reversed(row):          # (the first edge of a row wins, as it is read)
+            ks = covers.get(cs)
+            if ks is None:
+                ks = covers[cs] = [k for k, c in enumerate(firsts) if c in cs]
+            for k in ks:
+                out[k] = t + 1
         delta.append(out)
     return DFA.from_parts(classes, delta, [a + 1 for a in accepting], start + 1).minimize()
 
