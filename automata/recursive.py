@@ -1134,7 +1134,8 @@ class PushdownBytes:
             raise AutomatonError("call edges refer to the dead state or to nonexistent states")
         if ptr[1] != 0:
             raise AutomatonError("the dead state 0 cannot call")
-        if tab[:, np.unique(bc[_HOLE_ARRAY])].any() or first[:, _HOLE_ARRAY].any():
+        if E and (tab[:, np.unique(bc[_HOLE_ARRAY])].any() or first[:, _HOLE_ARRAY].any()):
+            # (the calls' placeholders: an automaton without calls may move on them)
             raise AutomatonError("hole bytes must be dead (in the table and in call_first)")
         if isinstance(max_stack, bool) or int(max_stack) < 0:
             raise AutomatonError("max_stack must be a non-negative int")
@@ -1148,6 +1149,17 @@ class PushdownBytes:
 
     def __setattr__(self, name, value):
         raise AttributeError("PushdownBytes is immutable")
+
+    @classmethod
+    def without_calls(cls, dfa) -> "PushdownBytes":
+        """A byte DFA (``byte_classes``, ``table``, ``accepting``, ``start``; every nonzero state
+        able to reach acceptance, as ``tokenfsm.masks.index.as_byte_dfa`` leaves it) as a stack
+        automaton that never calls: what a lazy index walks to make the rows of a flat
+        automaton when they are first needed."""
+        n = int(np.asarray(dfa.table).shape[0])
+        return cls(dfa.byte_classes, dfa.table, dfa.accepting, int(dfa.start),
+                   np.zeros(n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
+                   np.zeros((0, 256), np.bool_), 0)
 
     def __reduce__(self):
         return (PushdownBytes, (self.byte_classes, self.table, self.accepting, self.start,

@@ -6,6 +6,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from mask_helpers import random_byte_dfas, small_vocabs
 
 import tokenfsm.schema
 from tokenfsm.automata import DFA, RegexError
@@ -156,3 +158,37 @@ def test_json_schema_index_and_option_keys():
     assert m.find_jump_forward_string().startswith("{")
     assert m.find_jump_forward_string() == '{"a":"'
     assert m.accept_string('{"a":"ab"}') and m.is_accepting()
+
+
+@given(random_byte_dfas(), small_vocabs())
+@settings(max_examples=60, deadline=None)
+def test_large_flat_automata_get_lazy_rows_equal_to_the_eager_index(d, vocab):
+    # past lazy_states the compiler gives a lazy index over the automaton without calls; every
+    # configuration it reaches allows the tokens the eager index allows, and moves alike
+    from tokenfsm.masks.pushdown import PushdownIndex
+
+    eager = IndexCompiler(vocab, lazy_states=None).dfa(d)
+    lazy = IndexCompiler(vocab, lazy_states=0).dfa(d)
+    assert isinstance(eager, TokenIndex) and isinstance(lazy, PushdownIndex)
+    seen, todo = set(), [(Matcher(eager), Matcher(lazy))]
+    while todo:
+        e, z = todo.pop()
+        if e.state in seen:
+            continue
+        seen.add(e.state)
+        allowed = e.allowed_token_ids().tolist()
+        assert z.allowed_token_ids().tolist() == allowed
+        assert z.is_accepting() == e.is_accepting()
+        for t in allowed:
+            if t in vocab.eos_token_ids:
+                continue
+            e2, z2 = e.copy(), z.copy()
+            e2.advance(t)
+            z2.advance(t)
+            todo.append((e2, z2))
+
+
+def test_lazy_states_is_checked():
+    for bad in (-1, 1.5, True, "10"):
+        with pytest.raises(TypeError, match="lazy_states"):
+            IndexCompiler(VOCAB, lazy_states=bad)
