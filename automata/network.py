@@ -195,6 +195,11 @@ class Network:
     def __len__(self) -> int:
         return len(self._specs)
 
+    def body(self, index: int):
+        """The expression piece ``index`` was made from (None while only declared)."""
+        spec = self._specs[index]
+        return None if spec is None else spec.body
+
     def __repr__(self) -> str:
         kinds = [s.kind for s in self._specs if s is not None]
         return (f"<Network: {kinds.count(PLAIN)} plain, {kinds.count(COUNTED)} counted, "

@@ -12,7 +12,7 @@ construction makes it deterministic; then every tick is moved onto the move that
   state disappears. A tick that is not forced means the count of a text is ambiguous (``(ab?)*``
   counting copies of ``ab?``): :class:`~.errors.NondeterministicCall`, and the caller builds the
   flat expansion instead;
-* Moore's partition refinement then merges states with the same moves, ticks and calls.
+* Hopcroft's partition refinement then merges states with the same moves, ticks and calls.
 
 Example
 -------
@@ -34,6 +34,7 @@ import numpy as np
 
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
 from .lazy_bytes import STATE_MASK, TICK_BIT
+from .minimize import hopcroft_blocks
 
 __all__ = ["BytePiece", "build_piece"]
 
@@ -100,7 +101,7 @@ class _NFA:
         return len(self.rows) - 1
 
 
-def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
+def build_piece(body, index: int, budget: Budget | None = None, way: str | None = None) -> BytePiece:
     """The byte automaton of one piece's body (see the module docstring).
 
     Parameters
@@ -112,6 +113,8 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
         The piece's number (for messages).
     budget : Budget, optional
         Bounds the subset construction.
+    way : str, optional
+        A name of :data:`PIECE_WAYS` (it must apply); default the first that applies.
 
     Raises
     ------
@@ -119,53 +122,83 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
         A tick that is not forced (the count would be ambiguous), or two ticks in a row.
     BudgetExceeded
     """
-    from .network import Call, Choice, Concat, SepBy, Star, Text, Tick
+    parts = _Parts(body, index, (budget or DEFAULT_BUDGET).meter("network piece"))
+    if way is not None:
+        got = PIECE_WAYS[way](parts)
+        if got is None:
+            raise ValueError(f"the way {way!r} does not apply to piece {index}")
+        return got
+    for make in PIECE_WAYS.values():
+        got = make(parts)
+        if got is not None:
+            return got
+    raise AssertionError("the reference way applies to every piece")
 
-    meter = (budget or DEFAULT_BUDGET).meter("network piece")
-    texts: list = []
-    specs: dict = {}
 
-    def collect(e):
-        if isinstance(e, Text):
-            texts.append(e)
-            for _, c in e.calls:
-                specs.setdefault((c.piece, c.tick, c.key), len(specs))
-        elif isinstance(e, Call):
-            specs.setdefault((e.piece, e.tick, e.key), len(specs))
-        elif isinstance(e, (Concat, Choice)):
-            for x in e.items:
-                collect(x)
-        elif isinstance(e, Star):
-            collect(e.item)
-        elif isinstance(e, SepBy):
-            collect(e.item)
-            collect(e.sep)
-        elif not isinstance(e, Tick):
-            raise AutomatonError(f"piece {index}: {type(e).__name__} is not a network expression")
+class _Parts:
+    """What every way of building a piece starts from: its ``Text`` s lowered to bytes, the joint
+    byte classes (each placeholder and tick marker a class of its own) and the distinct calls."""
 
-    collect(body)
-    lowered = {}
-    maps = []
-    for t in texts:
-        if id(t.dfa) not in lowered:
-            b = t.dfa.to_bytes()
-            lowered[id(t.dfa)] = b
-        b = lowered[id(t.dfa)]
-        m = np.asarray(b.byte_classes, dtype=np.int64)
-        marks = ([t.tick] if t.tick is not None else []) + [h for h, _ in t.calls]
-        for x in marks:
-            same = np.flatnonzero(m == m[x])
-            if set(same.tolist()) - set(marks) and np.asarray(b.table)[:, m[x]].any():
-                raise AutomatonError(f"piece {index}: the marker U+{x:04X} is read like other "
-                                     "characters in its text; it must be a symbol of its own")
-        if marks:
-            m = m.copy()
-            for i, x in enumerate(marks):
-                m[x] = -1 - i         # each marker byte is a class of its own
-        maps.append(m)
-    # every Text gets its own map slot (two Texts over one DFA may differ in their marker)
-    byte_cls, colmaps = _joint_classes(maps) if maps else (np.zeros(256, np.uint8), [])
-    J = int(byte_cls.max()) + 1
+    def __init__(self, body, index: int, meter):
+        from .network import Call, Choice, Concat, SepBy, Star, Text, Tick
+
+        self.body, self.index, self.meter = body, index, meter
+        texts: list = []
+        specs: dict = {}
+
+        def collect(e):
+            if isinstance(e, Text):
+                texts.append(e)
+                for _, c in e.calls:
+                    specs.setdefault((c.piece, c.tick, c.key), len(specs))
+            elif isinstance(e, Call):
+                specs.setdefault((e.piece, e.tick, e.key), len(specs))
+            elif isinstance(e, (Concat, Choice)):
+                for x in e.items:
+                    collect(x)
+            elif isinstance(e, Star):
+                collect(e.item)
+            elif isinstance(e, SepBy):
+                collect(e.item)
+                collect(e.sep)
+            elif not isinstance(e, Tick):
+                raise AutomatonError(f"piece {index}: {type(e).__name__} is not a network "
+                                     "expression")
+
+        collect(body)
+        lowered = {}
+        maps = []
+        for t in texts:
+            if id(t.dfa) not in lowered:
+                lowered[id(t.dfa)] = t.dfa.to_bytes()
+            b = lowered[id(t.dfa)]
+            m = np.asarray(b.byte_classes, dtype=np.int64)
+            marks = ([t.tick] if t.tick is not None else []) + [h for h, _ in t.calls]
+            for x in marks:
+                same = np.flatnonzero(m == m[x])
+                if set(same.tolist()) - set(marks) and np.asarray(b.table)[:, m[x]].any():
+                    raise AutomatonError(f"piece {index}: the marker U+{x:04X} is read like other "
+                                         "characters in its text; it must be a symbol of its own")
+            if marks:
+                m = m.copy()
+                for i, x in enumerate(marks):
+                    m[x] = -1 - i         # each marker byte is a class of its own
+            maps.append(m)
+        # every Text gets its own map slot (two Texts over one DFA may differ in their marker)
+        self.byte_cls, self.colmaps = (_joint_classes(maps) if maps
+                                       else (np.zeros(256, np.uint8), []))
+        self.texts, self.lowered, self.specs = texts, lowered, specs
+        self.J = int(self.byte_cls.max()) + 1
+        self.call_specs = tuple(sorted(specs, key=specs.get))
+
+
+def _by_subsets(parts: _Parts) -> BytePiece:
+    """The reference way: the body assembled as an NFA over symbols (byte classes, calls, TICK),
+    made deterministic by the subset construction, ticks moved onto moves, minimised."""
+    from .network import Call, Choice, Concat, SepBy, Text, Tick
+
+    texts, lowered, colmaps, specs = parts.texts, parts.lowered, parts.colmaps, parts.specs
+    J, meter = parts.J, parts.meter
     n_calls = len(specs)
     TICK = J + n_calls
     nfa = _NFA(J)
@@ -240,9 +273,37 @@ def build_piece(body, index: int, budget: Budget | None = None) -> BytePiece:
         return base + b.start
 
     final = nfa.new()
-    start = build(body, final)
-    return _determinize(nfa, start, final, J, n_calls, byte_cls, tuple(
-        sorted(specs, key=specs.get)), index, meter)
+    start = build(parts.body, final)
+    return _determinize(nfa, start, final, J, n_calls, parts.byte_cls, parts.call_specs,
+                        parts.index, meter)
+
+
+def _one_text(parts: _Parts) -> BytePiece | None:
+    """A body that is one ``Text`` without a tick is deterministic already: its byte table, the
+    placeholders' moves made calls, minimised as the reference's subsets are (None for any other
+    body)."""
+    from .network import Text
+
+    t = parts.body
+    if not isinstance(t, Text) or t.tick is not None:
+        return None
+    b = parts.lowered[id(t.dfa)]
+    tab = np.asarray(b.table)
+    n = tab.shape[0]
+    parts.meter.add(n - 1)
+    colmap = parts.colmaps[0]
+    marker = colmap < 0
+    table = tab[:, np.where(marker, 0, colmap)].astype(np.int64)
+    table[:, marker] = 0
+    table[0] = 0
+    calls = {}
+    for h, c in t.calls:
+        k = parts.specs[(c.piece, c.tick, c.key)]
+        for s in np.flatnonzero(tab[:, b.byte_classes[h]]).tolist():
+            if s:
+                calls[(s, k)] = (int(tab[s, b.byte_classes[h]]), bool(c.tick))
+    return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
+                          int(b.start), parts.byte_cls, parts.call_specs)
 
 
 class _Closures:
@@ -402,29 +463,25 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
     keep = live.copy()
     tab = np.where(keep[tgt], tab, 0)
     calls = {k: v for k, v in calls.items() if keep[k[0]] and keep[v[0]]}
-    # Moore refinement: accepting, then moves (target block, tick) and calls (call, return block)
+    # the coarsest partition that refines acceptance and that moves (class, tick) and calls
+    # (call, tick) respect: Hopcroft's on the live states as a partial automaton whose symbols
+    # are those pairs
     idx = np.flatnonzero(keep)
-    block = np.zeros(n, dtype=np.int64)
-    block[idx] = 1 + accepting[idx].astype(np.int64)
     call_rows: dict[int, list] = {}
     for (q, c), (r, tick) in sorted(calls.items()):
         call_rows.setdefault(q, []).append((c, r, tick))
-    count = len(np.unique(block[idx]))
-    while True:
-        keyed = np.where(tab > 0, block[tgt] * 2 + (tab >= TICK_BIT), 0)[idx]
-        sig_calls = [tuple((c, int(block[r]), t) for c, r, t in call_rows.get(q, ()))
-                     for q in idx.tolist()]
-        call_id = {s: i for i, s in enumerate(sorted(set(sig_calls)))}
-        cid = np.array([call_id[s] for s in sig_calls], dtype=np.int64)
-        key = np.column_stack([block[idx], cid, keyed])
-        _, inv = np.unique(key, axis=0, return_inverse=True)
-        new = np.zeros(n, dtype=np.int64)
-        new[idx] = inv.reshape(-1) + 1
-        c2 = int(inv.max()) + 1
-        block = new
-        if c2 == count:
-            break
-        count = c2
+    k = idx.size
+    local = np.full(n, k, dtype=np.int64)
+    local[idx] = np.arange(k)
+    T = np.full((k + 1, 2 * (J + len(call_specs))), k, dtype=np.int64)
+    moved = tab[idx] > 0
+    rows, cols = np.nonzero(moved)
+    T[rows, 2 * cols + (tab[idx][rows, cols] >= TICK_BIT)] = local[tgt[idx][rows, cols]]
+    for (q, c), (r, tick) in calls.items():
+        T[local[q], 2 * (J + c) + tick] = local[r]
+    block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k)
+    block = np.zeros(n, dtype=np.int64)
+    block[idx] = np.asarray(block_of[:k], dtype=np.int64) + 1
     # renumber blocks: the start's block first, then in order of first appearance (BFS)
     rep = {}
     for q in idx.tolist():
@@ -454,3 +511,14 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
         for c, r, tick in call_rows.get(q, ()):
             out_calls.append((i, c, number[int(block[r])], tick))
     return BytePiece(byte_cls, out, acc, 1, tuple(out_calls), call_specs)
+
+
+#: The ways of building a piece: name -> function ``(parts) -> BytePiece`` or None where the way
+#: does not apply. All give the reference's piece (:data:`PIECE_REFERENCE`; the tests build
+#: pieces every way that applies); :func:`build_piece` takes the first that applies.
+PIECE_WAYS = {
+    "one-text": _one_text,
+    "subsets": _by_subsets,
+}
+#: The way that defines the piece: the subset construction.
+PIECE_REFERENCE = "subsets"

@@ -312,3 +312,61 @@ def test_lazy_bytes_validates_its_arrays():
     assert again.accepts(b"abcd") and not again.accepts(b"abcde")
     with pytest.raises(AttributeError):
         lb.start = 3
+
+
+def _pieces_every_way(bodies):
+    """Build each body every way of ``PIECE_WAYS`` that applies; all equal the reference's."""
+    from tokenfsm.automata.network_piece import PIECE_REFERENCE, PIECE_WAYS, build_piece
+
+    applied = set()
+    for i, body in enumerate(bodies):
+        want = build_piece(body, i, way=PIECE_REFERENCE)
+        for name in PIECE_WAYS:
+            try:
+                got = build_piece(body, i, way=name)
+            except ValueError:
+                continue
+            applied.add(name)
+            for f in ("byte_classes", "table", "accepting"):
+                assert np.array_equal(getattr(got, f), getattr(want, f)), (name, f, body)
+            assert (got.start, got.calls, got.call_specs) == (want.start, want.calls,
+                                                              want.call_specs), (name, body)
+    return applied
+
+
+@given(outer=st.sampled_from(["<\x01>(,\x01)*", "\x01?x\x02|y", "(\x01\x02)*z?", "a|b\x01",
+                              "[^\x01-\x1f]*\x01é", "\x02{0,3}", None, ""]),
+       tick=st.booleans(), key=st.sampled_from([None, 0, 1]))
+def test_every_way_of_building_a_piece_gives_the_reference_piece(outer, tick, key):
+    dfa = DFA.empty() if outer is None else DFA.from_regex(outer)
+    text = Text(dfa, calls=((1, Call(0, tick=tick, key=key)), (2, Call(1))))
+    bodies = [text, concat(Text(DFA.literal("[")), text, Text(DFA.literal("]"))),
+              star(concat(Text(DFA.from_regex("[a-c]")), Tick()))]
+    assert _pieces_every_way(bodies) == {"subsets", "one-text"}
+    assert _pieces_every_way(bodies[1:]) == {"subsets"}
+
+
+def test_every_way_on_the_pieces_of_json_values():
+    # the pieces the schema compiler makes: a counted string, a date value, counted arrays of
+    # it, an object whose keys come in any order with undeclared keys
+    from tokenfsm.automata.network_piece import PIECE_WAYS
+    from tokenfsm.schema.formats import format_dfa
+    from tokenfsm.schema.lazy_json import (
+        LazyMember,
+        array_piece,
+        object_piece,
+        string_piece,
+        value_piece,
+    )
+
+    net = Network()
+    ws = DFA.from_regex("[ ]?")
+    text = string_piece(net, 2, 700, excludes=["</s>"])
+    date = value_piece(net, DFA.literal('"') + format_dfa("date") + DFA.literal('"'))
+    dates = array_piece(net, [text], date, ws, 1, 900)
+    obj = object_piece(net, [LazyMember("a", text, True), LazyMember("when", date),
+                             LazyMember("all", dates)],
+                       [(DFA.from_regex('"x[a-z]*"'), date)], ws, 1, 3)
+    bodies = [net.body(i) for i in range(len(net))]
+    assert len(bodies) == 4 and obj == 3
+    assert _pieces_every_way(bodies) == set(PIECE_WAYS)
