@@ -24,7 +24,7 @@ schema, compact whitespace (``,`` and ``:``), declared keys in schema order, len
 * ``--any-order`` adds ``tokenfsm-any``: ours with ``property_order="any", allow_extra_keys=True``.
 
 Each engine runs in worker processes of its own (vocabulary, token trie and the peers' tokenizer
-objects made once per worker, before any timing, with a warm-up schema), one schema at a time, with
+objects made once per worker, before any timing, with warm-up schemas), one schema at a time, with
 a hard limit of ``--seconds`` + 1 s (the worker is killed and restarted).
 
 Figures, per engine:
@@ -80,6 +80,15 @@ STATUSES = ("compiled", "unsupported", "over_budget", "error")
 WARM_SCHEMA = {"type": "object", "required": ["a"], "properties": {
     "a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer"}}}}
 WARM_DOC = '{"a":"x","b":[1,2]}'
+#: Warm-ups, compiled and replayed by every worker before any timing: a flat schema, a recursive
+#: one and a long string (ours then has loaded or compiled the kernels of its lazy rows too: a
+#: worker's first row made on demand is not a kernel compile).
+WARM_UPS = (
+    (WARM_SCHEMA, WARM_DOC),
+    ({"type": "object", "properties": {"v": {"type": "string"}, "kids": {
+        "type": "array", "items": {"$ref": "#"}}}}, '{"v":"ab","kids":[{"v":"c d","kids":[]}]}'),
+    ({"type": "string", "maxLength": 100000}, '"a few words, then more"'),
+)
 
 
 # -- corpus ------------------------------------------------------------------------------------
@@ -234,12 +243,13 @@ def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     try:
         engine = make_engine(name, vocab_name)
-        status, why, fresh = engine.compile(WARM_SCHEMA)           # warm-up, not timed
-        if fresh is None:
-            raise RuntimeError(f"warm-up schema: {status} {why}")
         import _peers
 
-        replay(engine, fresh, _peers.tokenizer(vocab_name)(WARM_DOC) + [engine.eos])
+        for schema, doc in WARM_UPS:                               # warm-ups, not timed
+            status, why, fresh = engine.compile(schema)
+            if fresh is None:
+                raise RuntimeError(f"warm-up schema: {status} {why}")
+            replay(engine, fresh, _peers.tokenizer(vocab_name)(doc) + [engine.eos])
     except Exception as e:  # noqa: BLE001
         conn.send(("setup_failed", f"{type(e).__name__}: {e}"))
         return
