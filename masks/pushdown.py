@@ -97,9 +97,13 @@ ROW_CACHE_BYTES = 32 << 20
 ROW_OVERHEAD = 400
 #: Uses after which a row kept as its words gets a row of its own (see PushdownIndex._entry).
 PROMOTE_AFTER = 16
-#: Automata of at most this many states get their top-level rows at construction (see
-#: PushdownIndex's ``eager_states``).
+#: Automata whose frames hold counts or keys, of at most this many states, get their rows at
+#: construction (one configuration at a time; see PushdownIndex's ``eager_states``).
 EAGER_STATES = 64
+#: Plain stack automata of at most this many states get their rows over an empty stack at
+#: construction (one kernel call: 26,000 states of a flat Kubernetes schema in 80 ms on
+#: Llama-3, against 170-260 ms for an eager flat index; see PushdownIndex's ``eager_states``).
+EAGER_PLAIN_STATES = 1 << 17
 
 _FIELDS = ("byte_classes", "table", "accepting", "start", "call_ptr", "call_entry", "call_return",
            "call_first", "max_stack")
@@ -173,15 +177,16 @@ class PushdownIndex:
         per configuration only the subtrees past its exits; the region's walk is kept per
         vocabulary with the flat indexes' (:class:`~.trie.WalkCache`), so a string body is
         walked once per vocabulary and process. Same rows.
-    eager_states : int
-        An automaton of at most this many states (a lazy network's few pieces: a counted string,
-        a huge count in a regex) gets the rows of its states' configurations over an empty
-        stack, counts far from their bounds, made here (:func:`.row_ways.make_rows_up_front`):
-        a fraction of a millisecond per dozen states, and no row to make while matching at the
-        top level.
-        A larger bound trades build time for misses: a recursive schema of 7,400 states gets
-        the rows of most of its states in about 10 ms (Qwen), after which a configuration met
-        for the first time mostly finds its row made.
+    eager_states : int, optional
+        An automaton of at most this many states gets the rows of its states' configurations
+        over an empty stack, counts far from their bounds, made here
+        (:func:`.row_ways.make_rows_up_front`). A plain stack automaton (a recursive schema, a
+        flat one indexed lazily) has them made in one kernel call, for states whose row holds
+        for every stack and is small (a recursive schema of 7,400 states gets most of its rows
+        in about 10 ms on Qwen's vocabulary), so that a configuration met for the first time
+        mostly finds its row made; a lazy network's (a counted string, a huge count in a
+        regex) are made one at a time, a fraction of a millisecond per dozen states. Default
+        :data:`EAGER_PLAIN_STATES` for plain automata, :data:`EAGER_STATES` for lazy networks.
 
     Attributes
     ----------
@@ -212,7 +217,7 @@ class PushdownIndex:
     """
 
     def __init__(self, automaton, vocab: Vocabulary, cache_bytes: int = ROW_CACHE_BYTES,
-                 share_walks: bool = True, eager_states: int = EAGER_STATES):
+                 share_walks: bool = True, eager_states: int | None = None):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"PushdownIndex needs a Vocabulary, not {type(vocab).__name__}")
         pb = as_pushdown_bytes(automaton)
@@ -307,6 +312,8 @@ class PushdownIndex:
         self._calls = {q: tuple((firsts[e], entry[e], ret[e]) for e in range(ptr[q], ptr[q + 1]))
                        for q in np.flatnonzero(np.diff(self.call_ptr)).tolist()}
         self._eager = None
+        if eager_states is None:
+            eager_states = EAGER_STATES if self._frames is not None else EAGER_PLAIN_STATES
         if self.num_states <= int(eager_states):
             make_rows_up_front(self)
 
