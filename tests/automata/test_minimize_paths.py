@@ -357,8 +357,9 @@ def test_sparse_tables_take_the_sparse_path():
         return mz._finite_pays(*got)
 
     assert mz._minimize_finite(delta, accepting, start, pays) is not None
-    (peeled, live, transitions), = facts
+    (peeled, live, transitions, depth), = facts
     assert peeled < mz.FINITE_MIN_SHARE * live                          # not by finite share
+    assert depth > mz.SHALLOW_MAX_DEPTH                                 # deep: not by Moore
     assert transitions <= mz.SPARSE_MAX_TRANSITIONS * live              # by structure alone
     assert mz.minimize_table(delta, accepting, start) == _reference(delta, accepting, start)
     rng = random.Random(1)
@@ -429,3 +430,24 @@ def test_array_searches_against_plain_walks(seed):
     acc_mask[list(acc)] = True
     live = mz._coreachable_mask(T, order, acc_mask)
     assert set(np.flatnonzero(live).tolist()) == mz.coreachable(tab, acc, want)
+
+
+def test_shallow_tables_of_cycles_are_refined_by_moore():
+    # the digits of multiples of 7 or of 11 (a product of residue automata): every state accepts
+    # within a few digits, none has a finite future; the rule sends it to Moore's rounds over
+    # arrays, whose result is the reference's
+    from tokenfsm.schema.numbers import multiple_of
+
+    d = multiple_of(7) | multiple_of(11) | multiple_of(13)
+    d = d.intersect(multiple_of(3) | multiple_of(5))
+    delta, accepting, start = [list(r) for r in d.delta], set(d.accepting), d.start
+    facts = []
+
+    def pays(*got):
+        facts.append(got)
+        return mz._finite_pays(*got)
+
+    assert mz._minimize_finite(delta, accepting, start, pays) is None
+    (peeled, live, transitions, depth), = facts
+    assert peeled < mz.FINITE_MIN_SHARE * live and depth <= mz.SHALLOW_MAX_DEPTH
+    assert mz.minimize_table(delta, accepting, start) == _reference(delta, accepting, start)
