@@ -32,6 +32,7 @@ the spirit of outlines-core's serialisable ``Index``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -51,7 +52,9 @@ from .vocab import Vocabulary
 __all__ = ["IndexCompiler"]
 
 
+@functools.cache
 def _package_version() -> str:
+    """The installed distribution's version (read once: reading it parses its metadata file)."""
     try:
         from importlib.metadata import version
 
