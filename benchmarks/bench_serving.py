@@ -142,6 +142,26 @@ class Ours:
         self.size = self.vocab.size
         self.eos = min(self.vocab.eos_token_ids)
         self.bm = np.full((1, (self.size + 31) // 32), -1, dtype=np.int32)
+        self._warm_lazy_rows()
+
+    def _warm_lazy_rows(self):
+        """Make rows on demand over a flat automaton (the route of flat schemas past
+        ``LAZY_STATES``), every way, so that their kernels are compiled or loaded here rather than
+        in the first replay that needs them (the recursive warm-up finds most rows made up
+        front)."""
+        from tokenfsm.automata.recursive import PushdownBytes
+        from tokenfsm.masks import Matcher
+        from tokenfsm.masks.index import as_byte_dfa
+        from tokenfsm.masks.pushdown import PushdownIndex
+        from tokenfsm.schema import compile_json_schema
+
+        flat = as_byte_dfa(compile_json_schema(WARM_SCHEMA, whitespace=0))
+        for share in (True, False):
+            m = Matcher(PushdownIndex(PushdownBytes.without_calls(flat), self.vocab,
+                                      eager_states=0, share_walks=share))
+            for ch in WARM_DOC:
+                m.fill_next_token_bitmask(self.bm, 0)
+                m.accept_string(ch)
 
     def compile(self, schema):
         """(status, why, matcher factory) with the first mask filled inside."""
