@@ -428,10 +428,12 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
                can_end, eos_ids, out, touched):
     """:func:`fill_row` for a state ``q`` of a region where the walk cannot depend on the frames
     (no state of its strongly connected component accepts or calls, the count lies where every
-    state of its piece is live), past the region's shared walk: this follows the walk's skeleton
+    state of its piece is live; or a key set's names, the frame able to take one more member
+    under an undeclared key), past the region's shared walk: this follows the walk's skeleton
     (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) from ``q`` (ticks counted on the
-    way) and gives the tokens that end at its exits or live in the subtrees below them, walked
-    with the frames (see :func:`.pd_kernels.replay_row`), and the EOS tokens where ``can_end``.
+    way) and gives the tokens that end at its exits, where the move out is live, or live in the
+    subtrees below them, walked with the frames (see :func:`.pd_kernels.replay_row`), and the
+    EOS tokens where ``can_end``.
 
     Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
     """
@@ -457,6 +459,11 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
         lq[d] = t & _MASK
         lc[d] = lc[d - 1] + (t >> 30)
         if rec[x, 2]:
+            # an exit: the move out of the region is live only by the frame's own test (a key
+            # set's names lead to states that read the keys)
+            if not _live(lq[d], lc[d], lk, 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
+                         a[19], a[13], a[14], a[15], a[20], a[21], a[22]):
+                continue
             for j in range(rec[x, 5], rec[x + 1, 5]):
                 n_set = _set_token(out, touched, n_set, toks[j])
             r_start[k] = rec[x, 0] + 1

@@ -352,6 +352,26 @@ class FrameAutomaton:
             return x | _COUNT_FIELD
         return (x & ~_COUNT_FIELD) | ((self.count_class(self._piece[q], c) & _LOW64) << 32)
 
+    def piece_kind(self, q: int) -> int:
+        """0 plain, 1 counted, 2 key set: the kind of state ``q``'s piece."""
+        return self._kind[self._piece[q]]
+
+    def extra_member_ok(self, x: int) -> bool:
+        """Whether the key-set frame ``x`` may take one more member under an undeclared key (its
+        piece takes them, and the count and the required keys still missing leave room): then
+        every move inside a key name that no required key or close reads is live (see
+        :func:`.row_ways.key_name_regions`)."""
+        q, c, k = unpack(x)
+        p = self._piece[q]
+        if self._kind[p] != 2 or not self._ext[p]:
+            return False
+        lo, hi = self._lo[p], self._hi[p]
+        c1 = c + 1
+        if hi >= 0 and c1 > hi:
+            return False
+        need = max(bin(self._req[p] & ~k).count("1"), lo - c1, 0)
+        return not (hi >= 0 and need > hi - c1)
+
     def far_frame(self, q: int):
         """A frame of state ``q`` whose count is far from its piece's bounds (count class -1),
         no keys written; None where the piece's bounds leave no such count."""

@@ -15,7 +15,8 @@ configuration they meet, against the reference and a naive walk):
   many states in one kernel call when an index is built.
 
 A region (:func:`region_flags`) is a strongly connected component of the byte table cut at
-JSON's separators, as the flat index's (:func:`.index._regions`); its walk is found by its
+JSON's separators, as the flat index's (:func:`.index._regions`), or the names of the keys of
+a key-set piece that takes undeclared keys (:func:`key_name_regions`); its walk is found by its
 canonical form (:func:`shared_walk`) and kept per vocabulary in the trie's
 :class:`~.trie.WalkCache`, and what the replay reads of it (the walk's row, its skeleton as
 :func:`.pd_kernels.skeleton_records`) in :data:`REPLAYS`, so that every index meeting the walk
@@ -74,25 +75,43 @@ _NO_STACK = np.zeros(0, dtype=np.int32)
 EAGER_MAX_VISITS = 4096
 #: Rows of at most this many words are also kept as Python ints, written without a kernel call.
 FEW_WORDS = 3
+#: A key set's names (:func:`key_name_regions`) have their walk kept up to this many states
+#: (other regions up to ``MAX_SIGNATURE_STATES``): the names of 40 declared keys, about.
+KEY_NAMES_MAX_STATES = 512
 
 
-def _key_dependent(lb) -> np.ndarray:
-    """Per state of a lazy network, whether a move into it may be live for some key sets and
-    dead for others of the same frame: a key-set state from which a declared key can still be
-    written or the object closed, or which no undeclared key passes, or a move into it that
-    ticks. Elsewhere in a key-set piece (inside an undeclared key's name) a move is live exactly
-    when the frame it leaves is (:func:`.frame_kernels._keys_live` then reads only the frame's
-    count and keys, which no move inside the name changes), so a walk there reads no keys."""
+def key_name_regions(lb, comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(comp, reads, first)``: the regions ``comp`` with, per key-set piece, the states of its
+    key names made one region (numbered from ``first``), and per state whether it reads the
+    keys.
+
+    In a key-set piece a move is live by a formula over the frame's count and keys
+    (:func:`.frame_kernels._keys_live`). A move into a state that neither closes the object nor
+    ends a declared key's name (an undeclared key may still pass it), nor ticks, nor calls, nor
+    accepts, is live whenever the frame may take one more undeclared member
+    (:meth:`.frames.FrameAutomaton.extra_member_ok`), whatever keys were written: such states
+    (the names of keys being written, declared or not) form one region per piece, whose walk is
+    shared by every key set for which that holds. The other states of a key-set piece read the
+    keys (``bad``); the walk's exits into them are replayed with the frame."""
     keyed = lb.piece_kind[lb.state_piece] == 2
+    top = int(comp.max()) + 1 if comp.size else 0
+    if not keyed.any():
+        return comp, np.zeros(comp.shape[0], dtype=bool), top
     ticks = np.zeros(keyed.shape[0], dtype=bool)
     ticks[(lb.table[(lb.table >> 30) != 0] & ((1 << 30) - 1))] = True
-    return keyed & (lb.key_mask.any(axis=1) | lb.key_close | ~lb.key_extra | ticks)
+    calls = np.diff(lb.call_ptr) > 0
+    reads = keyed & (lb.key_close | ~lb.key_extra | ticks)
+    names = keyed & ~reads & ~calls & ~lb.accepting
+    comp = comp.copy()
+    comp[names] = top + lb.state_piece[names]
+    return comp, keyed & ~names, top
 
 
 def region_flags(index):
     """Per state, whether its region may have a shared walk (``(stack_free, any_stack)``
-    lists of bools): a region (a strongly connected component of :func:`.index._regions`)
-    whose states neither call nor read key sets (:func:`_key_dependent`), with a cycle and at most
+    lists of bools): a region (a strongly connected component of :func:`.index._regions`, or a
+    key-set piece's key names, :func:`key_name_regions`) whose states neither call nor read key
+    sets, with a cycle and at most
     ``MAX_SIGNATURE_STATES`` states; ``stack_free`` also asks that no state of it accept
     (then a byte it cannot move on is dead whatever the stack), ``any_stack`` does not (for
     an empty stack, where a pop is dead too)."""
@@ -104,20 +123,27 @@ def region_flags(index):
                 t0 = time.perf_counter()
                 comp = _regions(ByteTables(index._k_byte_classes, index._region_table,
                                            index._k_accepting, int(index.start[0]) & 0xFFFFFFFF))
+                reads = None
+                if index._frames is not None:
+                    comp, reads, names_from = key_name_regions(index._frames.lb, comp)
                 n_comp = int(comp.max()) + 1 if comp.size else 0
                 bad = np.zeros(n_comp, dtype=bool)
                 bad[comp[np.diff(index.call_ptr) > 0]] = True
-                if index._frames is not None:
-                    bad[comp[_key_dependent(index._frames.lb)]] = True
+                if reads is not None:
+                    bad[comp[reads]] = True
                 size = np.bincount(comp, minlength=n_comp)
                 tab = index._region_table
                 loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)
                 cyclic = (size > 1) | (np.bincount(comp, weights=loops, minlength=n_comp) > 0)
-                any_stack = ~bad & cyclic & (size <= MAX_SIGNATURE_STATES)
+                limit = np.full(n_comp, MAX_SIGNATURE_STATES)
+                if reads is not None:
+                    limit[names_from:] = KEY_NAMES_MAX_STATES
+                any_stack = ~bad & cyclic & (size <= limit)
                 any_stack[comp[0]] = False          # the dead state
                 accepts = np.zeros(n_comp, dtype=bool)
                 accepts[comp[index.accepting]] = True
                 index._comp = comp
+                index._comp_size = size
                 flags = index._flags = ((any_stack & ~accepts)[comp].tolist(),
                                        any_stack[comp].tolist())
                 index.stats["regions_s"] += time.perf_counter() - t0
@@ -141,7 +167,7 @@ def shared_walk(index, q: int, accepting_ok: bool = False):
     g_ptr = np.array([0, 1], dtype=np.int32)
     share, sig_ptr, sig = kernels.component_signatures(
         index._region_table, index._k_byte_classes, index._comp, order, g_ptr,
-        MAX_SIGNATURE_STATES)
+        max(MAX_SIGNATURE_STATES, int(index._comp_size[index._comp[q]])))
     if share[0] and sig_ptr[1] > sig_ptr[0]:
         key = (index.vocab_fingerprint, sig.tobytes())
         entry = REPLAYS.get(key)
@@ -283,8 +309,9 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
     q = x & 0xFFFFFFFF
     if fa is None:
         shared = shared_walk(index, q)
-    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64:     # count class -1
-        shared = shared_walk(index, q, accepting_ok=not stack)
+    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64 and (
+            fa.piece_kind(q) != 2 or fa.extra_member_ok(x)):     # count class -1 (key names:
+        shared = shared_walk(index, q, accepting_ok=not stack)  # see key_name_regions)
     else:
         return None
     if shared is None:

@@ -188,21 +188,39 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
 
 
-def test_an_undeclared_keys_name_is_walked_once_for_every_key_set():
-    # inside an undeclared key's name no move reads the keys: its region's shared walk gives the
-    # row whatever keys were written before it (checked against the naive walk), while a name
-    # that may still be a declared key is walked with the keys
-    net, p = key_set(3, (0, 2), 0, None, extra_name=r'"x[a-z]*"')
+def test_key_names_are_walked_once_for_every_key_set():
+    # while a key's name may still be an undeclared one, no move inside it reads the keys: the
+    # key names' shared walk gives the row whatever keys were written (checked against the
+    # naive walk), the moves out of it (a declared name closed, a value called) replayed with
+    # the keys; where no undeclared key fits (the name "a" is written out) it is walked
+    net, p = key_set(3, (0, 2), 0, None, extra_name=r'"(x[a-z]*|a[c-z][a-z]*)"')
     lb = net.build(p)
     index = PushdownIndex(lb, VOCAB, eager_states=0)
     applied = {}
-    for prefix in [b'{', b'{"a":1,', b'{"b":"a","ab":1,', b'{"xq":2,"a":0,']:
-        for name in [b'"', b'"x', b'"xab', b'"a']:
+    for prefix in [b'{', b'{"a":1,', b'{"b":"a","ab":1,', b'{"xq":2,"a":0,', b'{"acb":2,']:
+        for name in [b'"', b'"x', b'"xab', b'"a', b'"ac', b'"a"']:
             cfg = index.walk_bytes(index.start, prefix + name)
-            assert cfg[0] != 0, prefix + name
+            if cfg[0] == 0:
+                assert name == b'"a"' and b'"a":' in prefix
+                continue
             for way in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
                 applied.setdefault(way, set()).add(name)
-    assert applied["shared-region"] == {b'"x', b'"xab'}
+    assert applied["shared-region"] == {b'"', b'"x', b'"xab', b'"a', b'"ac'}
+
+
+def test_key_names_take_the_keys_walk_without_undeclared_keys():
+    # no undeclared key: every move inside a name reads the keys (a name written is dead), so
+    # the names are walked with the keys; near the most members allowed too
+    for extras, hi in ((False, None), (True, 2)):
+        net, p = key_set(3, (0,), 0, hi, extras=extras, extra_name=r'"(x[a-z]*|a[c-z][a-z]*)"')
+        lb = net.build(p)
+        index = PushdownIndex(lb, VOCAB, eager_states=0)
+        for text in [b'{"b":"a","', b'{"', b'{"a":2,"', b'{"a":2,"b":"","']:
+            cfg = index.walk_bytes(index.start, text)
+            if cfg[0] == 0:
+                assert hi == 2 and text.count(b":") == 2, text
+                continue
+            assert "shared-region" not in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg))
 
 
 def test_every_row_way_on_a_real_vocabulary():
