@@ -921,12 +921,17 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
     A group shares one walk (see :func:`walk_masks`) when it has two units or more, or when its
     unit's strongly connected component has a cycle (a free-text body: one walk reaches most of
     the vocabulary, worth keeping). The walk depends only on the component as seen from the
-    group's first unit ``r``: its states, numbered breadth-first from ``r`` over bytes 0..255,
-    and, per state and byte, the target's number, -1 for the dead state or -2 for a state of
-    another component. That table, each row written as runs of equal labels (the number of runs,
-    then each run's first byte and label), is the signature; two automata with equal signatures
-    from their units have equal shared walks over one trie, whatever their byte classes or state
-    numbers.
+    group's first unit ``r``, and only up to merging its states that move alike (the walk reads
+    which trie nodes stay inside and where it leaves, not through which states): its states
+    reachable from ``r``, merged into the coarsest blocks whose states agree per byte on the
+    move (dead, out of the component, or into one block, :func:`_region_blocks`), the blocks
+    numbered breadth-first from ``r``'s over bytes 0..255, and, per block and byte, the target's
+    number, -1 for the dead state or -2 for a state of another component. That table, each row
+    written as runs of equal labels (the number of runs, then each run's first byte and label),
+    is the signature; two automata with equal signatures from their units have equal shared walks
+    over one trie (the replays follow each automaton's own table), whatever their byte classes,
+    state numbers or spellings of one region (a key's name, declared or not, reads as a string
+    body).
 
     Parameters
     ----------
@@ -983,22 +988,37 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                     canon[t] = m
                     queue[m] = t
                     m += 1
-        for x in range(m):
-            canon[queue[x]] = -1
         if m > max_states:
+            for x in range(m):
+                canon[queue[x]] = -1
             sig_ptr[g + 1] = total
             continue
-        # then numbered breadth-first by bytes 0..255 (independent of the class numbering)
-        if sig.shape[0] < total + m * 513:
-            bigger = np.empty(max(2 * sig.shape[0], total + m * 513), dtype=np.int16)
+        # the component's states merged where their moves agree (out of the component and
+        # dead as two labels): regions that differ only in how many states spell the same
+        # moves (a key's name, a string body) get one form
+        blk = _region_blocks(table, comp, cr, canon, queue, m, c)
+        nb = 0
+        for x in range(m):
+            if blk[x] >= nb:
+                nb = blk[x] + 1
+        rep = np.full(nb, -1, dtype=np.int32)
+        for x in range(m):
+            if rep[blk[x]] < 0:
+                rep[blk[x]] = x
+        # then the blocks numbered breadth-first by bytes 0..255 from r's (independent of the
+        # class numbering)
+        if sig.shape[0] < total + nb * 513:
+            bigger = np.empty(max(2 * sig.shape[0], total + nb * 513), dtype=np.int16)
             bigger[:total] = sig[:total]
             sig = bigger
-        canon[r] = 0
-        queue[0] = r
+        bnum = np.full(nb, -1, dtype=np.int32)
+        bqueue = np.empty(nb, dtype=np.int32)
+        bnum[blk[0]] = 0
+        bqueue[0] = blk[0]
         m2 = 1
         head = 0
         while head < m2:
-            u = queue[head]
+            u = queue[rep[bqueue[head]]]
             for k in range(c):
                 t = table[u, k]
                 if t == 0:
@@ -1006,7 +1026,7 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                 elif comp[t] != cr:
                     lab[k] = -2
                 else:
-                    lab[k] = -3   # a state of the component, numbered on first meeting below
+                    lab[k] = -3   # a block of the component, numbered on first meeting below
             # the row over bytes 0..255 as runs: its number of runs, then (first byte, label) each
             count_at = total
             total += 1
@@ -1016,12 +1036,12 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                 kb = byte_classes[b]
                 x = lab[kb]
                 if x == -3:
-                    t = table[u, kb]
-                    if canon[t] < 0:
-                        canon[t] = m2
-                        queue[m2] = t
+                    tb = blk[canon[table[u, kb]]]
+                    if bnum[tb] < 0:
+                        bnum[tb] = m2
+                        bqueue[m2] = tb
                         m2 += 1
-                    x = np.int16(canon[t])
+                    x = np.int16(bnum[tb])
                 if b == 0 or x != prev:
                     sig[total] = b
                     sig[total + 1] = x
@@ -1030,10 +1050,59 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
                     prev = x
             sig[count_at] = n_runs
             head += 1
-        for x in range(m2):
+        for x in range(m):
             canon[queue[x]] = -1
         sig_ptr[g + 1] = total
     return share, sig_ptr, sig[:total].copy()
+
+
+@njit(cache=True)
+def _region_blocks(table, comp, cr, canon, queue, m, c):
+    """The coarsest partition of a component's states ``queue[:m]`` (``canon[s]`` their
+    positions) such that states of one block agree, per class, on the move: dead, out of the
+    component, or into one block (Moore's rounds; the component is small)."""
+    lab = np.empty((m, c), dtype=np.int32)
+    for x in range(m):
+        u = queue[x]
+        for k in range(c):
+            t = table[u, k]
+            if t == 0:
+                lab[x, k] = -1
+            elif comp[t] != cr:
+                lab[x, k] = -2
+            else:
+                lab[x, k] = canon[t]
+    blk = np.zeros(m, dtype=np.int32)
+    nb = 1
+    new = np.empty(m, dtype=np.int32)
+    while True:
+        new[:] = -1
+        nn = 0
+        for x in range(m):
+            if new[x] >= 0:
+                continue
+            new[x] = nn
+            for y in range(x + 1, m):
+                if new[y] >= 0 or blk[y] != blk[x]:
+                    continue
+                same = True
+                for k in range(c):
+                    a = lab[x, k]
+                    b = lab[y, k]
+                    if a < 0 or b < 0:
+                        if a != b:
+                            same = False
+                            break
+                    elif blk[a] != blk[b]:
+                        same = False
+                        break
+                if same:
+                    new[y] = nn
+            nn += 1
+        if nn == nb:
+            return blk
+        blk[:] = new
+        nb = nn
 
 
 @njit(cache=True)

@@ -101,10 +101,40 @@ def key_name_regions(lb, comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]
     ticks[(lb.table[(lb.table >> 30) != 0] & ((1 << 30) - 1))] = True
     calls = np.diff(lb.call_ptr) > 0
     reads = keyed & (lb.key_close | ~lb.key_extra | ticks)
-    names = keyed & ~reads & ~calls & ~lb.accepting
+    names = _inside_names(lb.table & ((1 << 30) - 1), comp,
+                          keyed & ~reads & ~calls & ~lb.accepting)
     comp = comp.copy()
     comp[names] = top + lb.state_piece[names]
     return comp, keyed & ~names, top
+
+
+def _inside_names(table: np.ndarray, comp: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """The states of ``names`` from which a cycle of ``names`` states (an undeclared key's name
+    going on) can be reached through ``names`` states: the states inside a name. The state
+    after an undeclared name's closing quote is left out, so that a walk leaves the region at
+    every closing quote, as a string body's does (their walks are then one, see
+    :func:`.kernels.component_signatures`)."""
+    idx = np.flatnonzero(names)
+    if not idx.size:
+        return names
+    members = set(idx.tolist())
+    succ = {q: {t for t in table[q].tolist() if t in members} for q in members}
+    size = np.bincount(comp)
+    inside = {q for q in members if q in succ[q] or (size[comp[q]] > 1 and any(
+        comp[t] == comp[q] for t in succ[q]))}
+    preds: dict = {}
+    for q, ts in succ.items():
+        for t in ts:
+            preds.setdefault(t, []).append(q)
+    todo = list(inside)
+    while todo:
+        for q in preds.get(todo.pop(), ()):
+            if q not in inside:
+                inside.add(q)
+                todo.append(q)
+    out = np.zeros_like(names)
+    out[sorted(inside)] = True
+    return out
 
 
 def region_flags(index):

@@ -267,3 +267,46 @@ def test_refinement_is_moores_round_by_round(dfa, rounds):
             assert same_partition(got.tolist(), ref) and n_got == len(set(ref))
         else:
             assert got.tolist() == list(range(table.shape[0]))
+
+
+@given(repeated_components(), small_vocabs(), st.data())
+def test_a_region_spelled_with_more_states_takes_the_kept_walk(dfa, vocab, data):
+    """A copy of a body state (same moves), entered on some of the body's moves, leaves the
+    region's walk as it was: the second automaton gets the first's signature and kept walk,
+    and its masks match the reference walk."""
+    from hypothesis import assume
+
+    from tokenfsm.masks.index import _regions
+    from tokenfsm.masks.trie import token_trie
+
+    assume(token_trie(vocab).max_depth > 0)
+    comp = _regions(dfa)
+    n, c = dfa.table.shape
+    body = [s for s in range(1, n) if any(dfa.table[s, a] and comp[dfa.table[s, a]] == comp[s]
+                                          for a in range(c))]
+    assume(body)
+    s = data.draw(st.sampled_from(body))
+    table = np.vstack([dfa.table, dfa.table[s:s + 1]])          # state n: a copy of s
+    into = [(u, a) for u in range(1, n) for a in range(c)
+            if dfa.table[u, a] == s and comp[u] == comp[s]]      # (s lies on a cycle)
+    moved = data.draw(st.lists(st.sampled_from(into), min_size=1, unique=True))
+    assume(len(moved) < len(into))                     # s stays on its cycle, n joins it
+    for u, a in moved:
+        table[u, a] = n
+    spelled = SimpleByteDFA(dfa.byte_classes, table, np.append(dfa.accepting, dfa.accepting[s]),
+                            dfa.start)
+    # (a move on a byte that cuts regions does not make n part of s's region)
+    comp2 = _regions(spelled)
+    assume(set(np.flatnonzero(comp2 == comp2[s])) == set(np.flatnonzero(comp == comp[s])) | {n})
+
+    def signature(d, q):
+        cmp = _regions(d)
+        one = np.array([q], dtype=np.int32)
+        return kernels.component_signatures(np.ascontiguousarray(d.table, dtype=np.int32),
+                                            np.ascontiguousarray(d.byte_classes), cmp, one,
+                                            np.array([0, 1], dtype=np.int32), 64)[2].tolist()
+
+    assert signature(spelled, n) == signature(spelled, s) == signature(dfa, s)
+    index = TokenIndex.build(spelled, vocab, strategy="bytes")
+    check_index_against_reference(index, spelled, vocab)
+    assert np.array_equal(index.mask_row(n), index.mask_row(s))
