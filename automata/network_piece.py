@@ -429,34 +429,16 @@ def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, c
 def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePiece:
     n, J = tab.shape
     tgt = tab & STATE_MASK
-    # reachable from the start
-    succ = [set() for _ in range(n)]
-    for q in range(1, n):
-        succ[q].update(t for t in tgt[q].tolist() if t)
-    for (q, _), (r, _) in calls.items():
-        succ[q].add(r)
-    reach = np.zeros(n, dtype=bool)
-    todo = [start]
-    reach[start] = True
-    while todo:
-        q = todo.pop()
-        for t in succ[q]:
-            if not reach[t]:
-                reach[t] = True
-                todo.append(t)
-    # co-reachable (every callee reads some text)
-    pred = [set() for _ in range(n)]
-    for q in range(1, n):
-        for t in succ[q]:
-            pred[t].add(q)
-    live = accepting & reach
-    todo = np.flatnonzero(live).tolist()
-    while todo:
-        t = todo.pop()
-        for q in pred[t]:
-            if reach[q] and not live[q]:
-                live[q] = True
-                todo.append(q)
+    # the moves as edges (table moves, then each call to the state it returns to)
+    rows, cols = np.nonzero(tgt)
+    src = np.concatenate([rows, np.array([q for q, _ in calls], dtype=np.int64)])
+    dst = np.concatenate([tgt[rows, cols].astype(np.int64),
+                          np.array([r for r, _ in calls.values()], dtype=np.int64)])
+    ok = src > 0
+    src, dst = src[ok], dst[ok]
+    # reachable from the start, then co-reachable among those (every callee reads some text)
+    reach = _closure(np.array([start]), src, dst, n)
+    live = _closure(np.flatnonzero(accepting & reach), dst, src, n, within=reach)
     live[0] = False
     if not live[start]:
         return BytePiece(byte_cls, np.zeros((1, J), np.int32), np.zeros(1, bool), 0, (), call_specs)
@@ -482,35 +464,54 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
     block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k)
     block = np.zeros(n, dtype=np.int64)
     block[idx] = np.asarray(block_of[:k], dtype=np.int64) + 1
-    # renumber blocks: the start's block first, then in order of first appearance (BFS)
-    rep = {}
-    for q in idx.tolist():
-        rep.setdefault(int(block[q]), q)
-    number = {block[start]: 1}
-    order = [rep[block[start]]]
+    # renumber blocks: the start's block first, then in order of first appearance (BFS), each
+    # written from its first state
+    nb = int(block.max()) + 1
+    rep = np.full(nb, n, dtype=np.int64)
+    np.minimum.at(rep, block[idx], idx)
+    number = np.zeros(nb, dtype=np.int64)
+    number[block[start]] = 1
+    order = [int(rep[block[start]])]
+    succ_blocks = np.where(tgt > 0, block[tgt], 0)
     i = 0
     while i < len(order):
         q = order[i]
         i += 1
-        nxt = [t for t in tgt[q].tolist() if t] + [r for _, r, _ in call_rows.get(q, ())]
-        for t in nxt:
-            b = int(block[t])
-            if b and b not in number:
+        row = succ_blocks[q]
+        for b in row[row > 0].tolist() + [int(block[r]) for _, r, _ in call_rows.get(q, ())]:
+            if b and not number[b]:
                 number[b] = len(order) + 1
-                order.append(rep[b])
+                order.append(int(rep[b]))
     m = len(order) + 1
+    kept = np.array(order, dtype=np.int64)
     out = np.zeros((m, J), dtype=np.int32)
+    out[1:] = number[succ_blocks[kept]] | (tab[kept] & TICK_BIT)
     acc = np.zeros(m, dtype=bool)
+    acc[1:] = accepting[kept]
     out_calls = []
     for i, q in enumerate(order, start=1):
-        row = tab[q]
-        t = row & STATE_MASK
-        newt = np.array([number[int(block[x])] if x else 0 for x in t.tolist()], dtype=np.int64)
-        out[i] = newt | (row & TICK_BIT)
-        acc[i] = accepting[q]
         for c, r, tick in call_rows.get(q, ()):
-            out_calls.append((i, c, number[int(block[r])], tick))
+            out_calls.append((i, c, int(number[block[r]]), tick))
     return BytePiece(byte_cls, out, acc, 1, tuple(out_calls), call_specs)
+
+
+def _closure(seeds: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
+             within: np.ndarray | None = None) -> np.ndarray:
+    """The states reached from ``seeds`` over the edges ``src -> dst`` (only through states of
+    ``within`` when given), as a bool array of ``n``: a level at a time."""
+    seen = np.zeros(n, dtype=bool)
+    seen[seeds] = True
+    frontier = seen.copy()
+    while True:
+        nxt = np.zeros(n, dtype=bool)
+        nxt[dst[frontier[src]]] = True
+        if within is not None:
+            nxt &= within
+        nxt &= ~seen
+        if not nxt.any():
+            return seen
+        seen |= nxt
+        frontier = nxt
 
 
 #: The ways of building a piece: name -> function ``(parts) -> BytePiece`` or None where the way
