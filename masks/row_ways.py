@@ -62,6 +62,7 @@ import time
 import numpy as np
 
 from tokenfsm.automata.cache import ByteLRU
+from tokenfsm.automata.minimize import coreachable
 
 from . import kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
@@ -120,18 +121,9 @@ def _inside_names(table: np.ndarray, comp: np.ndarray, names: np.ndarray) -> np.
     members = set(idx.tolist())
     succ = {q: {t for t in table[q].tolist() if t in members} for q in members}
     size = np.bincount(comp)
-    inside = {q for q in members if q in succ[q] or (size[comp[q]] > 1 and any(
+    on_cycle = {q for q in members if q in succ[q] or (size[comp[q]] > 1 and any(
         comp[t] == comp[q] for t in succ[q]))}
-    preds: dict = {}
-    for q, ts in succ.items():
-        for t in ts:
-            preds.setdefault(t, []).append(q)
-    todo = list(inside)
-    while todo:
-        for q in preds.get(todo.pop(), ()):
-            if q not in inside:
-                inside.add(q)
-                todo.append(q)
+    inside = coreachable(succ, on_cycle, members)
     out = np.zeros_like(names)
     out[sorted(inside)] = True
     return out
