@@ -22,10 +22,64 @@ import base64
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 ENGINES = ("tokenfsm", "outlines-core", "xgrammar", "llguidance")
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def snapshot(rev: str) -> tuple:
+    """(directory, commit): the tokenfsm packages of ``rev`` extracted as a plain ``tokenfsm``
+    package, so that the measured code is one commit and not a working tree that changes while the
+    run goes on. ``rev == "worktree"`` gives (None, "HEAD + working tree")."""
+    if rev == "worktree":
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, check=False).stdout.strip()
+        return None, f"working tree over {head}"
+    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", rev + "^{commit}"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    root = Path(tempfile.gettempdir()) / f"tokenfsm-snapshot-{sha[:12]}"
+    if not root.exists():
+        tmp = Path(tempfile.mkdtemp(prefix=root.name + "."))
+        (tmp / "tokenfsm").mkdir()
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", sha, "automata", "schema", "masks"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp / "tokenfsm")], input=archive, check=True)
+        (tmp / "tokenfsm" / "__init__.py").write_text("")
+        try:
+            tmp.rename(root)
+        except OSError:  # made meanwhile by another run
+            pass
+    return str(root), sha[:12]
+
+
+def rerun_at_revision(script: str, argv, rev: str | None, python: str | None,
+                      tag_commit: bool = False) -> int:
+    """Run ``script`` again with ``argv`` less its ``--rev``/``--python``, under ``python`` (the
+    interpreter with the peers installed), tokenfsm taken from git revision ``rev``
+    (:func:`snapshot`) when given; with ``tag_commit``, ``--commit "<rev> = <sha>"`` is passed on
+    for the report. Returns its exit code."""
+    rest = list(argv if argv is not None else sys.argv[1:])
+    for flag in ("--rev", "--python"):
+        while flag in rest:
+            i = rest.index(flag)
+            del rest[i:i + 2]
+    env = os.environ.copy()
+    if rev:
+        root, sha = snapshot(rev)
+        if root is not None:
+            env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        if tag_commit:
+            rest += ["--commit", f"{rev} = {sha}"]
+    return subprocess.run([python or sys.executable, os.path.abspath(script)] + rest,
+                          env=env).returncode
 
 
 class EngineUnavailable(RuntimeError):

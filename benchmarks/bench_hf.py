@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from maskbench_coverage import snapshot  # noqa: E402
+from _peers import snapshot  # noqa: E402
 
 SCHEMA = {"type": "object",
           "properties": {"city": {"type": "string", "maxLength": 24},

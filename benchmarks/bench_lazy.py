@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +47,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+
+import _peers  # noqa: E402  (beside this script)
 
 ENGINES = ("tokenfsm", "xgrammar", "llguidance")
 EXCLUDES = ["<|im_end|>", "</s>", "```"]
@@ -135,7 +136,6 @@ def _peer_build(eng, name, spec):
 
 
 def worker(engine_name: str, job_path: str) -> None:
-    import _peers
 
     with open(job_path) as fh:
         job = json.load(fh)
@@ -233,7 +233,6 @@ def _fmt_us(ns):
 
 
 def run(args) -> int:
-    import _peers
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -321,19 +320,6 @@ def run(args) -> int:
     return 0
 
 
-def _extract(rev: str) -> str:
-    """tokenfsm at git revision ``rev``, as an importable ``tokenfsm`` package in a temp dir."""
-    root = os.path.dirname(HERE)
-    dest = tempfile.mkdtemp(prefix="tokenfsm-rev-")
-    for d in ("automata", "schema", "masks"):
-        os.makedirs(os.path.join(dest, "tokenfsm", d))
-        archive = subprocess.run(["git", "-C", root, "archive", rev, d], check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", os.path.join(dest, "tokenfsm", d),
-                        "--strip-components=1"], input=archive, check=True)
-    return dest
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vocab", choices=("qwen", "llama3"), default="qwen")
@@ -355,22 +341,7 @@ def main(argv=None) -> int:
         worker(args.worker, args.job)
         return 0
     if args.rev or args.python:
-        env = os.environ.copy()
-        tmp = None
-        if args.rev:
-            tmp = _extract(args.rev)
-            env["PYTHONPATH"] = tmp + os.pathsep + env.get("PYTHONPATH", "")
-        rest = [a for a in (argv if argv is not None else sys.argv[1:])]
-        for flag in ("--rev", "--python"):
-            while flag in rest:
-                i = rest.index(flag)
-                del rest[i:i + 2]
-        try:
-            return subprocess.run([args.python or sys.executable, os.path.abspath(__file__)] + rest,
-                                  env=env).returncode
-        finally:
-            if tmp:
-                shutil.rmtree(tmp, ignore_errors=True)
+        return _peers.rerun_at_revision(__file__, argv, args.rev, args.python)
     try:
         return run(args)
     except Exception:  # noqa: BLE001

@@ -61,10 +61,7 @@ import json
 import os
 import queue
 import resource
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -618,19 +615,6 @@ def run(args) -> int:
     return 0
 
 
-def _extract(rev: str) -> str:
-    """tokenfsm at git revision ``rev``, as an importable ``tokenfsm`` package in a temp dir."""
-    root = os.path.dirname(HERE)
-    dest = tempfile.mkdtemp(prefix="tokenfsm-rev-")
-    for d in ("automata", "schema", "masks"):
-        os.makedirs(os.path.join(dest, "tokenfsm", d))
-        archive = subprocess.run(["git", "-C", root, "archive", rev, d], check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", os.path.join(dest, "tokenfsm", d),
-                        "--strip-components=1"], input=archive, check=True)
-    return dest
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", default="/work/shared/corpora/maskbench")
@@ -650,25 +634,7 @@ def main(argv=None) -> int:
     ap.add_argument("--commit", default="(installed)", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.rev or args.python:
-        env = os.environ.copy()
-        tmp = None
-        rest = list(argv if argv is not None else sys.argv[1:])
-        for flag in ("--rev", "--python"):
-            while flag in rest:
-                i = rest.index(flag)
-                del rest[i:i + 2]
-        if args.rev:
-            tmp = _extract(args.rev)
-            env["PYTHONPATH"] = tmp + os.pathsep + env.get("PYTHONPATH", "")
-            sha = subprocess.run(["git", "-C", os.path.dirname(HERE), "rev-parse", "--short=12",
-                                  args.rev], capture_output=True, text=True).stdout.strip()
-            rest += ["--commit", f"{args.rev} = {sha}"]
-        try:
-            return subprocess.run([args.python or sys.executable, os.path.abspath(__file__)]
-                                  + rest, env=env).returncode
-        finally:
-            if tmp:
-                shutil.rmtree(tmp, ignore_errors=True)
+        return _peers.rerun_at_revision(__file__, argv, args.rev, args.python, tag_commit=True)
     try:
         return run(args)
     except Exception:  # noqa: BLE001

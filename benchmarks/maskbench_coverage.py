@@ -66,7 +66,6 @@ import json
 import os
 import queue
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -74,6 +73,7 @@ import time
 from pathlib import Path
 
 import _peers  # (beside this script)
+from _peers import snapshot
 
 ALL_ENGINES = ("tokenfsm", "tokenfsm-lenient", "llguidance", "llguidance-lenient", "xgrammar",
                "outlines-core")
@@ -83,34 +83,6 @@ _UNSUPPORTED = re.compile(r"unsupported|not supported|unimplemented|not implemen
 #: a peer's explicit verdict that no JSON value satisfies the schema: counted as compiled (to the
 #: empty language), as tokenfsm's unsatisfiable schemas are
 _EMPTY = re.compile(r"unsatisfiable|cannot accept any value", re.IGNORECASE)
-
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def snapshot(rev: str) -> tuple:
-    """(directory, commit): the tokenfsm packages of ``rev`` extracted as a plain ``tokenfsm``
-    package, so that the measured code is one commit and not a working tree that changes while the
-    run goes on. ``rev == "worktree"`` gives (None, "HEAD + working tree")."""
-    if rev == "worktree":
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, check=False).stdout.strip()
-        return None, f"working tree over {head}"
-    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", rev + "^{commit}"],
-                         capture_output=True, text=True, check=True).stdout.strip()
-    root = Path(tempfile.gettempdir()) / f"tokenfsm-snapshot-{sha[:12]}"
-    if not root.exists():
-        tmp = Path(tempfile.mkdtemp(prefix=root.name + "."))
-        (tmp / "tokenfsm").mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", sha, "automata", "schema", "masks"],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tmp / "tokenfsm")], input=archive, check=True)
-        (tmp / "tokenfsm" / "__init__.py").write_text("")
-        try:
-            tmp.rename(root)
-        except OSError:  # made meanwhile by another run
-            pass
-    return str(root), sha[:12]
 
 
 # ---------------------------------------------------------------------------------------------
