@@ -197,7 +197,7 @@ class TokenFSM(Engine):
         from tokenfsm.masks import Matcher
 
         m = Matcher(handle)
-        return _Ours(m)
+        return OurMatcher(m)
 
 
 def is_pushdown(handle) -> bool:
@@ -214,7 +214,9 @@ def pushdown_rows(handle) -> dict:
                 walk_s=float(st.get("walk_s", 0.0)))
 
 
-class _Ours:
+class OurMatcher:
+    """A tokenfsm ``Matcher`` behind the adapters' matcher interface (``advance`` -> bool)."""
+
     def __init__(self, m):
         self.m = m
         self.fill = lambda bm: m.fill_next_token_bitmask(bm, 0)

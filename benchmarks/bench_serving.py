@@ -182,20 +182,7 @@ class Ours:
             if "unsatisfiable" in e.msg:
                 return "compiled", "empty language", None
             return "error", f"SchemaError: {_shape(e.msg)}", None
-        return "compiled", "", lambda: _OursReplay(Matcher(index))
-
-
-class _OursReplay:
-    def __init__(self, m):
-        self.fill = lambda bm: m.fill_next_token_bitmask(bm, 0)
-        self._advance = m.advance
-
-    def advance(self, token):
-        try:
-            self._advance(token)
-            return True
-        except Exception:  # noqa: BLE001 - TokenRejected: the document is not accepted
-            return False
+        return "compiled", "", lambda: _peers.OurMatcher(Matcher(index))
 
 
 class Peer:
