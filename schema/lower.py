@@ -48,7 +48,7 @@ from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, OpaqueSymbolError
 
 from . import ir
-from .algebra import TOP, Alternative, Rewriter, trivial
+from .algebra import TOP, Alternative, Rewriter, conjoin, trivial
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
 from .lower_containers import array_part, object_part, unique_arrays
@@ -218,6 +218,8 @@ class Lowering:
         self._strings: dict = {}
         self._conjunctions: dict = {}
         self._restricted: dict = {}
+        self._scoped: dict = {}
+        self._scoped_parts: dict = {}
         self._numbers: dict = {}
         self._minimal: DFA | None = None
         self.deadline = deadline
@@ -333,11 +335,12 @@ class Lowering:
             # their subschemas) are lowered: recursion through them is cut as well
             targets = rw.inlined[mark:]
             del rw.inlined[mark:]
+        if alts is None:
+            # (the fallback enters the references it meets itself, through reference())
+            return self.fallback(node)
         for t in targets:
             self.ref_stack[t] = self.ref_stack.get(t, 0) + 1
         try:
-            if alts is None:
-                return self.fallback(node)
             out = TypedLanguage.nothing()
             for alt in alts:
                 out = out.union(self.alternative(alt), self.budget)
@@ -682,38 +685,28 @@ class Lowering:
     def fallback(self, node) -> TypedLanguage:
         """``node``'s applicators as set operations on texts (the rewriting gives too many
         alternatives): exact where each intersection has a side that holds every spelling of
-        its values (else refused in strict mode, warned in lenient mode)."""
+        its values (else refused in strict mode, warned in lenient mode).
+
+        What the bare assertions of a conjunction say of types and numbers is conjoined into
+        its other parts first (:meth:`scoped`), and pushed on through their unions,
+        conjunctions and complements: ``allOf: [{anyOf: [...]}, {maximum: 0}]`` builds each
+        branch within the bound, not every branch's numbers and then their product."""
         b = self.budget
+        scoped = self._scoped_parts.get(id(node))
+        if scoped is not None:
+            return self._pushed(*scoped)
         if isinstance(node, ir.Schema):
-            if node.unevaluated_properties is not None or node.unevaluated_items is not None:
-                kw = "unevaluatedProperties" if node.unevaluated_properties is not None \
-                    else "unevaluatedItems"
-                self.unsupported(f"{kw} next to in-place applicators under not, oneOf or if, "
-                                 "or among too many alternatives", pointer(node.ptr, kw), kw)
-            lang = self.assertions(node.assertions, node.ptr)
-            for a in node.applicators:
-                lang = self._intersect_exact(lang, self.lower(a), a.ptr)
-            return lang
+            self._no_unevaluated(node)
+            return self._conjoined((node.assertions,) + node.applicators)
         if isinstance(node, ir.AllOf):
-            lang = self.lower(node.parts[0])
-            for p in node.parts[1:]:
-                lang = self._intersect_exact(lang, self.lower(p), p.ptr)
-            return lang
+            return self._conjoined(node.parts)
         if isinstance(node, ir.AnyOf):
             out = TypedLanguage.nothing()
             for p in node.parts:
                 out = out.union(self.lower(p), b)
             return out
         if isinstance(node, ir.OneOf):
-            subs = [self.lower(p) for p in node.parts]
-            out = TypedLanguage.nothing()
-            for i, sub in enumerate(subs):
-                piece = sub
-                for j, other in enumerate(subs):
-                    if j != i and not piece.is_empty():
-                        piece = self.subtract(piece, other, node.parts[j].ptr)
-                out = out.union(piece, b)
-            return out
+            return self._exactly_one([self.lower(p) for p in node.parts], node.parts)
         if isinstance(node, ir.Not):
             return self.subtract(self.any_value(node.ptr), self.lower_negated(node.part),
                                  node.ptr)
@@ -728,6 +721,103 @@ class Lowering:
                              "dependentSchemas")
             return self.any_value(node.ptr)
         raise TypeError(f"not a node: {node!r}")  # pragma: no cover
+
+    def _no_unevaluated(self, node: ir.Schema) -> None:
+        if node.unevaluated_properties is not None or node.unevaluated_items is not None:
+            kw = "unevaluatedProperties" if node.unevaluated_properties is not None \
+                else "unevaluatedItems"
+            self.unsupported(f"{kw} next to in-place applicators under not, oneOf or if, "
+                             "or among too many alternatives", pointer(node.ptr, kw), kw)
+
+    def _conjoined(self, parts) -> TypedLanguage:
+        """The intersection of ``parts``' languages, each part built within the scope of the
+        bare assertions among them."""
+        scope = self._scope(parts)
+        lang = None
+        for p in parts:
+            p = self.scoped(p, scope)
+            other = self.assertions(p, p.ptr) if isinstance(p, ir.Assertions) else self.lower(p)
+            lang = other if lang is None else self._intersect_exact(lang, other, p.ptr)
+        return lang
+
+    def _exactly_one(self, subs: list, parts) -> TypedLanguage:
+        """``oneOf``: the values of exactly one of the languages ``subs`` (of ``parts``)."""
+        out = TypedLanguage.nothing()
+        for i, sub in enumerate(subs):
+            piece = sub
+            for j, other in enumerate(subs):
+                if j != i and not piece.is_empty():
+                    piece = self.subtract(piece, other, parts[j].ptr)
+            out = out.union(piece, self.budget)
+        return out
+
+    @staticmethod
+    def _scope(parts) -> ir.Assertions | None:
+        """What the bare assertions among ``parts`` say of types, and of numbers when they allow
+        neither objects nor arrays (so no recursive reference meets the scope's any-value
+        texts); None when that is nothing."""
+        merged = None
+        for p in parts:
+            if isinstance(p, ir.Schema) and not p.applicators and \
+                    p.unevaluated_properties is None and p.unevaluated_items is None:
+                p = p.assertions
+            if isinstance(p, ir.Assertions):
+                merged = p if merged is None else conjoin(merged, p)
+        if merged is None or merged.types is None:
+            return None
+        number = merged.number if not {"object", "array"} & merged.types else None
+        return ir.Assertions(merged.ptr, merged.types, number=number)
+
+    def scoped(self, node: ir.Node, scope: ir.Assertions | None) -> ir.Node:
+        """``node`` within ``scope`` (the same two give the same node): assertions merged with
+        it, any other node wrapped so that the rewriting conjoins the scope into each of its
+        alternatives, and the fallback pushes it into its parts (:meth:`_pushed`)."""
+        if scope is None:
+            return node
+        key = (id(node), id(scope))
+        got = self._scoped.get(key)
+        if got is None:
+            if isinstance(node, ir.Assertions):
+                got = conjoin(scope, node)
+            else:
+                got = ir.Schema(node.ptr, scope, (node,))
+                self._scoped_parts[id(got)] = (scope, node)
+            # (the entry holds the node and the scope: their ids are not reused meanwhile)
+            got = self._scoped[key] = (node, scope, got)
+        return got[2]
+
+    def _pushed(self, scope: ir.Assertions, node: ir.Node) -> TypedLanguage:
+        """``node`` within ``scope``, the scope pushed one level into ``node``: into each
+        branch of a union, each part of a conjunction, the subtrahend of a complement."""
+        b = self.budget
+        if isinstance(node, ir.AnyOf):
+            out = TypedLanguage.nothing()
+            for p in node.parts:
+                out = out.union(self.lower(self.scoped(p, scope)), b)
+            return out
+        if isinstance(node, ir.AllOf):
+            return self._conjoined((scope,) + node.parts)
+        if isinstance(node, ir.Schema) and node.unevaluated_properties is None \
+                and node.unevaluated_items is None:
+            return self._conjoined((scope, node.assertions) + node.applicators)
+        if isinstance(node, ir.OneOf):
+            return self._exactly_one([self.lower(self.scoped(p, scope)) for p in node.parts],
+                                     node.parts)
+        if isinstance(node, ir.Not):
+            return self.subtract(self.assertions(scope, node.ptr),
+                                 self.lower_negated(self.scoped(node.part, scope)), node.ptr)
+        t = node.target if isinstance(node, ir.Ref) else None
+        if t is not None and not self.ir.recursive(t) and (
+                self.stack is None or t not in self.stack.module_of):
+            # a definition expanded in place, as the rewriting expands it
+            n = self.ref_stack.get(t, 0)
+            self.ref_stack[t] = n + 1
+            try:
+                return self.lower(self.scoped(self.ir.definitions[t], scope))
+            finally:
+                self.ref_stack[t] = n
+        return self._intersect_exact(self.assertions(scope, node.ptr), self.lower(node),
+                                     node.ptr)
 
     def _inexact_intersection(self, a: TypedLanguage, b: TypedLanguage, ptr: str) -> None:
         """Warn where an intersection of texts (a recursive reference kept as text beside other

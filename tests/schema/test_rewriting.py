@@ -16,7 +16,9 @@ import pytest
 
 from tokenfsm.schema import SchemaWarning, compile_json_schema
 from tokenfsm.schema.algebra import Rewriter
+from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.schema.resolve import resolve
+from tokenfsm.schema.tuning import Tuning
 
 KEYS = ["a", "ab", "xa", "b"]
 VALUES = [1, "s", [], [1, 2]]
@@ -134,3 +136,66 @@ def test_a_compilation_leaves_no_cyclic_garbage():
     finally:
         if enabled:
             gc.enable()
+
+
+# ---------------------------------------------------------------- scopes pushed into the fallback
+
+#: Number unions whose products, unbounded, pass the budget (lcm of the residues): within the
+#: bounds and the types beside them, each branch is a handful of values.
+SCOPED = [
+    {"allOf": [{"$ref": "#/$defs/any1"}, {"$ref": "#/$defs/any2"}, {"$ref": "#/$defs/any3"},
+               {"exclusiveMinimum": -300}, {"exclusiveMaximum": 0}],
+     "type": "number",
+     "$defs": {
+         "any1": {"anyOf": [{"multipleOf": m} for m in (33, 12, 4, 16, 77)]},
+         "any2": {"anyOf": [{"allOf": [{"not": {"multipleOf": 6}}, {"not": {"multipleOf": 7}}]},
+                            {"multipleOf": 25}, {"multipleOf": 42}, {"multipleOf": 51}]},
+         "any3": {"anyOf": [{"allOf": [{"not": {"multipleOf": 3}}, {"not": {"multipleOf": 2}}]},
+                            {"multipleOf": 101}, {"multipleOf": 102}, {"multipleOf": 103}]}}},
+    {"type": "integer", "minimum": -250, "maximum": 250,
+     "allOf": [{"oneOf": [{"multipleOf": m} for m in (101, 103, 107, 109)]},
+               {"not": {"anyOf": [{"multipleOf": m} for m in (2, 97, 89)]}}]},
+    {"type": ["number", "string"],
+     "allOf": [{"anyOf": [{"multipleOf": m} for m in (31, 37, 41, 43, 47)] + [{"maxLength": 1}]},
+               {"anyOf": [{"not": {"multipleOf": m}} for m in (53, 59, 61)]},
+               {"minimum": -200, "exclusiveMaximum": 200}]},
+]
+
+NUMBER_TEXTS = [t for x in range(-310, 310) for t in (str(x), f"{x}.0", f"{x}.5")]
+
+
+@pytest.mark.parametrize("schema", SCOPED)
+def test_bounds_and_types_are_pushed_into_the_parts_of_a_fallback(schema):
+    # the default route (more alternatives than SCALAR_ALTERNATIVES: set operations on texts)
+    # and the fallback everywhere agree with the validator on every number tried; unscoped,
+    # these are products of residues past the budget
+    v = jsonschema.Draft202012Validator(schema)
+    exact = [str(x) for x in range(-310, 310)] + ['""', '"a"', '"ab"', "null", "[]"]
+    for tuning in (Tuning(), Tuning(scalar_alternatives=0)):
+        cs = compile_tuned(schema, tuning, whitespace=0, strict=False)
+        # canonical spellings exactly; others (``3.0`` of an integer) never when invalid
+        got = [t for t in exact if cs.accepts(t)]
+        assert got == [t for t in exact if v.is_valid(json.loads(t))]
+        assert got
+        assert all(v.is_valid(json.loads(t)) for t in NUMBER_TEXTS if cs.accepts(t))
+
+
+SMALL_SCOPED = [
+    {"type": "integer", "maximum": 20, "anyOf": [{"multipleOf": 3}, {"not": {"multipleOf": 2}}]},
+    {"allOf": [{"minimum": 0}, {"oneOf": [{"multipleOf": 2}, {"multipleOf": 3}]},
+               {"type": ["integer", "string"]}]},
+    {"type": "string", "allOf": [{"not": {"anyOf": [{"pattern": "a"}, {"maxLength": 2}]}},
+                                 {"anyOf": [{"pattern": "^b"}, {"minLength": 4}]}]},
+    {"allOf": [{"type": "array"}, {"anyOf": [{"items": {"type": "integer"}}, {"maxItems": 1}]},
+               {"not": {"minItems": 3}}]},
+]
+
+
+@pytest.mark.parametrize("schema", SMALL_SCOPED)
+def test_a_scoped_fallback_is_the_rewriting_language(schema):
+    # every node as set operations on texts, scopes pushed, against the rewriting everywhere
+    texts = {}
+    for n in (0, None):
+        cs = compile_tuned(schema, Tuning(scalar_alternatives=n), whitespace=0, strict=False)
+        texts[n] = cs.dfa
+    assert texts[0].equivalent(texts[None])
