@@ -54,6 +54,12 @@ __all__ = ["string_text", "any_scalar", "any_value", "string_part", "number_part
 _STRING_CACHE = ByteLRU("schema.lower_scalars.string_text", 32 << 20)
 _STRING_CACHE_STATES = 20_000
 
+#: Number texts kept across compilations, likewise (an integer of any value is a 0.5 ms
+#: automaton that nearly every schema needs): at most 8 MiB, each of at most
+#: ``_NUMBER_CACHE_STATES`` states.
+_NUMBER_CACHE = ByteLRU("schema.lower_scalars.number_text", 8 << 20)
+_NUMBER_CACHE_STATES = 20_000
+
 #: Length bounds under ``excludes`` are kept exactly while the product of the bounded strings and
 #: the exclusions (about the larger bound times :func:`exclusion_states`) stays under this many
 #: states (0.2 s to build); past it the flat route drops them, with a warning, and a counted
@@ -198,12 +204,18 @@ def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
     if node is None:
         node = ir.NumberNode(ptr)
     multiples = node.multiple_of or ((None, ptr),)
-    # the same bounds recur across properties (a thousand plain integers): built once; keyed
-    # with their types, as True (a draft 4 exclusive bound) equals 1
+    # the same bounds recur across properties (a thousand plain integers) and across schemas:
+    # built once per compilation and kept across them (see _NUMBER_CACHE); keyed with their
+    # types, as True (a draft 4 exclusive bound) equals 1
     bounds = (node.minimum, node.maximum, node.exclusive_minimum, node.exclusive_maximum)
-    key = (integer,) + tuple((type(v), v) for v in bounds + tuple(m for m, _ in multiples))
+    key = (integer, lw.ir.float_integers) + tuple(
+        (type(v), v) for v in bounds + tuple(m for m, _ in multiples))
     got = lw.number_texts.get(key)
     if got is not None:
+        return got
+    got = _NUMBER_CACHE.get(key)
+    if got is not None and got.num_states <= lw.budget.max_states:
+        lw.number_texts[key] = got
         return got
     out = None
     for m, p in multiples:
@@ -217,6 +229,8 @@ def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
             raise SchemaError(str(e), ptr) from None
         out = d if out is None else out.intersect(d, lw.budget)
     lw.number_texts[key] = out
+    if out.num_states <= _NUMBER_CACHE_STATES:
+        _NUMBER_CACHE.put(key, out)
     return out
 
 

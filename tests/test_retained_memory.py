@@ -135,6 +135,6 @@ def test_every_module_cache_is_registered():
                     unbounded.append(f"{name}.{attr}")
     assert not unbounded
     info = cache_info()
-    assert {"schema.lower_scalars.string_text", "schema.ecma.pattern_dfa", "schema.ecma.property",
+    assert {"schema.lower_scalars.string_text", "schema.lower_scalars.number_text", "schema.ecma.pattern_dfa", "schema.ecma.property",
             "automata.nfa.partitions", "masks.trie"} <= set(info)
     assert all(0 < c.max_bytes <= 1 << 30 for c in info.values())

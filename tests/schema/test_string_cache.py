@@ -53,3 +53,54 @@ def test_a_kept_automaton_over_the_budget_is_not_handed_out():
     assert big.dfa.num_states > 20
     with pytest.raises(BudgetExceeded):
         compile_json_schema(schema, whitespace=0, budget=Budget(max_states=20))
+
+
+# ---------------------------------------------------------------- number texts, likewise
+
+NUMBERS = [
+    {"type": "integer"},
+    {"type": "number", "minimum": -2.5, "exclusiveMaximum": 10},
+    {"type": "integer", "multipleOf": 7, "maximum": 100},
+    {"type": "object", "properties": {"a": {"type": "integer", "minimum": 1},
+                                      "b": {"type": "number", "maximum": 1.5}}},
+]
+
+
+@pytest.mark.parametrize("schema", NUMBERS)
+def test_kept_numbers_give_the_fresh_automaton(schema):
+    lower_scalars._NUMBER_CACHE.clear()
+    fresh = compile_json_schema(schema, whitespace=0, strict=False)
+    assert lower_scalars._NUMBER_CACHE  # the build kept its number texts
+    kept = compile_json_schema(schema, whitespace=0, strict=False)
+    assert kept.dfa == fresh.dfa
+    validator = Draft202012Validator(schema)
+    for text in ["0", "-0", "1", "7", "-2.5", "-2.6", "9.99", "10", "98", "100", "105", "1.0", "1.5", "1.6",
+                 '{"a":1,"b":2}', '{"a":0}', '{"a":3,"b":-1.5}']:
+        assert kept.accepts(text) <= validator.is_valid(json.loads(text)), text
+        if "." not in text:
+            assert kept.accepts(text) == validator.is_valid(json.loads(text)), text
+
+
+def test_draft4_exclusive_bounds_and_integer_spellings_are_part_of_the_key():
+    # True (a draft 4 exclusive flag) is not 1; "3.0" is an integer only where the draft says so
+    lower_scalars._NUMBER_CACHE.clear()
+    d4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer",
+          "maximum": 3, "exclusiveMaximum": True}
+    d7 = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "integer",
+          "maximum": 3, "exclusiveMaximum": 1}
+    a = compile_json_schema(d4, whitespace=0)
+    b = compile_json_schema(d7, whitespace=0)
+    assert a.accepts("2") and not a.accepts("3")
+    assert b.accepts("0") and not b.accepts("1")
+    for schema in (d4, d7):
+        again = compile_json_schema(schema, whitespace=0)
+        assert again.dfa == compile_json_schema(schema, whitespace=0).dfa
+
+
+def test_a_kept_number_over_the_budget_is_not_handed_out():
+    schema = {"type": "integer", "minimum": 12345, "maximum": 987654321}
+    lower_scalars._NUMBER_CACHE.clear()
+    big = compile_json_schema(schema, whitespace=0)
+    assert big.dfa.num_states > 12
+    with pytest.raises(BudgetExceeded):
+        compile_json_schema(schema, whitespace=0, budget=Budget(max_states=12))
