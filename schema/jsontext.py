@@ -239,10 +239,18 @@ class TypedLanguage:
                              {t: c for t, c in self.cut.items() if t in parts})
 
     def to_dfa(self, budget: Budget | None = None) -> DFA:
+        """The texts of every type as one automaton (a union built once per language: a
+        definition of several types referred to by many properties is asked for it each time)."""
         ds = [self.parts[t] for t in TYPES if t in self.parts]
         if not ds:
             return DFA.empty()
-        return union_of(ds, budget) if len(ds) > 1 else ds[0]
+        if len(ds) == 1:
+            return ds[0]
+        got = self.__dict__.get("_union")
+        if got is None:
+            got = union_of(ds, budget)
+            self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
+        return got
 
 
 def shallower(a: dict, b: dict) -> dict:

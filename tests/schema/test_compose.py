@@ -230,3 +230,14 @@ def test_kubernetes_rows_compose_to_the_same_automaton():
             with pytest.raises(type(e)):
                 _compile(r["schema"], False, whitespace=1,
                          budget=Budget(max_states=50_000, max_seconds=20))
+
+
+def test_a_language_of_several_types_is_unioned_once():
+    # a definition of several types that many properties name: one union, the same each time
+    lang = jsontext.TypedLanguage.of({"null": DFA.literal("null"),
+                                      "number": DFA.from_regex("-?[0-9]+"),
+                                      "string": DFA.from_regex('"[a-z]*"')})
+    d = lang.to_dfa()
+    assert d is lang.to_dfa()
+    assert d == DFA.union_all(list(lang.parts.values()))
+    assert lang == jsontext.TypedLanguage.of(dict(lang.parts))   # (the memo is not a field)
