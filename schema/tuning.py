@@ -8,7 +8,7 @@ walk :data:`FAST_PATHS` to check that, compiling with each knob set to its refer
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('lazy_states', None)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -60,6 +60,10 @@ class Tuning:
         See :data:`.jsontext.COMPOSE_MIN_ROWS` (None: never compose).
     scalar_alternatives : int or None
         See :data:`SCALAR_ALTERNATIVES` (None: always the rewriting).
+    string_unions : bool
+        Alternatives that are strings under a ``pattern`` or ``format`` and nothing else are
+        unioned as decoded values and spelled once (:meth:`.lower.Lowering.union_of`), rather
+        than each spelled and the spellings unioned.
     lazy_states : int or None
         See :data:`.lower_lazy.LAZY_STATES` (None: never counted, always the flat automaton).
     """
@@ -69,6 +73,7 @@ class Tuning:
     pair_refs: int = PAIR_REFS
     compose_min_rows: int | None = COMPOSE_MIN_ROWS
     scalar_alternatives: int | None = SCALAR_ALTERNATIVES
+    string_unions: bool = True
     lazy_states: int | None = LAZY_STATES
 
     def with_reference(self, name: str) -> "Tuning":
@@ -109,6 +114,8 @@ FAST_PATHS = (
              "blocks of table rows rather than one NFA"),
     FastPath("scalar_alternatives", None, "many alternatives of scalars taken as set operations "
              "on texts rather than one automaton each"),
+    FastPath("string_unions", False, "alternatives of patterned strings unioned as decoded "
+             "values and spelled once, rather than spelled one by one"),
     FastPath("lazy_states", None, "large strings and arrays held as counts in the walk's "
              "configuration (a lazy network) rather than copied into the flat automaton"),
 )
