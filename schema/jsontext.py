@@ -247,7 +247,8 @@ class TypedLanguage:
         if len(ds) == 1:
             return ds[0]
         got = self.__dict__.get("_union")
-        if got is None:
+        if got is None or got.num_states > (budget or DEFAULT_BUDGET).max_states:
+            # (built again under a smaller budget than the kept one's: it raises there)
             got = union_of(ds, budget)
             self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
         return got

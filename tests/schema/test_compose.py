@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import Budget
+from tokenfsm.automata.errors import Budget, BudgetExceeded
 from tokenfsm.schema import jsontext
 from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.schema.compose import Composer, LazyDFA
@@ -241,3 +241,6 @@ def test_a_language_of_several_types_is_unioned_once():
     assert d is lang.to_dfa()
     assert d == DFA.union_all(list(lang.parts.values()))
     assert lang == jsontext.TypedLanguage.of(dict(lang.parts))   # (the memo is not a field)
+    # a smaller budget than the kept union's is not passed by handing the kept one out
+    with pytest.raises(BudgetExceeded):
+        lang.to_dfa(Budget(max_states=d.num_states - 1))
