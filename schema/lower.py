@@ -359,11 +359,16 @@ class Lowering:
         b = self.budget
         keys = {}
         if self.tuning.string_unions:
-            for i, alt in enumerate(alts):
-                a = alt.assertions
-                if not alt.residual and a.values is None and not a.unsupported and \
-                        a.types == _STRING_ONLY:
-                    got = patterned_string(self, a.string)
+            # (read only where two alternatives may merge: a lone patterned string, the usual
+            # case, is lowered as it is without its patterns being read twice)
+            maybe = [i for i, alt in enumerate(alts)
+                     if not alt.residual and alt.assertions.values is None
+                     and not alt.assertions.unsupported and alt.assertions.types == _STRING_ONLY
+                     and alt.assertions.string is not None
+                     and (alt.assertions.string.patterns or alt.assertions.string.formats)]
+            if len(maybe) >= 2:
+                for i in maybe:
+                    got = patterned_string(self, alts[i].assertions.string)
                     if got is not None:
                         keys[i] = got
         if len(keys) < 2:
