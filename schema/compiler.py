@@ -77,8 +77,9 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import (DEFAULT_BUDGET, Budget, NondeterministicCall,
-                                     OpaqueSymbolError, OptionError, as_budget)
+from tokenfsm.automata.errors import (DEFAULT_BUDGET, Budget, BudgetExceeded,
+                                     NondeterministicCall, OpaqueSymbolError, OptionError,
+                                     as_budget)
 from tokenfsm.automata.gcpause import gc_paused
 
 from .errors import SchemaError, SchemaWarning
@@ -86,7 +87,7 @@ from .lower import Lowering
 from .lower_lazy import COUNT_ATTEMPTS, CountedPieces
 from .refs import MAX_NESTING
 from .resolve import resolve
-from .stack import UNROLL_STATES, stack_route
+from .stack import UNROLL_STATES, calls_pay, stack_route
 from .tuning import DEFAULT_TUNING, FAST_PATHS, Tuning
 
 __all__ = ["compile_json_schema", "compile_tuned", "CompiledSchema", "MAX_NESTING",
@@ -202,7 +203,8 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         (``CompiledSchema.recursive``, walked with a stack; ``UnsupportedSchema`` where a recursive
         reference meets an intersection or complement, which only unrolling makes exact).
         "auto" unrolls unless the unrolled automaton would pass :data:`UNROLL_STATES` states and
-        the stack route applies.
+        the stack route applies; a schema without recursion takes the stack route when inlining
+        its references would copy definitions :data:`~.stack.CALL_COPIES` times or more.
     style : str
         ``"json"`` (the JSON text of the value), or a tool-call style of
         :data:`~.toolcalls.STYLES` in which the value, an arguments object, is written as that
@@ -277,10 +279,16 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                             property_order, max_depth, budget, tuning, deadline, stack, counted)
 
         lw = lowering()
-        if recursion != "unroll" and max_depth >= 1 and (recursion == "stack"
-                                                         or schema_ir.has_recursion):
-            got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir, recursion,
-                              max_depth, budget, tuning)
+        calls = recursion == "auto" and max_depth >= 1 and calls_pay(schema_ir, tuning)
+        if recursion != "unroll" and max_depth >= 1 and (
+                recursion == "stack" or schema_ir.has_recursion or calls):
+            try:
+                got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir,
+                                  recursion, max_depth, budget, tuning)
+            except BudgetExceeded:
+                if not calls:
+                    raise
+                got = None  # values too large to copy, which only the flat route counts
             if got is not None:
                 return _taken(got, whitespace, schema, budget)
         inline, count = frozenset(), tuning.lazy_states is not None

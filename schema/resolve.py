@@ -134,6 +134,32 @@ class SchemaIR:
     def has_recursion(self) -> bool:
         return bool(self._recursive)
 
+    def inlined_copies(self, limit: int) -> int:
+        """How many definitions, the root included, inlining every reference would copy, counted
+        up to ``limit`` (reached at once when a definition recurs): a schema naming a large
+        definition from many places copies it as many times.
+
+        >>> resolve({"$defs": {"a": {"type": "integer"}, "b": {"properties": {
+        ...     "x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/$defs/a"}}}},
+        ...     "items": [{"$ref": "#/$defs/b"}, {"$ref": "#/$defs/b"}]}).inlined_copies(100)
+        7
+        """
+        if self._recursive:
+            return limit
+        edges = self._builder.edges
+        copies: dict[str, int] = {}
+        work = [""]
+        while work:   # post-order over the (acyclic) references, each definition counted once
+            k = work[-1]
+            todo = [t for t in edges.get(k, ()) if t not in copies]
+            if todo:
+                work.extend(todo)
+                continue
+            work.pop()
+            if k not in copies:
+                copies[k] = min(limit, 1 + sum(copies[t] for t in edges.get(k, ())))
+        return copies[""]
+
 
 def resolve(schema, documents: Mapping[str, Any] | None = None) -> SchemaIR:
     """The intermediate form of ``schema`` (see the module docstring).

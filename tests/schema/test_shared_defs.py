@@ -244,3 +244,47 @@ def test_generated_schemas_with_shared_definitions(seed):
     assert s.dfa == u.dfa
     for t in u.dfa.examples(15):
         assert s.accepts(t)
+
+
+def _copied(n_outer: int, n_inner: int, extra=None) -> dict:
+    """A schema without recursion whose root names ``b`` ``n_outer`` times and ``b`` names the
+    address ``n_inner`` times: inlined, ``1 + n_outer * (1 + n_inner)`` definition copies."""
+    b = {"type": "object", "properties": {f"a{j}": {"$ref": "#/$defs/address"}
+                                          for j in range(n_inner)}}
+    props = {f"p{i}": {"$ref": "#/$defs/b"} for i in range(n_outer)}
+    if extra is not None:
+        props["extra"] = extra
+    return {"$defs": {"address": ADDRESS, "b": b}, "type": "object", "properties": props}
+
+
+def test_auto_calls_definitions_a_schema_copies_many_times():
+    from tokenfsm.schema.resolve import resolve
+    from tokenfsm.schema.stack import CALL_COPIES
+
+    many = _copied(11, 9)            # 111 copies of 3 definitions
+    assert resolve(many).inlined_copies(10**6) == 111 >= CALL_COPIES
+    auto = _compile(many, "auto", max_depth=2, whitespace=0)
+    assert auto.recursive is not None
+    unrolled = _compile(many, "unroll", max_depth=2, whitespace=0)
+    assert unrolled.recursive is None
+    same_language(auto, unrolled, 3)
+    validator = jsonschema.Draft202012Validator(many)
+    for text in auto.dfa.examples(30):
+        validator.validate(json.loads(text))
+    # fewer copies, or sharing turned off (the fast path's reference): one flat automaton
+    assert resolve(_copied(3, 9)).inlined_copies(10**6) == 31
+    assert _compile(_copied(3, 9), "auto", max_depth=2, whitespace=0).recursive is None
+    off = _compile(many, "auto", DEFAULT_TUNING.with_reference("share_states"), max_depth=2,
+                   whitespace=0)
+    assert off.recursive is None and off.dfa == unrolled.dfa
+
+
+def test_auto_counts_what_calls_cannot_hold():
+    # a string too long to copy under a schema whose references pay for calls: the stack route
+    # goes over the budget, and the flat route counts the string instead
+    schema = _copied(11, 9, extra={"type": "string", "maxLength": 10**9})
+    cs = _compile(schema, "auto", max_depth=2, whitespace=0)
+    assert cs.lazy is not None
+    assert cs.accepts('{"extra":"' + "x" * 3000 + '"}')
+    assert cs.accepts('{"p0":{"a1":{"zip":"12345"}}}')
+    assert not cs.accepts('{"p0":{"a1":{"zip":"1234"}}}')
