@@ -381,11 +381,12 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, byte_classes, table, accept
 @njit(cache=True)
 def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes, table, accepting,
                           call_ptr, call_entry, call_return, call_first, cap, max_visits,
-                          max_words, out, touched):
+                          max_words, max_total, out, touched):
     """The rows of many states' configurations over an empty stack, in one call: for each state
     of ``states`` whose walk neither reads below the stack (``exact``: a pop found it empty) nor
     visits more than ``max_visits`` nodes, its nonzero words (EOS not set), while the words kept
-    stay within ``max_words``; the others are left to be walked when asked.
+    stay within ``max_words`` and the nodes visited in all within ``max_total`` (-1: no limit;
+    the states after are not walked); the others are left to be walked when asked.
 
     Returns ``(ok bool[m], ptr int64[m + 1], idx int32[...], val uint32[...], visited)``: state
     ``states[i]``'s words are ``idx[ptr[i]:ptr[i + 1]]``, ``val[...]`` where ``ok[i]``.
@@ -403,6 +404,9 @@ def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes
     total = 0
     visited_all = 0
     for i in range(m):
+        if 0 <= max_total <= visited_all:
+            ptr[i + 1:] = total
+            break
         q = states[i]
         st[0] = q
         bs[0] = 0

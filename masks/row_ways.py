@@ -67,13 +67,18 @@ from tokenfsm.automata.minimize import coreachable
 from . import kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
 
-__all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS", "FEW_WORDS",
-           "region_flags", "shared_walk", "rows_up_front", "make_rows_up_front", "up_front_entry"]
+__all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS",
+           "EAGER_MAX_TOTAL_VISITS", "FEW_WORDS", "region_flags", "shared_walk", "rows_up_front",
+           "make_rows_up_front", "up_front_entry"]
 
 _LOW64 = (1 << 64) - 1
 _NO_STACK = np.zeros(0, dtype=np.int32)
 #: Rows made up front stop at this many trie nodes (bigger ones are made when asked).
 EAGER_MAX_VISITS = 4096
+#: Rows made up front stop, in all, at this many trie nodes (about a quarter of a second): the
+#: states after are made when asked. Handwritten allany19's flat automaton (37,697 byte states,
+#: walks of most digit tokens each) spent 1.8 s here for rows few documents reach.
+EAGER_MAX_TOTAL_VISITS = 1 << 23
 #: Rows of at most this many words are also kept as Python ints, written without a kernel call.
 FEW_WORDS = 3
 #: A key set's names (:func:`key_name_regions`) have their walk kept up to this many states
@@ -212,7 +217,8 @@ def rows_up_front(index):
     not accept, outside the shared regions, made in one kernel call
     (:func:`.pd_kernels.rows_over_empty_stack`) and kept as words (at most ``cache_bytes / 8``
     of them); a row that reads below the stack, or walks more than ``EAGER_MAX_VISITS`` nodes,
-    is left to be made when asked. Returns ``(entries, positions, ptr, idx, val)`` (entries made
+    and the states after ``EAGER_MAX_TOTAL_VISITS`` nodes in all, are left to be made when
+    asked. Returns ``(entries, positions, ptr, idx, val)`` (entries made
     on first use, see :func:`up_front_entry`) and the count of rows made."""
     shared = region_flags(index)[0] if index.share_walks else None
     states = np.array([q for q in range(1, index.num_states)
@@ -222,7 +228,8 @@ def rows_up_front(index):
     touched = np.empty(index.n_words, dtype=np.int32)
     ok, ptr, idx, val, _ = pd_kernels.rows_over_empty_stack(
         states, trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton,
-        index._cap, EAGER_MAX_VISITS, index._cache_bytes // 8, out, touched)
+        index._cap, EAGER_MAX_VISITS, index._cache_bytes // 8, EAGER_MAX_TOTAL_VISITS, out,
+        touched)
     pos = np.full(index.num_states, -1, dtype=np.int64)
     pos[states[ok]] = np.flatnonzero(ok)
     return ([None] * index.num_states, pos.tolist(), ptr.tolist(), idx, val), int(ok.sum())
@@ -362,7 +369,7 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
     trie = index._trie
     ok, ptr, idx, val, visited = pd_kernels.rows_over_empty_stack(
         np.array([x], dtype=np.int32), trie.nodes, trie.tok_ids, trie.max_depth, index._roots,
-        *index._k_automaton, index._cap, EAGER_MAX_VISITS, index.n_words, out, touched)
+        *index._k_automaton, index._cap, EAGER_MAX_VISITS, index.n_words, -1, out, touched)
     if not ok[0]:
         return None
     return None, 0, False, int(visited), idx, val

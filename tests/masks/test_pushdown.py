@@ -323,6 +323,37 @@ def test_rows_made_up_front_stay_within_the_cache_bytes():
             assert unpack_bitmask(ix.mask_row(c), vocab.size).tolist() == want, c
 
 
+def test_rows_made_up_front_stop_at_their_total_of_visits():
+    # past max_total visited nodes in all, the states left are not walked (made when asked)
+    from tokenfsm.masks import pd_kernels
+
+    pb = self_recursive(r"\((?:1|\x01)\+(?:1|\x01)\)", 4)
+    vocab = Vocabulary([b"(", b"1", b"+", b")", b"1)", b")+", b"))", b"((", b"(1", b"+1", None],
+                       eos_token_ids=[10])
+    ix = PushdownIndex(pb, vocab, eager_states=0)
+    states = np.arange(1, ix.num_states, dtype=np.int32)
+    trie = ix._trie
+
+    def run(max_total):
+        out = np.zeros(ix.n_words, dtype=np.uint32)
+        touched = np.empty(ix.n_words, dtype=np.int32)
+        return pd_kernels.rows_over_empty_stack(
+            states, trie.nodes, trie.tok_ids, trie.max_depth, ix._roots, *ix._k_automaton,
+            ix._cap, 1 << 20, 1 << 20, max_total, out, touched)
+
+    ok, ptr, idx, val, visited = run(-1)
+    assert ok.sum() > 4
+    for cap in (0, 1, visited // 3, visited - 1, visited):
+        ok2, ptr2, idx2, val2, visited2 = run(cap)
+        assert visited2 <= visited and (cap <= 0 or visited2 >= min(cap, visited))
+        # walked in order until the total passed the cap: a prefix of the same rows
+        n = int(np.flatnonzero(ok2)[-1]) + 1 if ok2.any() else 0
+        assert not ok2[n:].any() and (ok2[:n] == ok[:n]).all()
+        assert ptr2[-1] == ptr2[n] and (ptr2[:n + 1] == ptr[:n + 1]).all()
+        assert (idx2 == idx[:ptr2[-1]]).all() and (val2 == val[:ptr2[-1]]).all()
+    assert run(0)[0].sum() == 0 and (run(visited)[0] == ok).all()
+
+
 def test_region_replays_are_made_once_per_walk_and_kept_within_their_bytes():
     # a string body's shared row and skeleton are made once and read by every index that meets
     # the same walk; the cache of them is bounded by bytes
