@@ -598,6 +598,13 @@ def run(args) -> int:
     t0 = time.perf_counter()
     records = run_all(rows, engines, args, log)
     report(rows, records, engines, args)
+    if args.records:
+        with open(args.records, "w") as f:   # one line per (engine, schema), for a closer look
+            for r in sorted(records, key=lambda r: (r["engine"], r["row"])):
+                f.write(json.dumps(dict(
+                    engine=r["engine"], schema=rows[r["row"]]["name"], status=r["status"],
+                    why=r["why"], compile_ms=None if r["ns"] is None else r["ns"] / 1e6,
+                    fills=len(r["fills"]), accepted=sum(r["accepted"]))) + "\n")
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     return 0
 
@@ -616,6 +623,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="schemas in flight at once")
     ap.add_argument("--mem-gb", type=float, default=8.0, help="address-space cap per worker")
     ap.add_argument("--reasons", type=int, default=5, help="failure reasons shown per engine")
+    ap.add_argument("--records", default=None,
+                    help="write each engine's outcome and time per schema here (JSON lines)")
     ap.add_argument("--python", default=None, help="interpreter with the peers installed")
     ap.add_argument("--rev", default=None, help="run tokenfsm as of this git revision")
     ap.add_argument("--commit", default="(installed)", help=argparse.SUPPRESS)
