@@ -142,10 +142,10 @@ class Ours:
         self._warm_lazy_rows()
 
     def _warm_lazy_rows(self):
-        """Make rows on demand over a flat automaton (the route of flat schemas past
-        ``LAZY_STATES``), every way, so that their kernels are compiled or loaded here rather than
-        in the first replay that needs them (the recursive warm-up finds most rows made up
-        front)."""
+        """Make rows over a flat automaton as the route of flat schemas past ``LAZY_STATES``
+        does, up front and on demand, every way, and on the stack route (which the warm-ups'
+        recursive schema, small, does not take: it is unrolled), so that their kernels are
+        compiled or loaded here rather than in the first schema or replay that needs them."""
         from tokenfsm.automata.recursive import PushdownBytes
         from tokenfsm.masks import Matcher
         from tokenfsm.masks.index import as_byte_dfa
@@ -153,10 +153,13 @@ class Ours:
         from tokenfsm.schema import compile_json_schema
 
         flat = as_byte_dfa(compile_json_schema(WARM_SCHEMA, whitespace=0))
-        for share in (True, False):
-            m = Matcher(PushdownIndex(PushdownBytes.without_calls(flat), self.vocab,
-                                      eager_states=0, share_walks=share))
-            for ch in WARM_DOC:
+        indexes = [PushdownIndex(PushdownBytes.without_calls(flat), self.vocab, eager_states=eager,
+                               share_walks=share) for share in (True, False) for eager in (0, None)]
+        schema, doc = WARM_UPS[1]
+        indexes.append(self.compiler.json_schema(schema, recursion="stack", whitespace=0))
+        for index, text in zip(indexes, [WARM_DOC] * 4 + [doc]):
+            m = Matcher(index)
+            for ch in text:
                 m.fill_next_token_bitmask(self.bm, 0)
                 m.accept_string(ch)
 
