@@ -145,14 +145,16 @@ class Ours:
         """Make rows over a flat automaton as the route of flat schemas past ``LAZY_STATES``
         does, up front and on demand, every way, and on the stack route (which the warm-ups'
         recursive schema, small, does not take: it is unrolled), so that their kernels are
-        compiled or loaded here rather than in the first schema or replay that needs them."""
+        compiled or loaded here rather than in the first schema or replay that needs them; and
+        the trie merged over byte classes, which a flat index of long walks takes."""
         from tokenfsm.automata.recursive import PushdownBytes
-        from tokenfsm.masks import Matcher
+        from tokenfsm.masks import Matcher, TokenIndex
         from tokenfsm.masks.index import as_byte_dfa
         from tokenfsm.masks.pushdown import PushdownIndex
         from tokenfsm.schema import compile_json_schema
 
         flat = as_byte_dfa(compile_json_schema(WARM_SCHEMA, whitespace=0))
+        TokenIndex.build(flat, self.vocab, strategy="classes")
         indexes = [PushdownIndex(PushdownBytes.without_calls(flat), self.vocab, eager_states=eager,
                                share_walks=share) for share in (True, False) for eager in (0, None)]
         schema, doc = WARM_UPS[1]
