@@ -53,6 +53,7 @@ __all__ = [
     "scc_ids",
     "relaxed_blocks",
     "token_nodes",
+    "walk_visits",
     "walk_groups",
     "component_signatures",
     "component_walk",
@@ -695,6 +696,33 @@ def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur
         h += hh
         i += 1
     return k, h, visited
+
+
+@njit(cache=True)
+def walk_visits(sym, depth, end, sym_class, table, states, max_total):
+    """Trie nodes the walks from ``states`` visit in all (a build's cost, sampled), counted up to
+    ``max_total``."""
+    n_nodes = sym.shape[0]
+    max_depth = 0
+    for i in range(n_nodes):
+        if depth[i] > max_depth:
+            max_depth = depth[i]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
+    visited = 0
+    for x in range(states.shape[0]):
+        stack[0] = states[x]
+        i = 1
+        while i < n_nodes:
+            visited += 1
+            if visited >= max_total:
+                return visited
+            ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
+            if ns == 0:
+                i = end[i]
+                continue
+            stack[depth[i]] = ns
+            i += 1
+    return visited
 
 
 @njit(cache=True)

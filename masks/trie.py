@@ -151,11 +151,52 @@ class TokenTrie:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _numbering: list = field(default_factory=list, repr=False)
     walk_cache: WalkCache = field(default_factory=lambda: WalkCache(WALK_CACHE_BYTES), repr=False)
+    _bands: dict = field(default_factory=dict, repr=False)
 
     def token_numbering(self):
         """``(node_bit, n_tok_nodes, max_depth)`` for :func:`.kernels.walk_masks` (cached):
         ``node_bit[i]`` numbers node ``i`` among the token-ending nodes (preorder), or is -1."""
         return _numbering(self)
+
+    def band(self, shortest: int, longest: int | None = None) -> "TokenTrie":
+        """The trie of this one's tokens of ``shortest`` to ``longest`` bytes (None: no upper
+        bound): the nodes on their paths only (cached; a band has a walk cache of its own).
+
+        >>> from tokenfsm.masks import Vocabulary
+        >>> t = token_trie(Vocabulary([b"a", b"ab", b"abc", b"b"]))
+        >>> t.band(0, 2).tok_ids.tolist(), t.band(3).tok_ids.tolist(), t.band(2, 2).tok_ids.tolist()
+        ([0, 1, 3], [2], [1])
+        >>> t.band(3).num_nodes, t.band(3).max_depth   # root, a, ab, abc
+        (4, 3)
+        """
+        key = (int(shortest), None if longest is None else int(longest))
+        with self._lock:
+            hit = self._bands.get(key)
+        if hit is not None:
+            return hit
+        n = self.sym.shape[0]
+        counts = np.diff(self.tok_ptr)
+        ends_here = (counts > 0) & (self.depth >= shortest)
+        if longest is not None:
+            ends_here &= self.depth <= longest
+        ends_here[0] = False
+        below = np.zeros(n + 1, dtype=np.int64)      # token nodes kept before each node
+        np.cumsum(ends_here, out=below[1:])
+        keep = below[self.end] > below[:n]         # a kept token ends in the node's subtree
+        keep[0] = True
+        new_before = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(keep, out=new_before[1:])
+        kept_counts = np.where(ends_here, counts, 0)[keep].astype(np.int32)
+        tok_ptr = np.zeros(int(keep.sum()) + 1, dtype=np.int32)
+        np.cumsum(kept_counts, out=tok_ptr[1:])
+        arrays = (self.sym[keep], self.depth[keep], new_before[self.end[keep]].astype(np.int32),
+                  tok_ptr, self.tok_ids[np.repeat(ends_here, counts)])
+        band = TokenTrie(*(np.ascontiguousarray(a) for a in arrays), self.vocab_size,
+                         f"{self.vocab_fingerprint}:{key[0]}-{'' if longest is None else key[1]}")
+        for a in (band.sym, band.depth, band.end, band.tok_ptr, band.tok_ids):
+            a.flags.writeable = False
+        with self._lock:
+            return self._bands.setdefault(key, band)
 
     @classmethod
     def build(cls, vocab: Vocabulary) -> "TokenTrie":
@@ -268,12 +309,14 @@ _CACHE_LOCK = threading.Lock()
 _BUILD_LOCKS: dict[str, threading.Lock] = {}
 MAX_CACHED_TRIES = 8
 #: Most bytes the cached tries may hold, each charged for its arrays and for what it may keep:
-#: its walk cache, and its class tries (at most 16, each about as large as it) with theirs.
+#: its walk cache, its class tries (at most 16, each about as large as it) with theirs, and its
+#: bands (:meth:`TokenTrie.band`) likewise.
 MAX_TRIE_CACHE_BYTES = 768 << 20
 
 
 def _charged_bytes(trie: "TokenTrie") -> int:
-    return trie.nbytes * 17 + WALK_CACHE_BYTES + 16 * CLASS_WALK_CACHE_BYTES
+    return (trie.nbytes * 17 + WALK_CACHE_BYTES + 16 * CLASS_WALK_CACHE_BYTES
+            + sum(map(_charged_bytes, list(trie._bands.values()))))
 
 
 class _TrieCacheEntry:

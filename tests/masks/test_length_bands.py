@@ -1,0 +1,102 @@
+"""Tokens walked in bands of length (``TokenIndex.build(split_lengths=...)``): the rows, their
+numbering and the finished row equal one walk of the whole trie (the reference,
+``split_lengths=None``) and the naive reference walk; a trie's bands hold exactly the tokens of
+their lengths; and a length-bounded string on a real vocabulary takes the split by default."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from mask_helpers import random_byte_dfas, small_vocabs
+from test_index_properties import check_index_against_reference
+from test_shared_walks import repeated_components
+
+from tokenfsm.masks import TokenIndex, Vocabulary
+from tokenfsm.masks.builtin_vocab import load_vocabulary
+from tokenfsm.masks.index import SPLIT_LENGTHS
+from tokenfsm.masks.trie import token_trie
+from tokenfsm.schema import compile_json_schema
+
+LENGTHS = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
+
+
+def same_index(a: TokenIndex, b: TokenIndex) -> None:
+    assert np.array_equal(a.mask_rows, b.mask_rows)
+    assert np.array_equal(a.state_row, b.state_row)
+    assert a.finished_row == b.finished_row
+
+
+def _bounded(n: int, least: int = 0):
+    return compile_json_schema({"type": "string", "minLength": least, "maxLength": n},
+                               whitespace=0).dfa.to_bytes()
+
+
+#: Length-bounded strings: chains of counts, which the bands walk fewer times.
+BOUNDED = st.builds(lambda n, least: _bounded(n, min(least, n)), st.integers(4, 24),
+                    st.integers(0, 6))
+
+
+@given(BOUNDED | repeated_components() | random_byte_dfas(), small_vocabs(), LENGTHS,
+       st.sampled_from(["bytes", "classes", "auto"]))
+def test_bands_give_the_rows_of_one_walk(dfa, vocab, lengths, strategy):
+    whole = TokenIndex.build(dfa, vocab, strategy=strategy, split_lengths=None)
+    banded = TokenIndex.build(dfa, vocab, strategy=strategy, split_lengths=lengths,
+                              split_min_visits=0)
+    same_index(whole, banded)
+    check_index_against_reference(banded, dfa, vocab)
+
+
+VOCAB = Vocabulary([b'"', b"a", b"ab", b"abc", b"abcd", b"abcde", b"abcdef", b"bcdefgh",
+                    b'xy"', b'hello world"', b"\\n", b"\\u00e9", "é".encode(), b"ccccccccccc",
+                    None], eos_token_ids=[14])
+
+
+def test_a_bounded_string_is_walked_in_bands():
+    dfa = _bounded(30)
+    whole = TokenIndex.build(dfa, VOCAB, split_lengths=None)
+    banded = TokenIndex.build(dfa, VOCAB, split_lengths=(2, 4), split_min_visits=0)
+    assert whole.build_info["bands"] == 1 and banded.build_info["bands"] == 3
+    # counts more than 4 from the bound are one group for the tokens of up to 4 bytes
+    assert banded.build_info["walks"] < 2 * whole.build_info["walks"]
+    same_index(whole, banded)
+    check_index_against_reference(banded, dfa, VOCAB)
+
+
+def test_a_bounded_string_on_a_real_vocabulary_takes_the_bands():
+    vocab = load_vocabulary("qwen")
+    dfa = _bounded(64)
+    default = TokenIndex.build(dfa, vocab)
+    whole = TokenIndex.build(dfa, vocab, split_lengths=None)
+    assert default.build_info["bands"] == len(SPLIT_LENGTHS) + 1
+    same_index(whole, default)
+    # a small automaton, or one whose walks are short, is walked whole
+    assert TokenIndex.build(_bounded(3), vocab).build_info["bands"] == 1
+
+
+@given(small_vocabs(), st.integers(0, 6), st.integers(0, 6) | st.none())
+def test_a_band_holds_the_tokens_of_its_lengths(vocab, shortest, longest):
+    trie = token_trie(vocab)
+    band = trie.band(shortest, longest)
+    want = sorted(i for i, t in enumerate(vocab.tokens) if t is not None and shortest <= len(t)
+                  and (longest is None or len(t) <= longest))
+    assert sorted(band.tok_ids.tolist()) == want
+    # a trie in preorder: each node's subtree is the nodes after it down to a shallower one
+    n = band.num_nodes
+    assert band.depth[0] == 0 and (n == 1 or band.depth[1:].min() >= 1)
+    for i in range(n):
+        j = i + 1
+        while j < n and band.depth[j] > band.depth[i]:
+            j += 1
+        assert band.end[i] == j
+    # every leaf ends a token (the band keeps the paths of its tokens only)
+    ends = np.diff(band.tok_ptr) > 0
+    leaves = np.array([band.end[i] == i + 1 for i in range(n)])
+    assert (ends[leaves[1:].nonzero()[0] + 1]).all() if n > 1 else True
+    # the bytes spelled by the path to each token node are the token's
+    path: list[int] = []
+    for i in range(1, n):
+        del path[band.depth[i] - 1:]
+        path.append(int(band.sym[i]))
+        for t in band.tok_ids[band.tok_ptr[i]:band.tok_ptr[i + 1]]:
+            assert vocab.tokens[t] == bytes(path)
