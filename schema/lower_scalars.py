@@ -212,19 +212,57 @@ def patterned_string(lw, node: ir.StringNode | None) -> tuple | None:
     return lo, hi, patterns, formats
 
 
+def _factored_union(keys: tuple, budget: Budget) -> DFA | None:
+    """The decoded union of strings ``keys`` (see :func:`patterned_string`) that share their
+    length bounds, with what they all say taken out: the bounded strings matching the shared
+    patterns and formats, intersected once with the union of what is left of each (small
+    unbounded pattern automata) -- not a union of bounded products, each a copy of the bounds.
+    None where the bounds differ, nothing is shared, a step passes ``budget`` or the union
+    :data:`PATTERNED_UNION_STATES` (then spelled in groups)."""
+    lo, hi = keys[0][:2]
+    if any(k[:2] != (lo, hi) for k in keys):
+        return None
+    common_p = [p for p in keys[0][2] if all(p in k[2] for k in keys[1:])]
+    common_f = [f for f in keys[0][3] if all(f in k[3] for k in keys[1:])]
+    if lo == 0 and hi is None and not common_p and not common_f:
+        return None
+    rest = [(tuple(p for p in k[2] if p not in common_p), tuple(f for f in k[3]
+                                                             if f not in common_f))
+            for k in keys]
+    try:
+        shared = _decoded(lo, hi, tuple(common_p), tuple(common_f), budget)
+        if any(not p and not f for p, f in rest):     # one of them is the shared part alone
+            return shared
+        union = None
+        for p, f in rest:
+            d = _decoded(0, None, p, f, budget)
+            union = d if union is None else DFA.union_all([union, d], budget)
+        value = shared.intersect(union, budget)
+    except BudgetExceeded:
+        return None
+    return value if value.num_states <= PATTERNED_UNION_STATES else None
+
+
 def patterned_strings_texts(keys: tuple, budget: Budget) -> list:
     """The JSON texts of the strings of any of ``keys`` (see :func:`patterned_string`), as
     automata whose union they are: the decoded values unioned, then spelled once (one spelling
-    per character is a substitution, so the union of their :func:`string_text` texts), a group
-    closed where its decoded union would pass :data:`PATTERNED_UNION_STATES` states (spelling
-    more at once would cost more than spelling each; that union is stopped at four times as
-    many). A group of one is :func:`string_text`; one group of several is kept across
+    per character is a substitution, so the union of their :func:`string_text` texts): with
+    their shared bounds and patterns taken out where they share some (:func:`_factored_union`),
+    else in groups, a group closed where its decoded union would pass
+    :data:`PATTERNED_UNION_STATES` states (spelling more at once would cost more than spelling
+    each; that union is stopped at four times as many). A group of one is :func:`string_text`; one group of several is kept across
     compilations likewise."""
     key = ("any of",) + tuple(keys)
     hit = _STRING_CACHE.get(key)
     if hit is not None and hit.num_states <= budget.max_states:
         return [hit]
     trial = replace(budget, max_states=min(budget.max_states, 4 * PATTERNED_UNION_STATES))
+    value = _factored_union(keys, trial) if len(keys) > 1 else None
+    if value is not None:
+        text = json_string(value, excludes=(), escapes="minimal", budget=budget)
+        if text.num_states <= _STRING_CACHE_STATES:
+            _STRING_CACHE.put(key, text)
+        return [text]
     groups: list = []           # [keys, decoded union]
     for k in keys:    # (one at a time, minimised as it goes: no product of them all)
         d = _decoded(*k, budget)
