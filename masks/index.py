@@ -365,6 +365,8 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
     nodes visited or more over all of them, and that length at most halves the groups."""
     table = bt.table
     if min_visits > 0:
+        if n_blocks - 1 < SPLIT_MIN_GROUPS:       # (fewer groups in all: no need to look)
+            return [(trie, block, n_blocks)]
         _, first = np.unique(block, return_index=True)
         first = first[1:]
         acyclic = first[np.bincount(comp)[comp[first]] == 1]
