@@ -17,10 +17,10 @@ build itself walks the trie once per group of states that no string as long as t
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
 than a token's length from their bound all share one walk. Where the counts of such strings make
 many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the
-groups no string of its longest token tells apart: a count more than 6 characters from its bound
-walks the tokens of up to 6 bytes once for all such counts, and only the few longer tokens per
-count (``format: email``, ``maxLength: 64``: 3-4 times faster to index). States whose walks agree until they
-leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies of a
+groups no string of its longest token tells apart: the counts more than 6 characters from their
+bound walk the tokens of up to 6 bytes once for all of them, and only the longer tokens count by
+count (``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). States whose walks
+agree until they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies of a
 schema's string properties, which differ only after the closing quote) share the walk up to their
 exits, so a free-text body is walked in full once per schema, not once per property. Walks are
 shared by *region* (:func:`_regions`: strongly connected components, with JSON's separators and
@@ -84,9 +84,9 @@ MAX_SIGNATURE_STATES = 64
 #: where the automaton has :data:`SPLIT_MIN_GROUPS` groups of states outside cycles or more and
 #: the walks of :data:`SPLIT_SAMPLES` of them, spread over them, predict :data:`SPLIT_MIN_VISITS`
 #: trie nodes visited or more in all: below, the other bands' preparation costs more than the
-#: walks save. Over the dev corpora's flat automata (Llama-3) indexing went from
-#: 5.7 s to 4.0 s in all; Github_easy o12176 (``format: email`` and ``uri``) 796 -> 216 ms,
-#: Github_trivial o13272 (``maxLength: 64``) 142 -> 51 ms.
+#: walks save. Over the dev corpora's 342 flat automata (Llama-3) indexing went from 5.7 s to
+#: 3.9 s in all, the 319 indexed in under 30 ms unchanged; Github_easy o12176 (``format: email``
+#: and ``uri``) 776 -> 219 ms, Github_trivial o13272 (``maxLength: 64``) 141 -> 55 ms.
 SPLIT_LENGTHS = (6, 12)
 SPLIT_SAMPLES = 16
 SPLIT_MIN_VISITS = 1 << 21
@@ -502,9 +502,11 @@ class TokenIndex:
             band with its own groups of states (``group_states``): no token of ``k`` bytes tells
             apart the counts of a length-bounded string more than ``k`` from their bound, so its
             tokens of at most ``k`` bytes are walked once for all of them (default
-            :data:`SPLIT_LENGTHS`; None: one walk). A length splits where the walks of a few
-            groups predict ``split_min_visits`` trie nodes visited or more in all (default
-            :data:`SPLIT_MIN_VISITS`) and that length at most halves the groups. Same result.
+            :data:`SPLIT_LENGTHS`; None: one walk). A length splits where the automaton has
+            :data:`SPLIT_MIN_GROUPS` groups outside cycles or more, the walks of a few of them
+            predict ``split_min_visits`` trie nodes visited or more in all (default
+            :data:`SPLIT_MIN_VISITS`; 0: split wherever a length halves the groups) and that
+            length at most halves the groups. Same result.
 
         Returns
         -------
@@ -516,7 +518,7 @@ class TokenIndex:
             raise OptionError(f"strategy must be 'auto', 'bytes' or 'classes', not {strategy!r}")
         trie = token_trie(vocab)
         t1 = time.perf_counter()
-        n_states, n_classes = bt.table.shape
+        n_states = bt.table.shape[0]
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
         if group_states:
             block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)

@@ -250,8 +250,8 @@ def patterned_strings_texts(keys: tuple, budget: Budget) -> list:
     their shared bounds and patterns taken out where they share some (:func:`_factored_union`),
     else in groups, a group closed where its decoded union would pass
     :data:`PATTERNED_UNION_STATES` states (spelling more at once would cost more than spelling
-    each; that union is stopped at four times as many). A group of one is :func:`string_text`; one group of several is kept across
-    compilations likewise."""
+    each; that union is stopped at four times as many). A group of one is :func:`string_text`;
+    one text of several keys is kept across compilations likewise."""
     key = ("any of",) + tuple(keys)
     hit = _STRING_CACHE.get(key)
     if hit is not None and hit.num_states <= budget.max_states:
