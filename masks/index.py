@@ -375,8 +375,8 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
             return [(trie, block, n_blocks)]
         picks = acyclic[np.linspace(0, n - 1, SPLIT_SAMPLES).astype(np.int64)]
         need = -(-min_visits * SPLIT_SAMPLES // n)     # the samples' share, rounded up
-        got = kernels.walk_visits(trie.sym, trie.depth, trie.end, bt.byte_classes, table,
-                                  picks.astype(np.int32), need)
+        got = kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth,
+                                  bt.byte_classes, table, picks.astype(np.int32), need)
         if got < need:
             return [(trie, block, n_blocks)]
     parts, lo = [], 0

@@ -699,14 +699,10 @@ def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur
 
 
 @njit(cache=True)
-def walk_visits(sym, depth, end, sym_class, table, states, max_total):
+def walk_visits(sym, depth, end, max_depth, sym_class, table, states, max_total):
     """Trie nodes the walks from ``states`` visit in all (a build's cost, sampled), counted up to
-    ``max_total``."""
+    ``max_total`` (``max_depth``: the trie's deepest node)."""
     n_nodes = sym.shape[0]
-    max_depth = 0
-    for i in range(n_nodes):
-        if depth[i] > max_depth:
-            max_depth = depth[i]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
     visited = 0
     for x in range(states.shape[0]):
