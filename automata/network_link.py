@@ -35,7 +35,6 @@ Chrobak's normal form, found here by iteration rather than built.
 
 from __future__ import annotations
 
-from math import gcd
 
 import numpy as np
 
@@ -95,86 +94,55 @@ def _trim(bp: BytePiece, calls: list) -> tuple[np.ndarray, list]:
 
 
 def _lasso(k: _Kept, live: np.ndarray) -> None:
-    """Tail, period and bits of ``T(q)`` for every live state of a counted piece."""
-    tab = np.asarray(k.bp.table)
+    """Tail, period and bits of ``T(q)`` for every live state of a counted piece.
+
+    Bit ``x`` of state ``q`` says whether ``q`` can end after ``x`` more ticks. All states step
+    together: the vector of bits after ``x + 1`` ticks is those after ``x`` read back through one
+    tick and the moves without one, so the first vector seen twice closes the lasso (an array
+    pass per tick, not a set walk per state)."""
+    tab = np.asarray(k.bp.table).astype(np.int64)
     n = tab.shape[0]
-    eps = [0] * n
-    tick = [0] * n
-    for q in range(1, n):
-        if not live[q]:
-            continue
-        for v in set(tab[q].tolist()):
-            t = v & STATE_MASK
-            if t and live[t]:
-                if v & TICK_BIT:
-                    tick[q] |= 1 << t
-                else:
-                    eps[q] |= 1 << t
-    for q, _, r, t, _ in k.calls:
-        if t:
-            tick[q] |= 1 << r
-        else:
-            eps[q] |= 1 << r
-    # epsilon closures (bit sets), by iteration to a fixpoint
-    clo = [(1 << q) | eps[q] if live[q] else 0 for q in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for q in range(1, n):
-            c = clo[q]
-            x = c & ~(1 << q)
-            acc = c
-            while x:
-                b = x & -x
-                acc |= clo[b.bit_length() - 1]
-                x ^= b
-            if acc != c:
-                clo[q] = acc
-                changed = True
-    acc_bits = 0
-    for q in np.flatnonzero(np.asarray(k.bp.accepting) & live).tolist():
-        acc_bits |= 1 << q
+    src = np.repeat(np.arange(n, dtype=np.int64), tab.shape[1])
+    val = tab.ravel()
+    dst = val & STATE_MASK
+    ok = (src > 0) & (dst > 0) & live[src] & live[dst]
+    ticked = (val & TICK_BIT) != 0
+    calls = np.array([(q, r, bool(t)) for q, _, r, t, _ in k.calls], dtype=np.int64).reshape(-1, 3)
+    calls = calls[live[calls[:, 0]] & live[calls[:, 1]]] if len(calls) else calls
 
-    def closure(x: int) -> int:
-        out = 0
-        while x:
-            b = x & -x
-            out |= clo[b.bit_length() - 1]
-            x ^= b
-        return out
+    def edges(tick: bool) -> tuple[np.ndarray, np.ndarray]:
+        keep = ok & (ticked if tick else ~ticked)
+        c = calls[calls[:, 2] == int(tick)] if len(calls) else calls
+        pairs = np.unique(np.concatenate([src[keep] * n + dst[keep], c[:, 0] * n + c[:, 1]]))
+        return pairs // n, pairs % n
 
-    def after_tick(x: int) -> int:
-        out = 0
-        while x:
-            b = x & -x
-            out |= tick[b.bit_length() - 1]
-            x ^= b
-        return closure(out)
+    e_src, e_dst = edges(False)
+    t_src, t_dst = edges(True)
 
-    per: dict[int, tuple] = {}
-    tail, period = 0, 1
-    for q in range(1, n):
-        if not live[q]:
-            continue
-        seen: dict[int, int] = {}
-        seq: list[bool] = []
-        x = clo[q]
-        while x not in seen:
-            if len(seq) > LASSO_LIMIT:
-                raise BudgetExceeded(LASSO_LIMIT, len(seq), f"lasso of counted piece {k.p}")
-            seen[x] = len(seq)
-            seq.append(bool(x & acc_bits))
-            x = after_tick(x)
-        a = seen[x]
-        per[q] = (a, len(seq) - a, seq)
-        tail = max(tail, a)
-        period = period * (len(seq) - a) // gcd(period, len(seq) - a)
-        if tail + period > LASSO_LIMIT:
-            raise BudgetExceeded(LASSO_LIMIT, tail + period, f"lasso of counted piece {k.p}")
-    width = tail + period
-    for q, (a, pq, seq) in per.items():
-        k.bits[q] = [seq[x] if x < a + pq else seq[a + (x - a) % pq] for x in range(width)]
-    k.tail, k.period = tail, period
+    def close(u: np.ndarray) -> np.ndarray:
+        """States that reach a state of ``u`` without a tick."""
+        while True:
+            more = u.copy()
+            more[e_src[u[e_dst]]] = True
+            if (more == u).all():
+                return u
+            u = more
+
+    bits = close(np.asarray(k.bp.accepting, dtype=bool) & live)
+    seen: dict[bytes, int] = {}
+    rows = []
+    while (key := np.packbits(bits).tobytes()) not in seen:
+        if len(rows) >= LASSO_LIMIT:
+            raise BudgetExceeded(LASSO_LIMIT, len(rows) + 1, f"lasso of counted piece {k.p}")
+        seen[key] = len(rows)
+        rows.append(bits)
+        after = np.zeros(n, dtype=bool)
+        after[t_src[bits[t_dst]]] = True
+        bits = close(after)
+    table = np.array(rows).T
+    for q in np.flatnonzero(live[1:]) + 1:
+        k.bits[int(q)] = table[q].tolist()
+    k.tail, k.period = seen[key], len(rows) - seen[key]
 
 
 def _key_tables(k: _Kept, live: np.ndarray) -> None:
