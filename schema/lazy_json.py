@@ -83,6 +83,15 @@ def _marked_characters(escapes: str) -> DFA:
     return DFA.concat_all([one, DFA.literal(_MARK)]).star()
 
 
+def _marked(value: DFA, escapes: str, budget) -> DFA:
+    """The spellings of the decoded strings ``value``, each character followed by the mark."""
+    if escapes not in ("all", "minimal"):
+        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
+    mark, minimal = DFA.literal(_MARK), escapes == "minimal"
+    return value.substitute(lambda cs: DFA.concat_all([escape_image(cs, minimal), mark]),
+                            budget=budget)
+
+
 def _excluding_unmarked(excludes: list[str]) -> DFA:
     """Texts with marks anywhere whose text without the marks contains none of ``excludes``."""
     if any(_MARK in e for e in excludes):
@@ -93,7 +102,8 @@ def _excluding_unmarked(excludes: list[str]) -> DFA:
 
 
 def string_piece(net: Network, min_length: int = 0, max_length: int | None = None,
-                 excludes: Iterable[str] = (), escapes: str = "all") -> int:
+                 excludes: Iterable[str] = (), escapes: str = "all",
+                 value: DFA | None = None) -> int:
     """A counted piece: the JSON strings of ``min_length..max_length`` decoded characters.
 
     Parameters
@@ -108,6 +118,9 @@ def string_piece(net: Network, min_length: int = 0, max_length: int | None = Non
     escapes : {"all", "minimal"}
         Every spelling JSON allows, or the plain one of each character (see
         :func:`.strings.json_encode`).
+    value : DFA, optional
+        Decoded strings the text must spell, whatever their length (an automaton over code
+        points: a ``pattern`` or ``format``); the count is still the bounds'. None: any.
 
     Returns
     -------
@@ -115,7 +128,7 @@ def string_piece(net: Network, min_length: int = 0, max_length: int | None = Non
         The piece's number.
     """
     excludes = [e for e in excludes]
-    body = _marked_characters(escapes)
+    body = _marked_characters(escapes) if value is None else _marked(value, escapes, net.budget)
     if excludes:
         body = body & _excluding_unmarked(excludes)
     expr = concat(Text(_QUOTE), Text(body, tick=TICK_MARK), Text(_QUOTE))

@@ -355,7 +355,9 @@ class Lowering:
         ``pattern`` or ``format`` and nothing else (with ``tuning.string_unions``) are unioned as
         decoded values and spelled once (:func:`.lower_scalars.patterned_strings_texts`): one
         substitution into JSON spellings, not one per alternative and then a product of the
-        spelled automata (Handwritten allany22, nested negations of patterns: 5.5 s -> 1.4 s)."""
+        spelled automata (Handwritten allany22, nested negations of patterns: 5.5 s -> 1.4 s);
+        where they share large length bounds, one counted piece whose body is the union of
+        their patterns (:meth:`.lower_lazy.CountedPieces.strings`)."""
         b = self.budget
         keys = {}
         if self.tuning.string_unions:
@@ -375,11 +377,19 @@ class Lowering:
             keys = {}
         out = TypedLanguage.nothing()
         if keys:
-            for i in keys:
-                lo, hi = keys[i][:2]
-                self.charge(max(lo, hi or 0), "string", alts[i].ptr)
-            for text in patterned_strings_texts(tuple(dict.fromkeys(keys.values())), b):
-                out = out.union(TypedLanguage.of({"string": text}, set(TYPES) - {"string"}), b)
+            distinct = tuple(dict.fromkeys(keys.values()))
+            got = None
+            if self.counted is not None:    # one counted piece, the patterns' union its body
+                got = self.counted.strings(self, distinct, alts[next(iter(keys))].ptr)
+            if got is not None:
+                out = TypedLanguage.of({"string": got[0]}, set(TYPES) - {"string"}, got[1])
+            else:
+                for i in keys:
+                    lo, hi = keys[i][:2]
+                    self.charge(max(lo, hi or 0), "string", alts[i].ptr)
+                for text in patterned_strings_texts(distinct, b):
+                    out = out.union(TypedLanguage.of({"string": text}, set(TYPES) - {"string"}),
+                                    b)
         for i, alt in enumerate(alts):
             if i not in keys:
                 out = out.union(self.alternative(alt), b)

@@ -5,9 +5,11 @@ copies of a character's spellings, ``"minItems": 10**6`` a million copies of an 
 lowering (:class:`~.lower.Lowering`) asks :class:`CountedPieces`, per node of the intermediate
 form, whether the strings or arrays it allows are **counted**: when their estimated flat size
 passes :data:`LAZY_STATES` and their node holds nothing but counts (a string's length bounds; an
-array's items and item counts), they become a counted piece of a
+array's items and item counts), or a string's bounds meet patterns or formats in a flat product
+past :data:`PATTERNED_COST` times that, they become a counted piece of a
 :class:`~tokenfsm.automata.network.Network` (:mod:`.lazy_json`: one copy of the string body or of
-the item, the count held in the walk's configuration) and the flat automaton holds a
+the item, the count held in the walk's configuration; a patterned string's body is its patterns'
+automaton, as is a union of patterned strings sharing their bounds) and the flat automaton holds a
 **placeholder** character where their texts go. Everything else is **inlined** as the flat route
 lowers it; an array's items are pieces made of their own flat automata, placeholders included, so
 an object with a long string property is a flat object calling a counted string.
@@ -46,15 +48,24 @@ from tokenfsm.automata.recursive import HOLES
 from . import ir
 from .jsontext import TYPES, _rows
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
-from .lower_scalars import exclusion_states
+from .lower_scalars import _decoded, _factored_union, exclusion_states, patterned_string
 
-__all__ = ["LAZY_STATES", "KEY_SET_MIN", "COUNT_ATTEMPTS", "CountedPieces"]
+__all__ = ["LAZY_STATES", "PATTERNED_COST", "KEY_SET_MIN", "COUNT_ATTEMPTS", "CountedPieces",
+           "has_length"]
 
 #: Strings or arrays whose estimated flat size passes this many states, and whose node holds
 #: nothing but counts, are counted rather than copied. The regex route's threshold
 #: (:data:`tokenfsm.automata.lazy_regex.LAZY_REPEAT_STATES`), measured there: below it the flat
 #: index fills masks fastest and builds fast enough; above it its build time grows with the copies.
 LAZY_STATES = 500
+
+#: A string under a ``pattern`` or ``format`` is counted only past this many times
+#: :data:`LAZY_STATES` (the flat route's product of its bounds and patterns): near a bound every
+#: count has rows of its own, and a row there is a walk of most of the vocabulary (7 ms on
+#: Llama-3's), where the flat index makes rows in bulk. Handwritten allany20, a union of
+#: patterned strings of 10..90 characters (12,880 states): 2.4 s flat, 52 ms counted;
+#: allany22 (2,300): 0.57 s flat, about what a document's rows cost counted.
+PATTERNED_COST = 10
 
 #: Lowerings a compilation tries: each one after the first inlines the counted nodes that a
 #: product or complement met in the one before; the last counts nothing.
@@ -67,6 +78,35 @@ KEY_SET_MIN = 4
 
 #: The placeholder characters (a string piece's body uses :data:`.lazy_json.TICK_MARK` itself).
 _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
+
+
+#: Lengths :func:`has_length` follows before it gives up (and the string is not counted).
+LENGTH_STEPS = 1 << 14
+
+
+def has_length(dfa: DFA, lo: int, hi: int | None) -> bool:
+    """Whether the minimal automaton ``dfa`` accepts some string of ``lo..hi`` characters
+    (``hi=None``: at least ``lo``); False also where that is not known within
+    :data:`LENGTH_STEPS` lengths. The sets of states reached at each length repeat with a
+    period, so a huge ``lo`` costs one period."""
+    if dfa.start == 0:
+        return False
+    seen: dict[frozenset, int] = {}
+    reached = [frozenset([dfa.start])]
+    k = 0
+    while k < lo:
+        here = reached[-1]
+        if here in seen:           # a period: the set at lo is one already reached
+            first = seen[here]
+            reached = [reached[first + (lo - first) % (k - first)]]
+            break
+        if k >= LENGTH_STEPS or not here:
+            return False
+        seen[here] = k
+        reached.append(frozenset(t for s in here for t in dfa.delta[s] if t))
+        k += 1
+    dist = dfa._distance_to_accept()      # every state of a minimal automaton is live
+    return bool(reached[-1]) and (hi is None or min(dist[s] for s in reached[-1]) <= hi - lo)
 
 
 class CountedPieces:
@@ -92,7 +132,12 @@ class CountedPieces:
     @staticmethod
     def target(node) -> tuple:
         """What an :class:`~tokenfsm.automata.errors.OpaqueSymbolError` names for the counted
-        strings or arrays of ``node`` (an :class:`.ir.StringNode` or :class:`.ir.ArrayNode`)."""
+        strings or arrays of ``node`` (an :class:`.ir.StringNode` or :class:`.ir.ArrayNode`): a
+        string node by what it says (a node merged from several is made again by each
+        lowering), an array node by itself."""
+        if isinstance(node, ir.StringNode):
+            return ("counted", node.ptr, node.min_length, node.max_length, node.patterns,
+                    node.formats)
         return ("counted", node.ptr, id(node))
 
     def __bool__(self) -> bool:
@@ -102,17 +147,51 @@ class CountedPieces:
     def string(self, lw, node: ir.StringNode | None) -> tuple | None:
         """``(placeholder DFA, calls)`` for the strings of ``node`` when they are counted, else
         None (the flat route lowers them)."""
-        if node is None or node.patterns or node.formats:
+        if node is None:
             return None
         lo, hi = node.min_length, node.max_length
         if hi is not None and hi < lo:
             return None
         size = max(lo, hi or 0) + 2
+        if node.patterns or node.formats:
+            # the flat route's product of the bounds and the patterns, one plain spelling each
+            got = patterned_string(lw, node)
+            if got is None or (lo == 0 and hi is None) or self.target(node) in self.inline:
+                return None
+            return self._patterned(self.target(node), lo, hi,
+                                   _decoded(0, None, *got[2:], lw.budget))
         if lw.excludes and (lo or hi is not None):
             size *= exclusion_states(lw.excludes)
         if size <= self.threshold:
             return None
-        return self._counted(node, lambda: string_piece(self.net, lo, hi, excludes=lw.excludes))
+        return self._counted(self.target(node), lambda: string_piece(
+            self.net, lo, hi, excludes=lw.excludes))
+
+    def strings(self, lw, keys: tuple, ptr: str) -> tuple | None:
+        """``(placeholder DFA, calls)`` for the strings of any of ``keys`` (patterned strings,
+        see :func:`.lower_scalars.patterned_string`, unioned by :meth:`.Lowering.union_of`)
+        when they share their length bounds and are counted as one piece (the union of their
+        patterns its body), else None."""
+        lo, hi = keys[0][:2]
+        if any(k[:2] != (lo, hi) for k in keys) or (lo == 0 and hi is None):
+            return None
+        target = ("counted", ptr, keys)
+        if target in self.inline:
+            return None
+        unbounded = tuple((0, None) + k[2:] for k in keys)
+        value = _factored_union(unbounded, lw.budget) or DFA.union_all(
+            [_decoded(*k, lw.budget) for k in unbounded], lw.budget)
+        return self._patterned(target, lo, hi, value)
+
+    def _patterned(self, target: tuple, lo: int, hi: int | None, value: DFA) -> tuple | None:
+        """The strings of ``lo..hi`` characters spelling a string of ``value`` (one plain
+        spelling each), counted when their flat product is large (:data:`PATTERNED_COST`)."""
+        value = value.minimize()
+        if (max(lo, hi or 0) + 2) * value.num_states <= PATTERNED_COST * self.threshold \
+                or not has_length(value, lo, hi):
+            return None    # (no string of those lengths: the flat route says where)
+        return self._counted(target, lambda: string_piece(self.net, lo, hi, escapes="minimal",
+                                                          value=value))
 
     # ------------------------------------------------------------------ arrays
     def array(self, lw, node: ir.ArrayNode, langs: list) -> tuple | None:
@@ -141,7 +220,8 @@ class CountedPieces:
             if hi < lo:
                 return None        # no array at all: the flat route says so
         pieces = [self._text_piece(d) for d in prefix[:n_ok]]
-        got = self._counted(node, lambda: array_piece(self.net, pieces, items, lw.ws, lo, hi))
+        got = self._counted(self.target(node), lambda: array_piece(
+            self.net, pieces, items, lw.ws, lo, hi))
         if got is None:
             return None
         complete = all(set(TYPES) <= la.complete for la in langs)
@@ -167,12 +247,11 @@ class CountedPieces:
         declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
                     for name, m in zip(names, members)]
         extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
-        return self._counted(node, lambda: object_piece(
+        return self._counted(self.target(node), lambda: object_piece(
             self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
 
     # ------------------------------------------------------------------ the network
-    def _counted(self, node, make) -> tuple | None:
-        key = self.target(node)
+    def _counted(self, key: tuple, make) -> tuple | None:
         if key in self.inline:
             return None
         got = self._memo.get(key)

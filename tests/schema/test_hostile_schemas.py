@@ -109,6 +109,7 @@ def test_not_of_the_root_is_a_typed_error():
     {"type": "string", "minLength": 10**9},
     {"type": "string", "maxLength": 10**9, "minLength": 10**8},
     {"type": "array", "minItems": 10**8},
+    {"type": "string", "minLength": 10**9, "pattern": "^a"},
 ])
 def test_huge_counts_are_held_as_counts(schema):
     # a counted piece (schema.lower_lazy): nothing built per character or item; the flat
@@ -120,7 +121,6 @@ def test_huge_counts_are_held_as_counts(schema):
 
 
 @pytest.mark.parametrize("schema, pointer", [
-    ({"type": "string", "minLength": 10**9, "pattern": "^a"}, "/"),
     ({"const": "x" * 3_000_000}, "/const"),
     ({"enum": [f"value-{i}" for i in range(100_000)]}, "/enum"),
     ({"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)},

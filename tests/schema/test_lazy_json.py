@@ -38,6 +38,19 @@ def test_string_piece_is_the_flat_string(lo, span, excludes, escapes):
     assert net.to_dfa(p) == want
 
 
+@settings(max_examples=30)
+@given(lo=st.integers(0, 3), span=st.one_of(st.none(), st.integers(0, 3)),
+       pattern=st.sampled_from(["^[ab]*b", "é|\\\\|\"|\\n", "a.c", "^\\d+$"]),
+       escapes=st.sampled_from(["all", "minimal"]))
+def test_patterned_string_piece_is_the_flat_string(lo, span, pattern, escapes):
+    hi = None if span is None else lo + span
+    net = Network()
+    value = string_value(pattern=pattern)       # the body: the pattern at any length
+    p = string_piece(net, lo, hi, escapes=escapes, value=value)
+    want = json_string(string_value(lo, hi, pattern=pattern), escapes=escapes)
+    assert net.to_dfa(p) == want
+
+
 INTEGER, BOOL, NULL = "-?(?:0|[1-9][0-9]*)", "true|false", "null"
 
 
