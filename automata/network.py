@@ -66,9 +66,11 @@ __all__ = ["Network", "Text", "Call", "Tick", "Concat", "Choice", "Star", "SepBy
 class Text:
     """One text of a code-point automaton. ``tick``: a character (below U+0080) that the
     automaton's texts contain as a marker, standing for a tick of the piece's count (it must be
-    forced: after it is read nothing else could have been). ``calls``: ``(character, Call)``
-    pairs, each character (below U+0080) a placeholder in the automaton's texts that stands for
-    one text of the call's piece (how a flat automaton calls pieces from inside it)."""
+    forced: after it is read nothing else could have been). ``calls``: ``(placeholder, Call)``
+    pairs, each placeholder a character (below U+0080, given as its code point) or a pair of
+    them (a 2-character str) in the automaton's texts that stands for one text of the call's
+    piece (how a flat automaton calls pieces from inside it). The first character of a pair is
+    no single placeholder, so a text is read one way only."""
 
     dfa: DFA
     tick: int | None = None
@@ -83,15 +85,30 @@ class Text:
             raise AutomatonError("Text.calls must be a tuple of (character, Call) pairs")
         seen = {self.tick}
         for pair in self.calls:
-            if not (isinstance(pair, tuple) and len(pair) == 2 and _marker(pair[0])
-                    and isinstance(pair[1], Call)) or pair[0] in seen:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Call)
+                    and (_marker(pair[0]) or _marker_pair(pair[0], self.tick))) \
+                    or pair[0] in seen:
                 raise AutomatonError(f"a call placeholder is a distinct code point in 1..0x7F "
-                                     f"with a Call, not {pair!r}")
+                                     f"or a pair of them, with a Call, not {pair!r}")
             seen.add(pair[0])
+        firsts = {ord(h[0]) for h, _ in self.calls if isinstance(h, str)}
+        if firsts & seen:
+            raise AutomatonError("a pair of placeholders begins with a single placeholder: "
+                                 "its texts would be read two ways")
 
 
 def _marker(c) -> bool:
     return not isinstance(c, bool) and isinstance(c, int) and 0 < c < 0x80
+
+
+def _marker_pair(h, tick) -> bool:
+    return (isinstance(h, str) and len(h) == 2 and all(_marker(ord(c)) for c in h)
+            and tick not in (ord(h[0]), ord(h[1])))
+
+
+def placeholder_chars(h) -> list[int]:
+    """The code points of a placeholder (a code point, or a pair of them as a str)."""
+    return [ord(c) for c in h] if isinstance(h, str) else [h]
 
 
 @dataclass(frozen=True)

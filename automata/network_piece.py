@@ -140,7 +140,7 @@ class _Parts:
     byte classes (each placeholder and tick marker a class of its own) and the distinct calls."""
 
     def __init__(self, body, index: int, meter):
-        from .network import Call, Choice, Concat, SepBy, Star, Text, Tick
+        from .network import Call, Choice, Concat, SepBy, Star, Text, Tick, placeholder_chars
 
         self.body, self.index, self.meter = body, index, meter
         texts: list = []
@@ -173,7 +173,8 @@ class _Parts:
                 lowered[id(t.dfa)] = t.dfa.to_bytes()
             b = lowered[id(t.dfa)]
             m = np.asarray(b.byte_classes, dtype=np.int64)
-            marks = ([t.tick] if t.tick is not None else []) + [h for h, _ in t.calls]
+            marks = ([t.tick] if t.tick is not None else []) + list(dict.fromkeys(
+                x for h, _ in t.calls for x in placeholder_chars(h)))
             for x in marks:
                 same = np.flatnonzero(m == m[x])
                 if set(same.tolist()) - set(marks) and np.asarray(b.table)[:, m[x]].any():
@@ -265,7 +266,7 @@ def _by_subsets(parts: _Parts) -> BytePiece:
             if tick_to:
                 nfa.extra[base + s].append((TICK, base + tick_to))
             for h, c in t.calls:      # a placeholder: one text of the called piece
-                to = int(tab[s, b.byte_classes[h]])
+                to = _after_placeholder(tab, b.byte_classes, s, h)
                 if to:
                     nfa.extra[base + s].append((J + specs[(c.piece, c.tick, c.key)], base + to))
             if b.accepting[s]:
@@ -299,11 +300,22 @@ def _one_text(parts: _Parts) -> BytePiece | None:
     calls = {}
     for h, c in t.calls:
         k = parts.specs[(c.piece, c.tick, c.key)]
-        for s in np.flatnonzero(tab[:, b.byte_classes[h]]).tolist():
-            if s:
-                calls[(s, k)] = (int(tab[s, b.byte_classes[h]]), bool(c.tick))
+        first = h if isinstance(h, int) else ord(h[0])
+        for s in np.flatnonzero(tab[:, b.byte_classes[first]]).tolist():
+            to = _after_placeholder(tab, b.byte_classes, s, h) if s else 0
+            if to:
+                calls[(s, k)] = (to, bool(c.tick))
     return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
                           int(b.start), parts.byte_cls, parts.call_specs)
+
+
+def _after_placeholder(tab: np.ndarray, byte_classes, s: int, h) -> int:
+    """The state a lowered text reaches from ``s`` over the placeholder ``h`` (a code point, or
+    a pair of them: the state inside the pair is never walked), or 0."""
+    if isinstance(h, int):
+        return int(tab[s, byte_classes[h]])
+    m = int(tab[s, byte_classes[ord(h[0])]])
+    return int(tab[m, byte_classes[ord(h[1])]]) if m else 0
 
 
 class _Closures:

@@ -76,8 +76,16 @@ COUNT_ATTEMPTS = 3
 #: rows are made up front, unless their values make that product pass :data:`LAZY_STATES`.
 KEY_SET_MIN = 4
 
-#: The placeholder characters (a string piece's body uses :data:`.lazy_json.TICK_MARK` itself).
+#: Holes that begin pairs of placeholders rather than stand alone: the pieces past the single
+#: placeholders take a pair each (the four Kubernetes list schemas hold 28 or more objects of
+#: over :data:`KEY_SET_MIN` keys; with the 24 singles, 105 pieces in all).
+PAIR_PREFIXES = 3
+
+#: The placeholders, singles (code points) then pairs (2-character str); a string piece's body
+#: uses :data:`.lazy_json.TICK_MARK` itself.
 _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
+_PLACEHOLDERS = _HOLES[:-PAIR_PREFIXES] + tuple(
+    chr(p) + chr(h) for p in _HOLES[-PAIR_PREFIXES:] for h in _HOLES)
 
 
 #: Lengths :func:`has_length` follows before it gives up (and the string is not counted).
@@ -125,7 +133,7 @@ class CountedPieces:
         self.threshold = threshold
         self.net = Network(budget)
         self.inline = inline
-        self._piece_of: dict[int, int] = {}    # placeholder -> piece
+        self._piece_of: dict = {}              # placeholder -> piece
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
 
@@ -205,7 +213,7 @@ class CountedPieces:
         if hi is not None and hi < lo:
             return None
         key = self.target(node)
-        if key in self.inline or len(self._piece_of) >= len(_HOLES):
+        if key in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
             return None
         langs = langs()
         dfas = [la.to_dfa(lw.budget).minimize() for la in langs]
@@ -242,7 +250,7 @@ class CountedPieces:
         rows = sum(_rows(m.value) for m in members) + sum(_rows(v) for _, v in regions)
         if len(members) <= KEY_SET_MIN and rows << len(members) <= self.threshold:
             return None
-        if self.target(node) in self.inline or len(self._piece_of) >= len(_HOLES):
+        if self.target(node) in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
             return None
         declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
                     for name, m in zip(names, members)]
@@ -256,11 +264,12 @@ class CountedPieces:
             return None
         got = self._memo.get(key)
         if got is None and key not in self._memo:
-            if len(self._piece_of) >= len(_HOLES):
+            if len(self._piece_of) >= len(_PLACEHOLDERS):
                 return None        # no placeholder left: inlined
-            h = _HOLES[len(self._piece_of)]
+            h = _PLACEHOLDERS[len(self._piece_of)]
             self._piece_of[h] = make()
-            got = self._memo[key] = (DFA.literal(chr(h)), frozenset([key]))
+            got = self._memo[key] = (DFA.literal(h if isinstance(h, str) else chr(h)),
+                                     frozenset([key]))
         return got
 
     def _text_piece(self, dfa: DFA) -> int:
@@ -271,12 +280,19 @@ class CountedPieces:
         return got[1]
 
     def text(self, dfa: DFA) -> Text:
-        """``Text(dfa)`` with a call for each placeholder it moves on."""
-        calls = []
-        for h, p in self._piece_of.items():
-            c = dfa.class_of(chr(h))
-            if c is not None and any(row[c] for row in dfa.delta):
-                calls.append((h, Call(p)))
+        """``Text(dfa)`` with a call for each placeholder it moves on (a pair: each of its
+        characters)."""
+        moves: dict[str, bool] = {}
+
+        def moves_on(ch: str) -> bool:
+            got = moves.get(ch)
+            if got is None:
+                c = dfa.class_of(ch)
+                got = moves[ch] = c is not None and any(row[c] for row in dfa.delta)
+            return got
+
+        calls = [(h, Call(p)) for h, p in self._piece_of.items()
+                 if all(map(moves_on, h if isinstance(h, str) else chr(h)))]
         return Text(dfa, calls=tuple(calls))
 
     def build(self, dfa: DFA):

@@ -146,6 +146,27 @@ def test_placeholders_in_a_text_call_their_pieces(lo, span, outer):
     assert net.to_dfa(top) == DFA.from_regex(flat)
 
 
+@given(lo=st.integers(1, 3), span=st.one_of(st.none(), st.integers(0, 3)),
+       outer=st.sampled_from(["<\x03\x01>(,\x03\x01)*", "(\x03\x01)?x\x03\x02|y\x04",
+                              "(\x03\x01\x03\x02)*z?\x04", "\x03\x03\x04*"]))
+def test_pairs_of_placeholders_call_their_pieces(lo, span, outer):
+    # pieces past the single placeholders take a pair each: the same substitution, a pair
+    # standing for one text and its first character for nothing alone
+    hi = None if span is None else lo + span
+    net = Network()
+    counted = net.counted(star(concat(Text(DFA.from_regex("[a-c]")), Tick())), lo=lo, hi=hi)
+    word = net.piece(Text(DFA.from_regex("[0-9]+!")))
+    calls = (("\x03\x01", Call(counted)), ("\x03\x02", Call(word)), (4, Call(word)),
+             ("\x03\x03", Call(counted)))
+    top = net.piece(Text(DFA.from_regex(outer), calls=calls))
+    rep = "(?:[a-c]{%d,%s})" % (lo, "" if hi is None else hi)
+    flat = (outer.replace("\x03\x01", rep).replace("\x03\x03", rep)
+            .replace("\x03\x02", "(?:[0-9]+!)").replace("\x04", "(?:[0-9]+!)"))
+    assert net.to_dfa(top) == DFA.from_regex(flat)
+    assert _pieces_every_way([Text(DFA.from_regex(outer), calls=calls)]) == {"subsets",
+                                                                              "one-text"}
+
+
 def test_placeholders_are_checked():
     net = Network()
     p = net.piece(Text(DFA.literal("a")))
@@ -157,6 +178,15 @@ def test_placeholders_are_checked():
         Text(DFA.literal("\x01"), tick=1, calls=((1, Call(p)),))
     with pytest.raises(AutomatonError, match="added or declared before"):
         net.piece(Text(DFA.literal("\x01"), calls=((1, Call(5)),)))
+    # pairs: two markers, neither the tick, the first no single placeholder
+    for calls in [(("\x01\x02\x03", Call(p)),), (("\x01", Call(p)),), (("\x01\x80", Call(p)),),
+                  (("\x01\x02", Call(p)), ("\x01\x02", Call(p)))]:
+        with pytest.raises(AutomatonError, match="placeholder"):
+            Text(DFA.literal("\x01\x02"), calls=calls)
+    with pytest.raises(AutomatonError, match="placeholder"):
+        Text(DFA.literal("\x01\x02"), tick=2, calls=(("\x01\x02", Call(p)),))
+    with pytest.raises(AutomatonError, match="two ways"):
+        Text(DFA.literal("\x01\x02"), calls=((1, Call(p)), ("\x01\x02", Call(p))))
     # a placeholder read like another character cannot be told apart from it
     with pytest.raises(AutomatonError, match="read like other characters"):
         net.piece(Text(DFA.from_regex("[\x01a]"), calls=((1, Call(p)),)))

@@ -382,3 +382,24 @@ def test_real_schemas_counted_equal_the_flat_route(schema, order, qwen):
         flat_index = TokenIndex.build(flat.dfa, qwen)
         for seed in range(2):
             _walk(index, flat_index, qwen, random.Random(seed), steps=20)
+
+
+def test_pieces_past_the_single_placeholders_take_pairs(qwen):
+    # 30 counted strings and 30 key-set objects, more than the 24 single placeholders: every
+    # one a piece, the language the flat route's
+    from tokenfsm.automata.lazy_bytes import KEY_SET
+
+    strings = {"type": "object", "properties": {f"s{i}": _string(0, i + 1) for i in range(30)},
+               "required": ["s0"]}
+    objects = {"type": "array", "minItems": 30, "items": False,
+               "prefixItems": [_object([{"enum": [i, j]} for j in range(5)], [True] * 5)
+                               for i in range(30)]}
+    for schema, options, kind in [(strings, {}, COUNTED_PIECE),
+                                  (objects, dict(property_order="any"), KEY_SET)]:
+        counted = compile_tuned(schema, COUNTED, whitespace=0, **options)
+        flat = compile_tuned(schema, FLAT, whitespace=0, **options)
+        assert counted.lazy.piece_kind.tolist().count(kind) == 30
+        assert counted.dfa == flat.dfa
+        index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
+        for seed in range(2):
+            _walk(index, flat_index, qwen, random.Random(seed), steps=40)
