@@ -279,7 +279,10 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                             property_order, max_depth, budget, tuning, deadline, stack, counted)
 
         lw = lowering()
-        calls = recursion == "auto" and max_depth >= 1 and calls_pay(schema_ir, tuning)
+        # (objects in any order are key sets only where counted pieces are: not on the stack
+        # route, which a schema without recursion then does not take)
+        calls = (recursion == "auto" and max_depth >= 1 and property_order == "schema"
+                 and calls_pay(schema_ir, tuning))
         if recursion != "unroll" and max_depth >= 1 and (
                 recursion == "stack" or schema_ir.has_recursion or calls):
             try:

@@ -288,3 +288,19 @@ def test_auto_counts_what_calls_cannot_hold():
     assert cs.accepts('{"extra":"' + "x" * 3000 + '"}')
     assert cs.accepts('{"p0":{"a1":{"zip":"12345"}}}')
     assert not cs.accepts('{"p0":{"a1":{"zip":"1234"}}}')
+
+
+def test_any_order_copies_instead_of_calling():
+    # objects in any order are key sets on the counted route only: a schema without recursion
+    # whose references would pay for calls keeps to it in any order (11 objects of 9 keys, key
+    # sets; their addresses flat), keys in any order as jsonschema reads them
+    many = _copied(11, 9)
+    options = dict(max_depth=2, whitespace=0, property_order="any")
+    cs = _compile(many, "auto", **options)
+    assert cs.recursive is None and cs.lazy is not None
+    validator = jsonschema.Draft202012Validator(many)
+    texts = ['{"p3":{"a8":{"zip":"12345"},"a1":{"zip":"00000","kind":"home"}},"p0":{}}',
+             '{"p3":{"a8":{"zip":"1"}}}', '{"p3":{"a1":{}}}',
+             '{"p10":{},"p2":{"a0":{"kind":"work","zip":"99999"}}}']
+    assert [cs.accepts(t) for t in texts] == [validator.is_valid(json.loads(t)) for t in texts] \
+        == [True, False, False, True]
