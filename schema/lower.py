@@ -893,7 +893,14 @@ class Lowering:
         return self._strings[key]
 
     def key_region(self, value: DFA) -> DFA:
-        """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied)."""
+        """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied).
+        Where ``value`` leaves out a few names only (the declared ones: the usual region), every
+        string's texts but those names' spellings: a product with a small automaton, not every
+        spelling of every other name made again."""
+        names = value.complement().minimize()
+        if names.num_states <= KEY_REGION_STATES and names.is_finite():
+            return self.cached_string(0, None, (), (), self.excludes).difference(
+                json_string(names, budget=self.budget), self.budget)
         return json_string(value, excludes=self.excludes, budget=self.budget)
 
     # ------------------------------------------------------------------ any value
@@ -911,6 +918,11 @@ class Lowering:
         if self._minimal is None:
             self._minimal = json_string(DFA.universal(), escapes="minimal", budget=self.budget)
         return self._minimal
+
+
+#: :meth:`Lowering.key_region` spells the names left out where they are finite and their
+#: automaton has at most this many states.
+KEY_REGION_STATES = 2_000
 
 
 def _types_only(a: ir.Assertions) -> bool:

@@ -166,3 +166,22 @@ def test_minimal_is_a_subset():
     assert json_string(DFA.universal(), escapes="minimal") <= json_string(DFA.universal())
     with pytest.raises(ValueError):
         json_string(DFA.universal(), escapes="some")
+
+
+@pytest.mark.parametrize("names, excludes", [
+    (["a", "ab", "kind", "apiVersion"], ()),
+    (['q"uote', "back\\slash", "é", "\x01ctl", "tab\t"], ()),
+    (["a", "ab", "kind"], ("ab", "\\u")),
+    ([], ()),
+])
+def test_undeclared_key_regions_are_every_other_name_spelled(names, excludes):
+    # Lowering.key_region takes every string's texts but the left-out names' spellings where
+    # those names are few: the same language as spelling every other name
+    from tokenfsm.schema.lower import Lowering
+    from tokenfsm.schema.resolve import resolve
+
+    lw = Lowering(resolve({}), excludes=excludes, allow_extra_keys=True, property_order="any")
+    left_out = DFA.union_all([DFA.literal(n) for n in names]) if names else DFA.empty()
+    for value in (DFA.universal().difference(left_out),
+                  DFA.from_regex("x[a-z]*").difference(left_out)):      # (infinite: spelled)
+        assert lw.key_region(value).equivalent(json_string(value, excludes=excludes))
