@@ -367,7 +367,16 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
         members = sorted(S)
         brow = [nfa.rows[s] for s in members if nfa.rows[s] is not None]
         row = np.zeros(J, np.int64)
-        if brow:
+        if len(brow) == 1:                     # one member reads bytes (inside a key's name)
+            r = brow[0]
+            for j in np.flatnonzero(r >= 0).tolist():
+                tgt = closures.state(int(r[j]))
+                k = ids.get(tgt)
+                if k is None:
+                    k = ids[tgt] = len(order) + 1
+                    order.append(tgt)
+                row[j] = k
+        elif brow:
             m = np.stack(brow)                 # targets per member and class (-1 none)
             for j in np.flatnonzero((m >= 0).any(axis=0)).tolist():
                 col = m[:, j]
