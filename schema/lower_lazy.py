@@ -48,7 +48,7 @@ from tokenfsm.automata.recursive import HOLES
 from . import ir
 from .jsontext import TYPES, _rows
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
-from .lower_scalars import _decoded, _factored_union, exclusion_states, patterned_string
+from .lower_scalars import decoded_strings, exclusion_states, factored_union, patterned_string
 
 __all__ = ["LAZY_STATES", "PATTERNED_COST", "KEY_SET_MIN", "COUNT_ATTEMPTS", "CountedPieces",
            "has_length"]
@@ -167,7 +167,7 @@ class CountedPieces:
             if got is None or (lo == 0 and hi is None) or self.target(node) in self.inline:
                 return None
             return self._patterned(self.target(node), lo, hi,
-                                   _decoded(0, None, *got[2:], lw.budget))
+                                   decoded_strings(0, None, *got[2:], lw.budget))
         if lw.excludes and (lo or hi is not None):
             size *= exclusion_states(lw.excludes)
         if size <= self.threshold:
@@ -187,8 +187,8 @@ class CountedPieces:
         if target in self.inline:
             return None
         unbounded = tuple((0, None) + k[2:] for k in keys)
-        value = _factored_union(unbounded, lw.budget) or DFA.union_all(
-            [_decoded(*k, lw.budget) for k in unbounded], lw.budget)
+        value = factored_union(unbounded, lw.budget) or DFA.union_all(
+            [decoded_strings(*k, lw.budget) for k in unbounded], lw.budget)
         return self._patterned(target, lo, hi, value)
 
     def _patterned(self, target: tuple, lo: int, hi: int | None, value: DFA) -> tuple | None:

@@ -44,7 +44,7 @@ from .numbers import number_range, number_schema
 from .strings import json_string
 
 __all__ = ["string_text", "any_scalar", "any_value", "string_part", "number_part",
-           "patterned_string", "patterned_strings_texts",
+           "patterned_string", "patterned_strings_texts", "decoded_strings", "factored_union",
            "values_lang", "string_value_of", "EXCLUDED_BOUNDS_STATES", "exclusion_states"]
 
 
@@ -75,7 +75,8 @@ def exclusion_states(excludes) -> int:
     return 1 + sum(len(e) for e in excludes)
 
 
-def _decoded(lo: int, hi: int | None, patterns: tuple, formats: tuple, budget: Budget) -> DFA:
+def decoded_strings(lo: int, hi: int | None, patterns: tuple, formats: tuple,
+                    budget: Budget) -> DFA:
     """Decoded strings of length ``lo..hi`` matching every pattern and every format."""
     from .ecma import ecma_pattern_dfa
     from .formats import format_dfa
@@ -99,7 +100,7 @@ def string_text(lo: int, hi: int | None, patterns: tuple, formats: tuple, exclud
     hit = _STRING_CACHE.get(key)
     if hit is not None and hit.num_states <= budget.max_states:
         return hit
-    value = _decoded(lo, hi, patterns, formats, budget)
+    value = decoded_strings(lo, hi, patterns, formats, budget)
     minimal = bool(patterns or formats)
     text = json_string(value, excludes=excludes, escapes="minimal" if minimal else "all",
                        budget=budget)
@@ -212,7 +213,7 @@ def patterned_string(lw, node: ir.StringNode | None) -> tuple | None:
     return lo, hi, patterns, formats
 
 
-def _factored_union(keys: tuple, budget: Budget) -> DFA | None:
+def factored_union(keys: tuple, budget: Budget) -> DFA | None:
     """The decoded union of strings ``keys`` (see :func:`patterned_string`) that share their
     length bounds, with what they all say taken out: the bounded strings matching the shared
     patterns and formats, intersected once with the union of what is left of each (small
@@ -230,12 +231,12 @@ def _factored_union(keys: tuple, budget: Budget) -> DFA | None:
                                                              if f not in common_f))
             for k in keys]
     try:
-        shared = _decoded(lo, hi, tuple(common_p), tuple(common_f), budget)
+        shared = decoded_strings(lo, hi, tuple(common_p), tuple(common_f), budget)
         if any(not p and not f for p, f in rest):     # one of them is the shared part alone
             return shared
         union = None
         for p, f in rest:
-            d = _decoded(0, None, p, f, budget)
+            d = decoded_strings(0, None, p, f, budget)
             union = d if union is None else DFA.union_all([union, d], budget)
         value = shared.intersect(union, budget)
     except BudgetExceeded:
@@ -247,7 +248,7 @@ def patterned_strings_texts(keys: tuple, budget: Budget) -> list:
     """The JSON texts of the strings of any of ``keys`` (see :func:`patterned_string`), as
     automata whose union they are: the decoded values unioned, then spelled once (one spelling
     per character is a substitution, so the union of their :func:`string_text` texts): with
-    their shared bounds and patterns taken out where they share some (:func:`_factored_union`),
+    their shared bounds and patterns taken out where they share some (:func:`factored_union`),
     else in groups, a group closed where its decoded union would pass
     :data:`PATTERNED_UNION_STATES` states (spelling more at once would cost more than spelling
     each; that union is stopped at four times as many). A group of one is :func:`string_text`;
@@ -257,7 +258,7 @@ def patterned_strings_texts(keys: tuple, budget: Budget) -> list:
     if hit is not None and hit.num_states <= budget.max_states:
         return [hit]
     trial = replace(budget, max_states=min(budget.max_states, 4 * PATTERNED_UNION_STATES))
-    value = _factored_union(keys, trial) if len(keys) > 1 else None
+    value = factored_union(keys, trial) if len(keys) > 1 else None
     if value is not None:
         text = json_string(value, excludes=(), escapes="minimal", budget=budget)
         if text.num_states <= _STRING_CACHE_STATES:
@@ -265,7 +266,7 @@ def patterned_strings_texts(keys: tuple, budget: Budget) -> list:
         return [text]
     groups: list = []           # [keys, decoded union]
     for k in keys:    # (one at a time, minimised as it goes: no product of them all)
-        d = _decoded(*k, budget)
+        d = decoded_strings(*k, budget)
         merged = None
         if groups:
             try:
@@ -290,7 +291,7 @@ def string_value_of(lw, node: ir.StringNode) -> DFA:
     if hi is not None and hi < lo:
         return DFA.empty()
     lw.charge(max(lo, hi or 0), "string", node.ptr)
-    return _decoded(lo, hi, _patterns(lw, node), _formats(lw, node), lw.budget)
+    return decoded_strings(lo, hi, _patterns(lw, node), _formats(lw, node), lw.budget)
 
 
 # ---------------------------------------------------------------- numbers

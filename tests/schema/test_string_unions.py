@@ -75,7 +75,7 @@ FACTORED = [
 
 @pytest.mark.parametrize("keys", FACTORED)
 def test_shared_bounds_and_patterns_are_taken_out_once(keys):
-    value = lower_scalars._factored_union(keys, DEFAULT_BUDGET)
+    value = lower_scalars.factored_union(keys, DEFAULT_BUDGET)
     assert value is not None
     each = DFA.union_all([lower_scalars.string_text(*k, (), DEFAULT_BUDGET) for k in keys])
     texts = lower_scalars.patterned_strings_texts(keys, DEFAULT_BUDGET)
@@ -98,6 +98,6 @@ def test_shared_bounds_and_patterns_are_taken_out_once(keys):
 
 def test_nothing_is_taken_out_of_strings_with_other_bounds():
     keys = ((0, 8, ("^x",), ()), (0, 9, ("^x",), ()))
-    assert lower_scalars._factored_union(keys, DEFAULT_BUDGET) is None
-    assert lower_scalars._factored_union(((0, None, ("^x",), ()), (0, None, ("y",), ())),
+    assert lower_scalars.factored_union(keys, DEFAULT_BUDGET) is None
+    assert lower_scalars.factored_union(((0, None, ("^x",), ()), (0, None, ("y",), ())),
                                          DEFAULT_BUDGET) is None
