@@ -74,17 +74,9 @@ def value_piece(net: Network, dfa: DFA) -> int:
     return net.piece(Text(dfa))
 
 
-def _marked_characters(escapes: str) -> DFA:
-    """``(C mark)*``: any number of characters, each in any allowed spelling and followed by
-    the mark."""
-    if escapes not in ("all", "minimal"):
-        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
-    one = escape_image(CharSet.any(), escapes == "minimal")
-    return DFA.concat_all([one, DFA.literal(_MARK)]).star()
-
-
 def _marked(value: DFA, escapes: str, budget) -> DFA:
-    """The spellings of the decoded strings ``value``, each character followed by the mark."""
+    """The spellings of the decoded strings ``value``, each character followed by the mark
+    (``(C mark)*`` for every string: any number of characters, each in any allowed spelling)."""
     if escapes not in ("all", "minimal"):
         raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
     mark, minimal = DFA.literal(_MARK), escapes == "minimal"
@@ -128,7 +120,7 @@ def string_piece(net: Network, min_length: int = 0, max_length: int | None = Non
         The piece's number.
     """
     excludes = [e for e in excludes]
-    body = _marked_characters(escapes) if value is None else _marked(value, escapes, net.budget)
+    body = _marked(DFA.universal() if value is None else value, escapes, net.budget)
     if excludes:
         body = body & _excluding_unmarked(excludes)
     expr = concat(Text(_QUOTE), Text(body, tick=TICK_MARK), Text(_QUOTE))
