@@ -16,14 +16,14 @@ bytes through the DFA: a handful of table lookups, cheaper than a binary search 
 build itself walks the trie once per group of states that no string as long as the longest token
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
 than a token's length from their bound all share one walk. Where the counts of such strings make
-many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the
-groups no string of its longest token tells apart: the counts more than 6 characters from their
-bound walk the tokens of up to 6 bytes once for all of them, and only the longer tokens count by
-count (``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). States whose walks
-agree until they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies of a
-schema's string properties, which differ only after the closing quote) share the walk up to their
-exits, so a free-text body is walked in full once per schema, not once per property. Walks are
-shared by *region* (:func:`_regions`: strongly connected components, with JSON's separators and
+many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the groups
+no string of its longest token tells apart: the counts more than 6 characters from their bound walk
+the tokens of up to 6 bytes once for all of them, and only the longer tokens count by count
+(``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). States whose walks agree until
+they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies
+of a schema's string properties, which differ only after the closing quote) share the walk up to
+their exits, so a free-text body is walked in full once per schema, not once per property. Walks
+are shared by *region* (:func:`_regions`: strongly connected components, with JSON's separators and
 brackets ignored, so that a string body is a region of its own even inside an array of objects),
 and a region's walk is kept per vocabulary in the trie's :class:`~.trie.WalkCache`, keyed by the
 region's canonical form (:func:`.kernels.component_signatures`): the JSON string body, common to

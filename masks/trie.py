@@ -164,8 +164,10 @@ class TokenTrie:
 
         >>> from tokenfsm.masks import Vocabulary
         >>> t = token_trie(Vocabulary([b"a", b"ab", b"abc", b"b"]))
-        >>> t.band(0, 2).tok_ids.tolist(), t.band(3).tok_ids.tolist(), t.band(2, 2).tok_ids.tolist()
-        ([0, 1, 3], [2], [1])
+        >>> [t.band(0, 2).tok_ids.tolist(), t.band(3).tok_ids.tolist()]
+        [[0, 1, 3], [2]]
+        >>> t.band(2, 2).tok_ids.tolist()
+        [1]
         >>> t.band(3).num_nodes, t.band(3).max_depth   # root, a, ab, abc
         (4, 3)
         """

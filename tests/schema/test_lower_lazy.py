@@ -159,7 +159,8 @@ def test_only_large_strings_and_arrays_are_counted():
     assert not counted({"type": "string", "maxLength": 600, "not": {"const": "a"}})
 
 
-UNION = {"anyOf": [{"pattern": "^[a-c]*1"}, {"pattern": "2$"}, {"pattern": "^2", "format": "date"}],
+UNION = {"anyOf": [{"pattern": "^[a-c]*1"}, {"pattern": "2$"},
+                   {"pattern": "^2", "format": "date"}],
          "type": "string", "minLength": 2, "maxLength": 11}
 
 
@@ -250,7 +251,8 @@ def qwen():
     (_array(None, [_string(0, 2), {"enum": ["a", 1]}], 0, None, True), []),
     (_array({"type": "string"}, [], 0, 3, False), ["ab", "</s>"]),   # (unbounded strings)
     (UNION, []),
-    ({**_string(2, 9), "pattern": "^[a-z]+(-[a-z0-9]+)*$"}, ["ab"]),  # (no exclusion under a pattern)
+    # (no exclusion under a pattern)
+    ({**_string(2, 9), "pattern": "^[a-z]+(-[a-z0-9]+)*$"}, ["ab"]),
     ({**_string(0, 12), "pattern": "é.|\\d"}, []),
     (_object([_string(0, 6), _array({"type": "integer"}, [], 0, 4, False)], [True, False, False]),
      ["ab"]),
