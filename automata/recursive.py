@@ -840,6 +840,19 @@ def _joint_byte_classes(lowered: list, live: list) -> tuple[np.ndarray, list[np.
     return cls, [k[reps] for k in keys]
 
 
+class _Moves(dict):
+    """State -> the bytes it moves on (an int, bit b for byte b), found when first asked for
+    by ``move_bits`` (a class of the module: one made per call would be cyclic garbage)."""
+
+    def __init__(self, move_bits):
+        super().__init__()
+        self.move_bits = move_bits
+
+    def __missing__(self, q):
+        m = self[q] = self.move_bits([q])[0]
+        return m
+
+
 def _lower(r: RecursiveDFA) -> "PushdownBytes":
     r._build_variants()
     variants = r._variants
@@ -960,12 +973,7 @@ def _lower(r: RecursiveDFA) -> "PushdownBytes":
         blob = words.astype("<u8").tobytes()
         return [int.from_bytes(blob[32 * i:32 * i + 32], "little") for i in range(len(states))]
 
-    class _Moves(dict):
-        def __missing__(self, q):
-            m = self[q] = move_bits([q])[0]
-            return m
-
-    moves = _Moves()
+    moves = _Moves(move_bits)
     asked = sorted(set(starts) | set(edges_at) | set(call_return.tolist()))
     moves.update(zip(asked, move_bits(asked)))
 
