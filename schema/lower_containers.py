@@ -263,7 +263,6 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
     cuts += region_cuts
     if witnesses and calls:
         lw.no_calls((TypedLanguage({}, frozenset(), calls),), "a witness member")
-    extra = _extra_texts(lw, regions, witnesses)
     complete = not order and not forbidden and not patterns and names_value is None and \
         all(g.additional is None or isinstance(g.additional, ir.Always) for g in groups) and \
         node.min_properties == 0 and node.max_properties is None and not witnesses
@@ -272,6 +271,7 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
         got = lw.counted.key_set(lw, node, declared_names, members, regions)
         if got is not None:
             return got[0], complete, got[1], _deeper(cuts)
+    extra = _extra_texts(lw, regions, witnesses)
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
     # each declared member's key, value and separators are copied into the object automaton
