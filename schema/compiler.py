@@ -281,13 +281,23 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         lw = lowering()
         # (objects in any order are key sets only where counted pieces are: not on the stack
         # route, which a schema without recursion then does not take)
-        calls = (recursion == "auto" and max_depth >= 1 and property_order == "schema"
-                 and calls_pay(schema_ir, tuning))
-        if recursion != "unroll" and max_depth >= 1 and (
-                recursion == "stack" or schema_ir.has_recursion or calls):
+        recursive = recursion == "stack" or schema_ir.has_recursion
+        share_defs = recursive or (recursion == "auto" and property_order == "schema"
+                                   and calls_pay(schema_ir, tuning))
+        # every array and object a schema leaves open called, not copied; where a lowering
+        # would count something the stack route gives up (it counts nothing) for the flat one
+        share_any = property_order == "schema" and tuning.share_any_values
+        calls = (recursion == "auto" and max_depth >= 1 and not recursive
+                 and property_order == "schema" and (share_defs or share_any))
+        if recursion != "unroll" and max_depth >= 1 and (recursive or calls):
+            probe = None
+            if not share_defs and tuning.lazy_states is not None:
+                probe = lambda: CountedPieces(tuning.lazy_states, budget, probe=True)  # noqa: E731
             try:
-                got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir,
-                                  recursion, max_depth, budget, tuning)
+                got = stack_route(lambda stack: lowering(stack, lw.deadline,
+                                                         probe() if probe else None),
+                                  schema_ir, recursion, max_depth, budget, tuning, share_defs,
+                                  share_any)
             except BudgetExceeded:
                 if not calls:
                     raise

@@ -167,18 +167,25 @@ class TypedLanguage:
     calls : frozenset of str
         The definitions whose calls some part holds (a placeholder for another automaton, see
         :mod:`.stack`): a call's texts may be of several types, so such a part cannot be split
-        by type, and no product or complement can look inside it.
+        by type (unless :attr:`typed` says otherwise), and no product or complement can look
+        inside it.
     cut : dict
         Per JSON type, the shallowest nesting depth (0: the value itself) at which values of
         that type may be missing because a language was cut there (values nested past
         ``max_depth``, a recursion cut); types not listed were not cut. A complement of a cut
         language is exact only on values shallower than that.
+    typed : frozenset of (str, str)
+        ``(definition, type)`` for the calls of :attr:`calls` whose texts are all of one JSON
+        type and that only the part of that type holds (the shared every-object and
+        every-array automata, :meth:`.stack.Modules.any_value`): a filter by type keeps or
+        drops them whole.
     """
 
     parts: dict
     complete: frozenset
     calls: frozenset = frozenset()
     cut: dict = field(default_factory=dict)
+    typed: frozenset = frozenset()
 
     @staticmethod
     def nothing() -> "TypedLanguage":
@@ -186,29 +193,40 @@ class TypedLanguage:
 
     @staticmethod
     def of(parts: dict, complete: Iterable[str] = TYPES, calls: frozenset = frozenset(),
-           cut: dict | None = None) -> "TypedLanguage":
+           cut: dict | None = None, typed: frozenset = frozenset()) -> "TypedLanguage":
         live = {t: d for t, d in parts.items() if d is not None and not d.is_empty()}
-        return TypedLanguage(live, frozenset(complete), frozenset(calls),
-                             {t: c for t, c in (cut or {}).items() if t in live})
+        # (a typed call also held elsewhere, inside a container, is filtered as any other)
+        typed = frozenset((c, t) for c, t in typed if t in live and c not in calls)
+        return TypedLanguage(live, frozenset(complete), frozenset(calls) | {c for c, _ in typed},
+                             {t: c for t, c in (cut or {}).items() if t in live}, typed)
 
     def is_empty(self) -> bool:
         return not self.parts
 
     def only(self, types: Iterable[str]) -> "TypedLanguage":
         types = set(types)
-        if self.calls and set(self.parts) - types:
+        untyped = self.untyped()
+        if untyped and set(self.parts) - types:
             raise OpaqueSymbolError("a type filter on a call of another automaton",
-                                    targets=self.calls)
+                                    targets=untyped)
+        typed = frozenset((c, t) for c, t in self.typed if t in types)
         return TypedLanguage({t: d for t, d in self.parts.items() if t in types},
                              self.complete | frozenset(t for t in TYPES if t not in types),
-                             self.calls, {t: c for t, c in self.cut.items() if t in types})
+                             untyped | {c for c, _ in typed},
+                             {t: c for t, c in self.cut.items() if t in types}, typed)
 
     def union(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         parts = dict(self.parts)
         for t, d in other.parts.items():
             parts[t] = union_of([parts[t], d], budget) if t in parts else d
+        untyped = self.untyped() | other.untyped()
         return TypedLanguage(parts, self.complete & other.complete, self.calls | other.calls,
-                             shallower(self.cut, other.cut))
+                             shallower(self.cut, other.cut),
+                             frozenset(x for x in self.typed | other.typed if x[0] not in untyped))
+
+    def untyped(self) -> frozenset:
+        """The calls a filter by type cannot split (see :attr:`typed`)."""
+        return self.calls - {c for c, _ in self.typed} if self.typed else self.calls
 
     def intersect(self, other: "TypedLanguage", budget: Budget | None = None) -> "TypedLanguage":
         if self.calls or other.calls:

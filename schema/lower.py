@@ -41,6 +41,7 @@ from __future__ import annotations
 import time
 import warnings
 import weakref
+from contextlib import contextmanager, nullcontext
 
 from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
@@ -211,6 +212,7 @@ class Lowering:
         # they lose something; see cut_here)
         self._cut_log: list[list] = [[]]
         self.negated = 0
+        self._copy_any = 0          # see any_copied
         self._cut_message = f"values nested deeper than max_depth={max_depth} are cut"
         self.ref_stack: dict[str, int] = {"": 1}
         self.cuts = 0
@@ -315,6 +317,17 @@ class Lowering:
             return self.lower(node)
         finally:
             self.negated -= 1
+
+    @contextmanager
+    def any_copied(self):
+        """Within: open arrays and objects are copied in place, not called (see
+        :meth:`any_value`): what is lowered meets a product, a complement or a list of values,
+        which cannot look inside a call."""
+        self._copy_any += 1
+        try:
+            yield
+        finally:
+            self._copy_any -= 1
 
     def cut_here(self, ptr: str) -> None:
         """Values at ``ptr`` are cut at ``max_depth``: said (unless being subtracted, and then
@@ -533,20 +546,24 @@ class Lowering:
     # ------------------------------------------------------------------ one alternative
     def alternative(self, alt: Alternative) -> TypedLanguage:
         a = alt.assertions
+        # (residuals are products and complements: their operands copy open values in place)
         if alt.residual and alt.residual[0][0] == "schema" and _types_only(a):
             # the types of that subschema (anyOf: [{$ref}, ...] beside a negation): its language
             # as it is, not intersected with every JSON value (which nests only max_depth deep,
             # and on the stack route cannot meet a call)
-            lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+            with self.any_copied() if alt.residual[1:] else nullcontext():
+                lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
             if a.types is not None:
                 lang = lang.only(t for t in TYPES if t in a.types)
         elif alt.residual and alt.residual[0][0] == "schema" and trivial(a):
             # nothing but that subschema (anyOf: [{$ref}, ...]): its language as it is, not
             # intersected with every JSON value (which nests only max_depth deep, and on the
             # stack route cannot meet a call)
-            lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+            with self.any_copied() if alt.residual[1:] else nullcontext():
+                lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
         else:
-            (lang, universe), rest = self._assertions(a, alt.ptr), alt.residual
+            with self.any_copied() if alt.residual else nullcontext():
+                (lang, universe), rest = self._assertions(a, alt.ptr), alt.residual
             if universe and not rest:
                 self.cut_here(alt.ptr)
         for kind, sub in rest:
@@ -558,7 +575,8 @@ class Lowering:
                 sub = self.restricted(sub, frozenset(lang.parts) | (
                     {"integer"} if "number" in lang.parts else set()))
             if kind == "schema":
-                other = self.lower(sub)
+                with self.any_copied():
+                    other = self.lower(sub)
                 self._inexact_intersection(lang, other, sub.ptr)
                 lang = lang.intersect(other, self.budget)
             else:
@@ -579,6 +597,9 @@ class Lowering:
         """``(language, types)``: the texts of the values that meet ``a``, and the types whose
         part is the shared any-value automaton (cut at ``max_depth``, for the caller to
         report)."""
+        if a.values is not None and not self._copy_any:
+            with self.any_copied():   # (the listed values meet the parts' texts)
+                return self._assertions(a, ptr)
         types = a.types
         if types is not None and not types:
             return TypedLanguage.nothing(), set()
@@ -595,7 +616,8 @@ class Lowering:
             if integer:
                 parts = dict(lang.parts)
                 parts["number"] = number_part(self, None, True, ptr)
-                lang = TypedLanguage.of(parts, lang.complete, cut=lang.cut)
+                lang = TypedLanguage.of(parts, lang.complete, lang.untyped(), lang.cut,
+                                        lang.typed)
             return lang, {t for t in ("array", "object") if t in lang.parts}
         if a.array is not None and a.array.unique and "array" in wanted:
             if unique_arrays(a.array) is None:
@@ -605,6 +627,7 @@ class Lowering:
         if a.values is not None:
             value_lang = values_lang(self, a.values, a.values_ptr or pointer(ptr, "enum"))
         parts, complete, calls, cut, universe = {}, set(TYPES), frozenset(), {}, set()
+        typed: set = set()
         for t in wanted:
             if value_lang is not None and t not in value_lang.parts:
                 continue
@@ -631,7 +654,9 @@ class Lowering:
             elif t in ("array", "object") and getattr(a, t) is None and value_lang is not None:
                 part = value_lang.parts[t]  # the listed values, however deep
             elif t in ("array", "object") and getattr(a, t) is None:
-                part = self.any_value(ptr, False).parts[t]  # unconstrained: the shared one
+                every = self.any_value(ptr, False)  # unconstrained: the shared one
+                part = every.parts[t]
+                typed |= {x for x in every.typed if x[1] == t}
                 cut[t] = self.max_depth + 1
                 universe.add(t)
             else:
@@ -662,7 +687,8 @@ class Lowering:
                 if t not in value_lang.complete:
                     complete.discard(t)
             parts[t] = part
-        return TypedLanguage.of(parts, complete, calls, cut), universe & set(parts)
+        return TypedLanguage.of(parts, complete, calls, cut, frozenset(typed)), \
+            universe & set(parts)
 
     # ------------------------------------------------------------------ complements
     def subtract(self, lang: TypedLanguage, other: TypedLanguage, ptr: str) -> TypedLanguage:
@@ -752,16 +778,19 @@ class Lowering:
                 out = out.union(self.lower(p), b)
             return out
         if isinstance(node, ir.OneOf):
-            return self._exactly_one([self.lower(p) for p in node.parts], node.parts)
+            with self.any_copied():   # (each part is subtracted from the others)
+                return self._exactly_one([self.lower(p) for p in node.parts], node.parts)
         if isinstance(node, ir.Not):
-            return self.subtract(self.any_value(node.ptr), self.lower_negated(node.part),
-                                 node.ptr)
+            return self.subtract(self.any_value(node.ptr, shared=False),
+                                 self.lower_negated(node.part), node.ptr)
         if isinstance(node, ir.IfThenElse):
-            cond = self.lower(node.cond)
-            then = self._intersect_exact(cond, self.lower(node.then), node.then.ptr)
-            rest = self.subtract(self.any_value(node.ptr), cond, node.cond.ptr)
-            return then.union(self._intersect_exact(rest, self.lower(node.else_),
-                                                    node.else_.ptr), b)
+            with self.any_copied():   # (products and a complement of the three)
+                cond = self.lower(node.cond)
+                then = self._intersect_exact(cond, self.lower(node.then), node.then.ptr)
+                rest = self.subtract(self.any_value(node.ptr, shared=False), cond,
+                                     node.cond.ptr)
+                return then.union(self._intersect_exact(rest, self.lower(node.else_),
+                                                        node.else_.ptr), b)
         if isinstance(node, ir.Dependent):
             self.unsupported("dependencies among too many alternatives", node.ptr,
                              "dependentSchemas")
@@ -904,13 +933,19 @@ class Lowering:
         return json_string(value, excludes=self.excludes, budget=self.budget)
 
     # ------------------------------------------------------------------ any value
-    def any_value(self, ptr: str, warn: bool = True) -> TypedLanguage:
+    def any_value(self, ptr: str, warn: bool = True, shared: bool = True) -> TypedLanguage:
         """Every JSON value up to ``max_depth`` levels of nesting (with these spelling rules):
-        a cut, warned with the pointer of the value (unless the caller reports it)."""
+        a cut, warned with the pointer of the value (unless the caller reports it). On the
+        stack route its arrays and objects are calls of a module each where the tuning shares
+        them (:meth:`.stack.Modules.any_value`); ``shared=False`` (a universe to subtract
+        from) keeps the automaton, as does a language being subtracted."""
         if warn:
             self.cut_here(ptr)
-        return any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
+        lang = any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
                          self.tuning.compose_min_rows)
+        if shared and self.stack is not None and not (self.negated or self._copy_any):
+            return self.stack.any_value(lang)
+        return lang
 
     def minimal_strings(self) -> DFA:
         """Every string value in its minimal spelling: the universe of string complements when

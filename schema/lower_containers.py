@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from contextlib import nullcontext
 
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
@@ -86,7 +87,8 @@ def array_part(lw, node: ir.ArrayNode, ptr: str):
     lo, hi = node.min_items, node.max_items
     lw.charge(max(lo, hi or 0), "array", ptr)
     fixed = max([len(g.prefix) for g in node.items] + [0])
-    langs = item_langs(lw, node, ptr)
+    with lw.any_copied() if node.contains else nullcontext():   # (counted by a product)
+        langs = item_langs(lw, node, ptr)
     calls = frozenset().union(*(la.calls for la in langs))
     complete = all(set(TYPES) <= la.complete for la in langs)
     cuts = [la.cut for la in langs]
@@ -181,6 +183,14 @@ def _pattern(lw, pat: str, ptr: str, keyword: str = "patternProperties"):
 
 def object_part(lw, node: ir.ObjectNode, ptr: str):
     """``(dfa, complete, calls, cut)`` of the objects an object node allows."""
+    # (a witness meets every member in a product: open values are copied there)
+    with lw.any_copied():
+        witnesses = _witness_sets(lw, node, ptr)
+    with lw.any_copied() if witnesses else nullcontext():
+        return _object_part(lw, node, ptr, witnesses)
+
+
+def _object_part(lw, node: ir.ObjectNode, ptr: str, witnesses: list):
     b = lw.budget
     groups = node.members
     required = list(dict.fromkeys(node.required))
@@ -212,7 +222,6 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
                 patterns[pat] = (d, [])
             patterns[pat][1].append((gi, sub))
     patterns = [(d, subs, pat) for pat, (d, subs) in patterns.items()]
-    witnesses = _witness_sets(lw, node, ptr)
     by_name = [dict(g.properties or ()) for g in groups]
     members = []
     declared_names: list = []

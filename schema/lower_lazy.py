@@ -117,6 +117,16 @@ def has_length(dfa: DFA, lo: int, hi: int | None) -> bool:
     return bool(reached[-1]) and (hi is None or min(dist[s] for s in reached[-1]) <= hi - lo)
 
 
+class _WouldCount(Exception):
+    """A lowering that only asks whether it would count (``CountedPieces(probe=True)``) would
+    count ``key`` (control flow between this module and :mod:`.stack`, never raised to a
+    caller of the compiler)."""
+
+    def __init__(self, key: tuple):
+        super().__init__(key)
+        self.key = key
+
+
 class CountedPieces:
     """The counted pieces of one lowering and their placeholders.
 
@@ -127,9 +137,14 @@ class CountedPieces:
     budget : Budget
     inline : frozenset
         Targets (:meth:`target`) never to count: met by a product in an earlier attempt.
+    probe : bool
+        Count nothing: raise :class:`_WouldCount` where a piece would be made (the stack
+        route, which counts nothing, then gives way to the flat one).
     """
 
-    def __init__(self, threshold: int, budget, inline: frozenset = frozenset()):
+    def __init__(self, threshold: int, budget, inline: frozenset = frozenset(),
+                 probe: bool = False):
+        self.probe = probe
         self.threshold = threshold
         self.net = Network(budget)
         self.inline = inline
@@ -262,6 +277,8 @@ class CountedPieces:
     def _counted(self, key: tuple, make) -> tuple | None:
         if key in self.inline:
             return None
+        if self.probe:
+            raise _WouldCount(key)
         got = self._memo.get(key)
         if got is None and key not in self._memo:
             if len(self._piece_of) >= len(_PLACEHOLDERS):
@@ -274,6 +291,8 @@ class CountedPieces:
 
     def _text_piece(self, dfa: DFA) -> int:
         """A plain piece of the texts of ``dfa``, its placeholders calling their pieces."""
+        if self.probe:
+            return 0   # (a probe makes no piece)
         got = self._texts.get(id(dfa))
         if got is None or got[0] is not dfa:
             got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))

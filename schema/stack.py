@@ -8,7 +8,11 @@ own (a *module*), and a reference to it is a *call*: a placeholder character
 the walk replaces by the module's texts, with a stack bounded by ``max_depth``
 (:class:`~tokenfsm.automata.recursive.RecursiveDFA`). A large definition that is not recursive
 (:data:`~.tuning.SHARE_STATES`) is shared the same way: compiled once, called wherever it is
-named.
+named. So are, in schema order, every array and every object of a value the schema leaves open
+(``{}``, ``additionalProperties: true``, undeclared keys; :data:`ANY_TARGETS`): hundreds of states
+each, copied into every place that allows them otherwise. A schema without recursion takes the
+route for them only where its lowering counts nothing (a string or array the flat route would
+count makes the stack route give way to it).
 
 A product or complement cannot look inside a call (the placeholder is not the texts it stands
 for): the lowering checks the calls a language holds (``TypedLanguage.calls``) before each one
@@ -36,9 +40,10 @@ from tokenfsm.automata.errors import BudgetExceeded, OpaqueSymbolError
 
 from .errors import SchemaError, UnsupportedSchema
 from .jsontext import TYPES, TypedLanguage
+from .lower_lazy import _WouldCount
 
 __all__ = ["Modules", "stack_route", "calls_pay", "UNROLL_STATES", "CALL_COPIES",
-           "SHARE_ATTEMPTS"]
+           "SHARE_ATTEMPTS", "ANY_TARGETS"]
 
 #: ``recursion="auto"`` unrolls a recursive schema when the unrolled automaton (before
 #: minimisation: every copy of every definition the unrolling makes) has at most this many states:
@@ -56,6 +61,11 @@ CALL_COPIES = 100
 #: Attempts of the stack route with shared definitions, each copying in place the shared ones a
 #: product or complement met in the one before; the last attempt shares none.
 SHARE_ATTEMPTS = 4
+
+#: The modules of every array and every object (nested at most ``max_depth`` deep) that
+#: ``{}``, ``additionalProperties: true`` or undeclared keys allow, by type: shared where
+#: :attr:`~.tuning.Tuning.share_any_values` is set (targets no reference can name).
+ANY_TARGETS = {"array": "(every array)", "object": "(every object)"}
 
 
 def _call_words(pairs: bool) -> list[str]:
@@ -93,17 +103,23 @@ class Modules:
     Parameters
     ----------
     share : bool
-        Share large non-recursive definitions (:data:`~.tuning.SHARE_STATES`).
+        Share what ``share_defs`` and ``share_any`` say (False: the attempt that shares nothing).
     share_states : int or None
         The size from which a definition is shared (None: none is).
     inline : frozenset
         Definitions always copied in place (they met a product or complement before).
     pairs : bool
         Calls are pairs of placeholder characters.
+    share_defs : bool
+        Share large non-recursive definitions (:data:`~.tuning.SHARE_STATES`).
+    share_any : bool
+        Call every open array and every open object (:data:`ANY_TARGETS`).
     """
 
-    def __init__(self, share: bool, share_states: int | None, inline: frozenset, pairs: bool):
-        self.share = share and share_states is not None
+    def __init__(self, share: bool, share_states: int | None, inline: frozenset, pairs: bool,
+                 share_defs: bool = True, share_any: bool = False):
+        self.share = share and share_states is not None and share_defs
+        self.share_any = share and share_any
         self.share_states = share_states
         self.inline = inline
         self.words = _call_words(pairs)
@@ -155,6 +171,27 @@ class Modules:
             return True
         return False
 
+    def any_value(self, lang: TypedLanguage) -> TypedLanguage:
+        """Every JSON value (``lang``, from :func:`.lower_scalars.any_value`) with its arrays
+        and objects calls of a module each, made on first use (when shared: see
+        :data:`ANY_TARGETS`); its scalars stay as they are (a few states each)."""
+        if not self.share_any:
+            return lang
+        parts, typed = dict(lang.parts), set()
+        for t, target in ANY_TARGETS.items():
+            if t not in parts or target in self.inline:
+                continue
+            if target not in self.module_of:
+                if len(self.module_order) >= len(self.words):
+                    continue
+                self.module(target, None)
+                self.shared.add(target)
+                self.bodies[target] = TypedLanguage.of({t: parts[t]}, lang.complete,
+                                                       cut=lang.cut)
+            parts[t] = DFA.literal(self.words[self.module_of[target] - 1])
+            typed.add((target, t))
+        return TypedLanguage.of(parts, lang.complete, lang.calls, lang.cut, frozenset(typed))
+
     def conflict_targets(self, e: OpaqueSymbolError) -> set:
         """The definitions whose calls an :class:`OpaqueSymbolError` met."""
         got = set(e.targets)
@@ -193,17 +230,20 @@ def calls_pay(schema_ir, tuning) -> bool:
     return copies >= CALL_COPIES and copies > len(schema_ir.definitions)
 
 
-def stack_route(make_lowering, schema_ir, recursion: str, max_depth: int, budget, tuning):
+def stack_route(make_lowering, schema_ir, recursion: str, max_depth: int, budget, tuning,
+                share_defs: bool = True, share_any: bool = False):
     """Lower with recursive definitions as automata that call each other.
 
     ``make_lowering(stack)`` gives a fresh :class:`~.lower.Lowering` for an attempt. Returns
     ``(lowering, dfa, recursive)`` (``dfa`` None when the route took the calls), or None when
     ``"auto"`` should unroll instead (small result, or the route does not apply).
 
-    Large non-recursive definitions are shared the same way (see :data:`~.tuning.SHARE_STATES`).
-    A product or complement that meets a shared definition's call is exact once that definition
-    is copied in place: the lowering is tried again with it copied (at most
-    :data:`SHARE_ATTEMPTS` times, the last one sharing nothing)."""
+    Large non-recursive definitions are shared the same way (``share_defs``, see
+    :data:`~.tuning.SHARE_STATES`), and so are open arrays and objects (``share_any``, see
+    :data:`ANY_TARGETS`). A product or complement that meets a shared definition's call is exact
+    once that definition is copied in place: the lowering is tried again with it copied (at most
+    :data:`SHARE_ATTEMPTS` times, the last one sharing nothing). A lowering whose counted pieces
+    only probe (``CountedPieces(probe=True)``) gives None where it would count."""
     from tokenfsm.automata.recursive import NondeterministicCall
 
     # pairs of placeholders when the schema names more targets than there are single ones
@@ -211,12 +251,17 @@ def stack_route(make_lowering, schema_ir, recursion: str, max_depth: int, budget
     inline: set = set()
     for attempt in range(SHARE_ATTEMPTS):
         share = attempt < SHARE_ATTEMPTS - 1
-        modules = Modules(share, tuning.share_states, frozenset(inline), pairs)
+        modules = Modules(share, tuning.share_states, frozenset(inline), pairs, share_defs,
+                          share_any)
         lw = make_lowering(modules)
         try:
             return _attempt(lw, modules, schema_ir, recursion, max_depth, budget)
         except _SharedConflict as e:
             inline |= e.targets
+            if e.targets & set(ANY_TARGETS.values()):
+                inline |= set(ANY_TARGETS.values())   # (met together, as a rule)
+        except _WouldCount:
+            return None
         except (_StackRouteConflict, NondeterministicCall, UnsupportedSchema, SchemaError) as e:
             if recursion == "auto":
                 return None  # unrolling decides (and reports what is really wrong)

@@ -8,7 +8,7 @@ walk :data:`FAST_PATHS` to check that, compiling with each knob set to its refer
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None), ('share_any_values', False)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -66,6 +66,10 @@ class Tuning:
         than each spelled and the spellings unioned.
     lazy_states : int or None
         See :data:`.lower_lazy.LAZY_STATES` (None: never counted, always the flat automaton).
+    share_any_values : bool
+        In schema order, every array and every object that a schema leaves open (``{}``,
+        ``additionalProperties: true``, undeclared keys) is one automaton, called from each
+        place (:data:`.stack.ANY_TARGETS`), rather than copied there.
     """
 
     twins: bool = True
@@ -75,6 +79,7 @@ class Tuning:
     scalar_alternatives: int | None = SCALAR_ALTERNATIVES
     string_unions: bool = True
     lazy_states: int | None = LAZY_STATES
+    share_any_values: bool = True
 
     def with_reference(self, name: str) -> "Tuning":
         """This tuning with fast path ``name`` set to its reference."""
@@ -118,6 +123,8 @@ FAST_PATHS = (
              "values and spelled once, rather than spelled one by one"),
     FastPath("lazy_states", None, "large strings and arrays held as counts in the walk's "
              "configuration (a lazy network) rather than copied into the flat automaton"),
+    FastPath("share_any_values", False, "open arrays and objects (any value) called as one "
+             "automaton each (stack route) rather than copied into every place"),
 )
 
 assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}
