@@ -87,7 +87,7 @@ from .lower import Lowering
 from .lower_lazy import COUNT_ATTEMPTS, CountedPieces
 from .refs import MAX_NESTING
 from .resolve import resolve
-from .stack import UNROLL_STATES, calls_pay, stack_route
+from .stack import OPEN_SITES, UNROLL_STATES, _OpenValues, calls_pay, stack_route
 from .tuning import DEFAULT_TUNING, FAST_PATHS, Tuning
 
 __all__ = ["compile_json_schema", "compile_tuned", "CompiledSchema", "MAX_NESTING",
@@ -284,48 +284,64 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         recursive = recursion == "stack" or schema_ir.has_recursion
         share_defs = recursive or (recursion == "auto" and property_order == "schema"
                                    and calls_pay(schema_ir, tuning))
-        # every array and object a schema leaves open called, not copied; where a lowering
-        # would count something the stack route gives up (it counts nothing) for the flat one
         share_any = property_order == "schema" and tuning.share_any_values
-        calls = (recursion == "auto" and max_depth >= 1 and not recursive
-                 and property_order == "schema" and (share_defs or share_any))
+        calls = (recursion == "auto" and max_depth >= 1 and not recursive and share_defs)
         if recursion != "unroll" and max_depth >= 1 and (recursive or calls):
-            probe = None
-            if not share_defs and tuning.lazy_states is not None:
-                probe = lambda: CountedPieces(tuning.lazy_states, budget, probe=True)  # noqa: E731
             try:
-                got = stack_route(lambda stack: lowering(stack, lw.deadline,
-                                                         probe() if probe else None),
-                                  schema_ir, recursion, max_depth, budget, tuning, share_defs,
-                                  share_any)
+                got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir,
+                                  recursion, max_depth, budget, tuning, True, share_any)
             except BudgetExceeded:
                 if not calls:
                     raise
                 got = None  # values too large to copy, which only the flat route counts
             if got is not None:
                 return _taken(got, whitespace, schema, budget)
+        # open values met in OPEN_SITES places or more: the stack route calls them (where the
+        # lowering counts nothing: there, counted pieces only probe, and a count gives way)
+        open_sites = (OPEN_SITES if share_any and not share_defs and recursion == "auto"
+                      and max_depth >= 1 else None)
         inline, count = frozenset(), tuning.lazy_states is not None
-        for attempt in range(COUNT_ATTEMPTS):
+        attempt, fresh = 0, False
+        while attempt < COUNT_ATTEMPTS:
             counted = None
             if count and attempt < COUNT_ATTEMPTS - 1:
                 counted = CountedPieces(tuning.lazy_states, budget, inline)
-            if attempt:
+            if attempt or fresh:
                 lw = lowering(deadline=lw.deadline, counted=counted)
             lw.counted = counted
+            lw.open_sites = open_sites
             if whitespace is None:
                 lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
             try:
                 lang = lw.lower(schema_ir.root)
                 dfa = lang.to_dfa(budget).minimize()  # nested objects and arrays: minimised once
                 lazy = counted.build(dfa) if counted and counted.text(dfa).calls else None
+            except _OpenValues:
+                open_sites, fresh = None, True
+
+                def probing(stack) -> Lowering:
+                    probe = (None if tuning.lazy_states is None
+                             else CountedPieces(tuning.lazy_states, budget, probe=True))
+                    return lowering(stack, lw.deadline, probe)
+
+                try:
+                    got = stack_route(probing, schema_ir, recursion, max_depth, budget, tuning,
+                                      False, True)
+                except BudgetExceeded:
+                    got = None
+                if got is not None:
+                    return _taken(got, whitespace, schema, budget)
+                continue
             except OpaqueSymbolError as e:
                 # a product or complement met counted values: lowered again, those inlined
                 if counted is None:
                     raise
                 inline |= {t for t in e.targets if t[:1] == ("counted",)}
+                attempt += 1
                 continue
             except NondeterministicCall:
                 count = False      # the walk could not tell a count's texts apart: flat
+                attempt += 1
                 continue
             break
         if dfa.is_empty() or (lazy is not None and lazy.start == 0):

@@ -57,6 +57,7 @@ from .lower_scalars import (any_scalar, any_value, number_part, patterned_string
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
 from .refs import pointer
+from .stack import _OpenValues
 from .strings import json_string
 from .tuning import DEFAULT_TUNING, Tuning
 from .twins import ContentKeys
@@ -213,6 +214,8 @@ class Lowering:
         self._cut_log: list[list] = [[]]
         self.negated = 0
         self._copy_any = 0          # see any_copied
+        self.open_sites = None      # see stack.OPEN_SITES
+        self._open_at: set = set()
         self._cut_message = f"values nested deeper than max_depth={max_depth} are cut"
         self.ref_stack: dict[str, int] = {"": 1}
         self.cuts = 0
@@ -938,13 +941,19 @@ class Lowering:
         a cut, warned with the pointer of the value (unless the caller reports it). On the
         stack route its arrays and objects are calls of a module each where the tuning shares
         them (:meth:`.stack.Modules.any_value`); ``shared=False`` (a universe to subtract
-        from) keeps the automaton, as does a language being subtracted."""
+        from) keeps the automaton, as does a language being subtracted. Off the stack route, the
+        :data:`~.stack.OPEN_SITES`-th place met (``open_sites``) sends the schema there."""
         if warn:
             self.cut_here(ptr)
         lang = any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
                          self.tuning.compose_min_rows)
-        if shared and self.stack is not None and not (self.negated or self._copy_any):
-            return self.stack.any_value(lang)
+        if shared and not (self.negated or self._copy_any):
+            if self.stack is not None:
+                return self.stack.any_value(lang)
+            if self.open_sites is not None and not self.counted:
+                self._open_at.add(ptr)
+                if len(self._open_at) >= self.open_sites:
+                    raise _OpenValues(ptr)
         return lang
 
     def minimal_strings(self) -> DFA:

@@ -21,7 +21,7 @@ from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, SchemaWarning, UnsupportedSchema
 from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.schema.jsontext import TypedLanguage
-from tokenfsm.schema.stack import ANY_TARGETS
+from tokenfsm.schema.stack import ANY_TARGETS, OPEN_SITES
 from tokenfsm.schema.tuning import DEFAULT_TUNING
 
 from test_lower_lazy import _walk
@@ -45,7 +45,7 @@ OPEN = {"type": "object", "properties": {
 
 
 def test_open_values_are_modules_called_from_each_place():
-    cs = _compile(OPEN, max_depth=2)
+    cs = _compile(OPEN, max_depth=2, recursion="stack")
     assert cs.recursive is not None
     # the top automaton, every array and every object: three automata, however many places
     assert len(cs.recursive.modules) == 3
@@ -55,28 +55,44 @@ def test_open_values_are_modules_called_from_each_place():
     validator = jsonschema.Draft202012Validator(OPEN)
     for text in cs.dfa.examples(40):
         validator.validate(json.loads(text))
-    fresh = _compile(OPEN, max_depth=2)        # (its walk, not the expanded automaton)
+    fresh = _compile(OPEN, max_depth=2, recursion="stack")   # (its walk, not the expansion)
     assert fresh.accepts('{"id":1,"meta":{"a":[1,null]},"spec":{"name":"x","y":[]}}')
     assert not fresh.accepts('{"id":1,"meta":{"a":[1,[null]]}}')     # nested past max_depth
     assert not fresh.accepts('{"id":1,"meta":{"a":[1,nul]}}')
     assert not fresh.accepts('{"id":1,"extra":2}')
 
 
-def test_any_order_and_small_schemas_copy():
-    # any order keeps to the counted route (key sets); a closed schema has nothing to call
-    assert _compile(OPEN, property_order="any").recursive is None
+def _open_in(places: int, extra=None) -> dict:
+    """An object with ``places`` open properties (and ``extra`` declared ones)."""
+    props = {f"o{i}": {} for i in range(places)}
+    props.update(extra or {})
+    return {"type": "object", "properties": props, "additionalProperties": False}
+
+
+def test_open_values_met_in_enough_places_are_called():
+    # "auto": called where the lowering meets them in OPEN_SITES places, else copied
+    many, few = _open_in(OPEN_SITES), _open_in(OPEN_SITES - 1)
+    assert _compile(many).recursive is not None
+    assert _compile(few).recursive is None
+    same_language(_compile(many), _compile(many, COPIED), 2)
+    validator = jsonschema.Draft202012Validator(many)
+    for text in _compile(many).dfa.examples(30):
+        validator.validate(json.loads(text))
+    # the reference copies; any order keeps to the counted route (key sets); a closed schema
+    # has nothing to call
+    assert _compile(many, COPIED).recursive is None
+    assert _compile(many, property_order="any").recursive is None
     closed = {"type": "object", "properties": {"a": {"type": "string"}}}
     assert _compile(closed).recursive is None
 
 
 def test_where_a_lowering_would_count_the_flat_route_counts():
     # the stack route counts nothing: a string too long to copy gives way to the counted route
-    schema = {"type": "object", "properties": {"meta": {}, "s": {"type": "string",
-                                                                  "maxLength": 10**9}}}
+    schema = _open_in(OPEN_SITES, {"s": {"type": "string", "maxLength": 10**9}})
     cs = _compile(schema)
     assert cs.recursive is None and cs.lazy is not None
-    assert cs.accepts('{"meta":[{}],"s":"' + "x" * 5000 + '"}')
-    assert not cs.accepts('{"meta":[{]}')
+    assert cs.accepts('{"o0":[{}],"s":"' + "x" * 5000 + '"}')
+    assert not cs.accepts('{"o0":[{]}')
 
 
 def test_a_filter_by_type_keeps_or_drops_a_typed_call():
@@ -146,9 +162,9 @@ def test_generated_schemas_with_open_values(seed):
     schema = {"type": "object", "properties": props,
               "additionalProperties": rng.choice([True, False, {}])}
     outcomes = {}
-    for name, tuning in (("called", DEFAULT_TUNING), ("copied", COPIED)):
+    for name, tuning, route in (("called", DEFAULT_TUNING, "stack"), ("copied", COPIED, "auto")):
         try:
-            outcomes[name] = _compile(schema, tuning, max_depth=2, strict=False)
+            outcomes[name] = _compile(schema, tuning, max_depth=2, strict=False, recursion=route)
         except (UnsupportedSchema, SchemaError) as e:
             outcomes[name] = type(e)
     called, copied = outcomes["called"], outcomes["copied"]
@@ -177,7 +193,7 @@ def test_real_schemas_called_equal_the_copied_route(schema, extra, qwen):
     # value open): the language of the copied route, and the masks of its flat index at every
     # step of random walks on Qwen
     options = dict(allow_extra_keys=extra, strict=False)
-    called = _compile(schema, **options)
+    called = _compile(schema, recursion="stack", **options)
     copied = _compile(schema, COPIED, **options)
     assert called.dfa == copied.dfa
     if called.recursive is None or copied.dfa is None:
@@ -191,7 +207,7 @@ def test_real_schemas_called_equal_the_copied_route(schema, extra, qwen):
 def test_a_document_through_an_open_value_fills_the_flat_masks(qwen):
     # a walk deep into the called automata, along a document: at each step the longest allowed
     # token the rest of the document begins with
-    cs = _compile(OPEN, max_depth=3)
+    cs = _compile(OPEN, max_depth=3, recursion="stack")
     flat = TokenIndex.build(_compile(OPEN, COPIED, max_depth=3).dfa, qwen)
     doc = ('{"id":7,"meta":{"a":[1,{"b":"\\u00e9x"},[true,null]]},"tags":[{},[],"t"],'
            '"spec":{"name":"n","more":{"deep":[1.5e3]}}}').encode()
