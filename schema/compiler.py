@@ -204,7 +204,10 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         reference meets an intersection or complement, which only unrolling makes exact).
         "auto" unrolls unless the unrolled automaton would pass :data:`UNROLL_STATES` states and
         the stack route applies; a schema without recursion takes the stack route when inlining
-        its references would copy definitions :data:`~.stack.CALL_COPIES` times or more.
+        its references would copy definitions :data:`~.stack.CALL_COPIES` times or more, or
+        (in schema order) when it leaves values open in :data:`~.stack.OPEN_SITES` places or
+        more: every open array and every open object is then one automaton
+        (:data:`~.stack.ANY_TARGETS`).
     style : str
         ``"json"`` (the JSON text of the value), or a tool-call style of
         :data:`~.toolcalls.STYLES` in which the value, an arguments object, is written as that
