@@ -257,3 +257,21 @@ def test_a_reference_in_anyof_nests_as_deep_as_its_schema():
     jsonschema.validate(doc, schema)
     assert cs.accepts(json.dumps(doc, separators=(",", ":"))) and cs.accepts('{"x":null}')
     assert not cs.accepts('{"x":{"b":{"c":{"d":"1"}}}}')
+
+
+@pytest.mark.parametrize("name", ["tree", "mutual"])
+def test_a_stack_route_compilation_leaves_no_cyclic_garbage(name):
+    # as on the flat route (test_rewriting): everything is freed when the compilation ends
+    import gc
+    schema = RECURSIVE[name]
+    _compile(schema, "stack", max_depth=2)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        cs = _compile(schema, "stack", max_depth=2)
+        assert cs.recursive is not None
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
