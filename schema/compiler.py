@@ -288,11 +288,11 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         share_defs = recursive or (recursion == "auto" and property_order == "schema"
                                    and calls_pay(schema_ir, tuning))
         share_any = property_order == "schema" and tuning.share_any_values
-        calls = (recursion == "auto" and max_depth >= 1 and not recursive and share_defs)
+        calls = share_defs and not recursive and max_depth >= 1   # (calls_pay said so)
         if recursion != "unroll" and max_depth >= 1 and (recursive or calls):
             try:
                 got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir,
-                                  recursion, max_depth, budget, tuning, True, share_any)
+                                  recursion, max_depth, budget, tuning, share_any=share_any)
             except BudgetExceeded:
                 if not calls:
                     raise
@@ -329,7 +329,7 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
 
                 try:
                     got = stack_route(probing, schema_ir, recursion, max_depth, budget, tuning,
-                                      False, True)
+                                      share_defs=False, share_any=True)
                 except BudgetExceeded:
                     got = None
                 if got is not None:

@@ -195,9 +195,12 @@ class TypedLanguage:
     def of(parts: dict, complete: Iterable[str] = TYPES, calls: frozenset = frozenset(),
            cut: dict | None = None, typed: frozenset = frozenset()) -> "TypedLanguage":
         live = {t: d for t, d in parts.items() if d is not None and not d.is_empty()}
-        # (a typed call also held elsewhere, inside a container, is filtered as any other)
-        typed = frozenset((c, t) for c, t in typed if t in live and c not in calls)
-        return TypedLanguage(live, frozenset(complete), frozenset(calls) | {c for c, _ in typed},
+        calls = frozenset(calls)
+        if typed:
+            # (a typed call also held elsewhere, inside a container, is filtered as any other)
+            typed = frozenset((c, t) for c, t in typed if t in live and c not in calls)
+            calls |= {c for c, _ in typed}
+        return TypedLanguage(live, frozenset(complete), calls,
                              {t: c for t, c in (cut or {}).items() if t in live}, typed)
 
     def is_empty(self) -> bool:
@@ -219,10 +222,12 @@ class TypedLanguage:
         parts = dict(self.parts)
         for t, d in other.parts.items():
             parts[t] = union_of([parts[t], d], budget) if t in parts else d
-        untyped = self.untyped() | other.untyped()
+        typed = self.typed | other.typed
+        if typed:
+            untyped = self.untyped() | other.untyped()
+            typed = frozenset(x for x in typed if x[0] not in untyped)
         return TypedLanguage(parts, self.complete & other.complete, self.calls | other.calls,
-                             shallower(self.cut, other.cut),
-                             frozenset(x for x in self.typed | other.typed if x[0] not in untyped))
+                             shallower(self.cut, other.cut), typed)
 
     def untyped(self) -> frozenset:
         """The calls a filter by type cannot split (see :attr:`typed`)."""

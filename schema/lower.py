@@ -41,7 +41,7 @@ from __future__ import annotations
 import time
 import warnings
 import weakref
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
@@ -321,16 +321,11 @@ class Lowering:
         finally:
             self.negated -= 1
 
-    @contextmanager
-    def any_copied(self):
+    def any_copied(self) -> "_AnyCopied":
         """Within: open arrays and objects are copied in place, not called (see
         :meth:`any_value`): what is lowered meets a product, a complement or a list of values,
         which cannot look inside a call."""
-        self._copy_any += 1
-        try:
-            yield
-        finally:
-            self._copy_any -= 1
+        return _AnyCopied(self)
 
     def cut_here(self, ptr: str) -> None:
         """Values at ``ptr`` are cut at ``max_depth``: said (unless being subtracted, and then
@@ -549,24 +544,27 @@ class Lowering:
     # ------------------------------------------------------------------ one alternative
     def alternative(self, alt: Alternative) -> TypedLanguage:
         a = alt.assertions
+        first = alt.residual and alt.residual[0][0] == "schema"
+        rest = alt.residual[1:] if first and (_types_only(a) or trivial(a)) else alt.residual
         # (residuals are products and complements: their operands copy open values in place)
-        if alt.residual and alt.residual[0][0] == "schema" and _types_only(a):
+        copying = self.any_copied() if rest else nullcontext()
+        if first and _types_only(a):
             # the types of that subschema (anyOf: [{$ref}, ...] beside a negation): its language
             # as it is, not intersected with every JSON value (which nests only max_depth deep,
             # and on the stack route cannot meet a call)
-            with self.any_copied() if alt.residual[1:] else nullcontext():
-                lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+            with copying:
+                lang, universe = self.lower(alt.residual[0][1]), set()
             if a.types is not None:
                 lang = lang.only(t for t in TYPES if t in a.types)
-        elif alt.residual and alt.residual[0][0] == "schema" and trivial(a):
+        elif first and trivial(a):
             # nothing but that subschema (anyOf: [{$ref}, ...]): its language as it is, not
             # intersected with every JSON value (which nests only max_depth deep, and on the
             # stack route cannot meet a call)
-            with self.any_copied() if alt.residual[1:] else nullcontext():
-                lang, rest, universe = self.lower(alt.residual[0][1]), alt.residual[1:], set()
+            with copying:
+                lang, universe = self.lower(alt.residual[0][1]), set()
         else:
-            with self.any_copied() if alt.residual else nullcontext():
-                (lang, universe), rest = self._assertions(a, alt.ptr), alt.residual
+            with copying:
+                lang, universe = self._assertions(a, alt.ptr)
             if universe and not rest:
                 self.cut_here(alt.ptr)
         for kind, sub in rest:
@@ -962,6 +960,21 @@ class Lowering:
         if self._minimal is None:
             self._minimal = json_string(DFA.universal(), escapes="minimal", budget=self.budget)
         return self._minimal
+
+
+class _AnyCopied:
+    """The context of :meth:`Lowering.any_copied` (a class: entered on hot paths)."""
+
+    __slots__ = ("lw",)
+
+    def __init__(self, lw: Lowering):
+        self.lw = lw
+
+    def __enter__(self):
+        self.lw._copy_any += 1
+
+    def __exit__(self, *exc):
+        self.lw._copy_any -= 1
 
 
 #: :meth:`Lowering.key_region` spells the names left out where they are finite and their

@@ -184,13 +184,11 @@ def _pattern(lw, pat: str, ptr: str, keyword: str = "patternProperties"):
 def object_part(lw, node: ir.ObjectNode, ptr: str):
     """``(dfa, complete, calls, cut)`` of the objects an object node allows."""
     # (a witness meets every member in a product: open values are copied there)
-    with lw.any_copied():
-        witnesses = _witness_sets(lw, node, ptr)
-    with lw.any_copied() if witnesses else nullcontext():
-        return _object_part(lw, node, ptr, witnesses)
+    with lw.any_copied() if node.witnesses else nullcontext():
+        return _object_part(lw, node, ptr)
 
 
-def _object_part(lw, node: ir.ObjectNode, ptr: str, witnesses: list):
+def _object_part(lw, node: ir.ObjectNode, ptr: str):
     b = lw.budget
     groups = node.members
     required = list(dict.fromkeys(node.required))
@@ -222,6 +220,7 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, witnesses: list):
                 patterns[pat] = (d, [])
             patterns[pat][1].append((gi, sub))
     patterns = [(d, subs, pat) for pat, (d, subs) in patterns.items()]
+    witnesses = _witness_sets(lw, node, ptr)
     by_name = [dict(g.properties or ()) for g in groups]
     members = []
     declared_names: list = []
