@@ -145,8 +145,11 @@ class _Parts:
         self.body, self.index, self.meter = body, index, meter
         texts: list = []
         specs: dict = {}
-
-        def collect(e):
+        # the expression tree, walked with a list (a nested function calling itself would
+        # leave a reference cycle for the collector on every piece)
+        todo = [body]
+        while todo:
+            e = todo.pop()
             if isinstance(e, Text):
                 texts.append(e)
                 for _, c in e.calls:
@@ -154,18 +157,14 @@ class _Parts:
             elif isinstance(e, Call):
                 specs.setdefault((e.piece, e.tick, e.key), len(specs))
             elif isinstance(e, (Concat, Choice)):
-                for x in e.items:
-                    collect(x)
+                todo.extend(reversed(e.items))
             elif isinstance(e, Star):
-                collect(e.item)
+                todo.append(e.item)
             elif isinstance(e, SepBy):
-                collect(e.item)
-                collect(e.sep)
+                todo += [e.sep, e.item]
             elif not isinstance(e, Tick):
                 raise AutomatonError(f"piece {index}: {type(e).__name__} is not a network "
                                      "expression")
-
-        collect(body)
         lowered = {}
         maps = []
         for t in texts:
@@ -196,56 +195,67 @@ class _Parts:
 def _by_subsets(parts: _Parts) -> BytePiece:
     """The reference way: the body assembled as an NFA over symbols (byte classes, calls, TICK),
     made deterministic by the subset construction, ticks moved onto moves, minimised."""
-    from .network import Call, Choice, Concat, SepBy, Text, Tick
+    asm = _Assembly(parts)
+    final = asm.nfa.new()
+    start = asm.build(parts.body, final)
+    return _determinize(asm.nfa, start, final, parts.J, len(parts.specs), parts.byte_cls,
+                        parts.call_specs, parts.index, parts.meter)
 
-    texts, lowered, colmaps, specs = parts.texts, parts.lowered, parts.colmaps, parts.specs
-    J, meter = parts.J, parts.meter
-    n_calls = len(specs)
-    TICK = J + n_calls
-    nfa = _NFA(J)
 
-    def build(e, exit_: int) -> int:
+class _Assembly:
+    """A piece's body embedded into one :class:`_NFA` over its symbols: the byte classes, then
+    one per call, then TICK (see :func:`_by_subsets`)."""
+
+    def __init__(self, parts: _Parts):
+        self.parts = parts
+        self.nfa = _NFA(parts.J)
+        self.tick = parts.J + len(parts.specs)
+        self.text_slot: dict = {}
+        for i, t in enumerate(parts.texts):
+            self.text_slot.setdefault(id(t), i)
+
+    def build(self, e, exit_: int) -> int:
         """Embed ``e`` so that its texts lead to ``exit_``; returns the entry state."""
+        from .network import Call, Choice, Concat, SepBy, Text, Tick
+
+        nfa, parts = self.nfa, self.parts
         if isinstance(e, Text):
-            i = text_slot[id(e)]
-            return embed_text(texts[i], colmaps[i], exit_)
+            i = self.text_slot[id(e)]
+            return self.embed_text(parts.texts[i], parts.colmaps[i], exit_)
         if isinstance(e, Call):
             s = nfa.new()
-            nfa.extra[s].append((J + specs[(e.piece, e.tick, e.key)], exit_))
+            nfa.extra[s].append((parts.J + parts.specs[(e.piece, e.tick, e.key)], exit_))
             return s
         if isinstance(e, Tick):
             s = nfa.new()
-            nfa.extra[s].append((TICK, exit_))
+            nfa.extra[s].append((self.tick, exit_))
             return s
         if isinstance(e, Concat):
             entry = exit_
             for x in reversed(e.items):
-                entry = build(x, entry)
+                entry = self.build(x, entry)
             return entry
         if isinstance(e, Choice):
             s = nfa.new()
             for x in e.items:
-                nfa.eps[s].append(build(x, exit_))
+                nfa.eps[s].append(self.build(x, exit_))
             return s
         if isinstance(e, SepBy):
             # head -> item -> tail; tail -> exit; tail -> sep -> head (one copy of the item)
             head, tail = nfa.new(), nfa.new()
             nfa.eps[tail].append(exit_)
-            nfa.eps[tail].append(build(e.sep, head))
-            nfa.eps[head].append(build(e.item, tail))
+            nfa.eps[tail].append(self.build(e.sep, head))
+            nfa.eps[head].append(self.build(e.item, tail))
             return head
         # Star: head -> item -> head; head -> exit
         head = nfa.new()
         nfa.eps[head].append(exit_)
-        nfa.eps[head].append(build(e.item, head))
+        nfa.eps[head].append(self.build(e.item, head))
         return head
 
-    text_slot = {}
-    for i, t in enumerate(texts):
-        text_slot.setdefault(id(t), i)
-
-    def embed_text(t, colmap: np.ndarray, exit_: int) -> int:
-        b = lowered[id(t.dfa)]
+    def embed_text(self, t, colmap: np.ndarray, exit_: int) -> int:
+        nfa, parts = self.nfa, self.parts
+        b = parts.lowered[id(t.dfa)]
         tab = np.asarray(b.table)
         n = tab.shape[0]
         if b.start == 0:
@@ -253,7 +263,7 @@ def _by_subsets(parts: _Parts) -> BytePiece:
         base = len(nfa.rows) - 1      # local state s >= 1 is NFA state base + s
         for _ in range(1, n):
             nfa.new()
-        meter.add(n - 1)
+        parts.meter.add(n - 1)
         marker = colmap < 0
         cols = np.where(marker, 0, colmap)
         for s in range(1, n):
@@ -264,19 +274,15 @@ def _by_subsets(parts: _Parts) -> BytePiece:
                 tick_to = int(tab[s, b.byte_classes[t.tick]])
             nfa.rows[base + s] = np.where(row > 0, row + base, -1)
             if tick_to:
-                nfa.extra[base + s].append((TICK, base + tick_to))
+                nfa.extra[base + s].append((self.tick, base + tick_to))
             for h, c in t.calls:      # a placeholder: one text of the called piece
                 to = _after_placeholder(tab, b.byte_classes, s, h)
                 if to:
-                    nfa.extra[base + s].append((J + specs[(c.piece, c.tick, c.key)], base + to))
+                    nfa.extra[base + s].append(
+                        (parts.J + parts.specs[(c.piece, c.tick, c.key)], base + to))
             if b.accepting[s]:
                 nfa.eps[base + s].append(exit_)
         return base + b.start
-
-    final = nfa.new()
-    start = build(parts.body, final)
-    return _determinize(nfa, start, final, J, n_calls, parts.byte_cls, parts.call_specs,
-                        parts.index, meter)
 
 
 def _one_text(parts: _Parts) -> BytePiece | None:

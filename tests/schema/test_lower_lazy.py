@@ -22,7 +22,7 @@ from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bi
 from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
-from tokenfsm.schema.tuning import Tuning
+from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
 
 COUNTED = Tuning(lazy_states=0)   # every node of a counted shape is counted
 FLAT = Tuning(lazy_states=None)
@@ -405,3 +405,31 @@ def test_pieces_past_the_single_placeholders_take_pairs(qwen):
         index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
         for seed in range(2):
             _walk(index, flat_index, qwen, random.Random(seed), steps=40)
+
+
+@pytest.mark.parametrize("schema, tuning, order", [
+    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 10**9}}}, DEFAULT_TUNING,
+     "schema"),
+    ({"type": "array", "minItems": 10**6, "items": {"type": "integer"}}, DEFAULT_TUNING, "schema"),
+    # a key-set piece
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+      "required": ["a"]}, COUNTED, "any"),
+])
+def test_a_counted_compilation_leaves_no_cyclic_garbage(schema, tuning, order):
+    # as on the flat and stack routes (test_rewriting, test_stack_route): everything a counted
+    # compilation makes is freed when it ends, without waiting for the collector
+    import gc
+
+    def compile_():
+        return compile_tuned(schema, tuning, whitespace=0, property_order=order)
+
+    assert compile_().lazy is not None
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        compile_()
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
