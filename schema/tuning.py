@@ -121,7 +121,7 @@ FAST_PATHS = (
              "on texts rather than one automaton each"),
     FastPath("string_unions", False, "alternatives of patterned strings unioned as decoded "
              "values and spelled once, rather than spelled one by one"),
-    FastPath("lazy_states", None, "large strings and arrays held as counts in the walk's "
+    FastPath("lazy_states", None, "large strings, arrays and maps held as counts in the walk's "
              "configuration (a lazy network) rather than copied into the flat automaton"),
     FastPath("share_any_values", False, "open arrays and objects (any value) called as one "
              "automaton each (stack route) rather than copied into every place"),

@@ -22,6 +22,7 @@ from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bi
 from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.schema.lower_lazy import MAP_COUNT_MIN
 from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
 
 COUNTED = Tuning(lazy_states=0)   # every node of a counted shape is counted
@@ -113,6 +114,65 @@ def test_key_sets_equal_the_flat_any_order_objects(values, required, extra, boun
     assert counted.dfa == flat.dfa
 
 
+def _map(value, lo, span, keys):
+    """An object declaring no key: members of ``value`` (under ``keys``: pattern properties, or
+    any name), ``lo..lo + span`` of them."""
+    s = {"type": "object", "minProperties": lo}
+    if span is not None:
+        s["maxProperties"] = lo + span
+    if keys is None:
+        s["additionalProperties"] = value
+    else:
+        s["patternProperties"] = {keys: value, "^b$": {"type": "boolean"}}
+        s["additionalProperties"] = False
+    return s
+
+
+#: Bounds on a map's members: past MAP_COUNT_MIN it is counted, below it flat.
+MAP_BOUNDS = [(0, MAP_COUNT_MIN), (MAP_COUNT_MIN, None), (MAP_COUNT_MIN + 1, 2),
+              (1, MAP_COUNT_MIN + 3), (0, None), (2, 3)]
+MAPS = st.builds(lambda v, b, k: _map(v, *b, k), LEAVES, st.sampled_from(MAP_BOUNDS),
+                 st.sampled_from([None, "^a", "^[ab]$"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=MAPS | st.builds(lambda m, v: {"type": "object", "properties": {"m": m, "v": v}},
+                               MAPS, LEAVES),
+       ws=st.sampled_from([0, 1]), excludes=st.sampled_from([[], ["ab", "1,"]]),
+       order=st.sampled_from(["schema", "any"]))
+def test_counted_maps_equal_the_flat_route(schema, ws, excludes, order):
+    # an object that declares no key and bounds its members: one copy of a member, counted
+    options = dict(whitespace=ws, max_depth=2, excludes=excludes, property_order=order)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError as e:
+        with pytest.raises(SchemaError) as c:
+            compile_tuned(schema, COUNTED, **options)
+        assert c.value.pointer == e.pointer
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.dfa == flat.dfa
+    bound = max(schema.get("minProperties", 0), schema.get("maxProperties", 0))
+    if bound >= MAP_COUNT_MIN and not flat.dfa.accepts("{}"):
+        assert counted.lazy is not None    # (a map with members to count is counted)
+
+
+@pytest.mark.parametrize("schema, ws", [
+    (_map({"type": "integer"}, 1, MAP_COUNT_MIN, None), 0),
+    (_map(_string(0, 2), MAP_COUNT_MIN, 2, "^[ab]$"), 1),
+    ({"type": "object", "properties": {"m": _map({"enum": ["a", 1]}, MAP_COUNT_MIN, None,
+                                                   "^a")}}, 0),
+])
+def test_counted_map_masks_equal_the_flat_index(schema, ws, qwen):
+    counted = compile_tuned(schema, COUNTED, whitespace=ws)
+    flat = compile_tuned(schema, FLAT, whitespace=ws)
+    assert counted.lazy is not None and flat.lazy is None
+    index = PushdownIndex(counted.lazy, qwen)
+    flat_index = TokenIndex.build(flat.dfa, qwen)
+    for seed in range(4):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=30)
+
+
 def test_key_set_masks_equal_the_flat_index(qwen):
     schema = _object([{"type": "integer"}, _string(0, 3), {"type": "boolean"}, {"enum": ["a", 1]},
                       _array({"type": "integer"}, [], 0, 2, False)], [True, False, True, False,
@@ -146,6 +206,15 @@ def test_only_large_strings_and_arrays_are_counted():
     assert counted({"type": "object", "properties": {"a": {"type": "string",
                                                            "maxLength": 65535}}})
     assert counted({"type": ["string", "null"], "maxLength": 4000})
+    assert not counted({"type": "object", "additionalProperties": {"type": "integer"},
+                        "maxProperties": 8})
+    assert not counted({"type": "object", "additionalProperties": {"type": "array"},
+                        "minProperties": 4})
+    assert counted({"type": "object", "additionalProperties": {"type": "integer"},
+                    "maxProperties": 5000})
+    # declared keys in schema order: their count bounded flat (a key-set piece is any order)
+    assert not counted({"type": "object", "properties": {"a": {"type": "integer"}},
+                        "additionalProperties": {"type": "integer"}, "maxProperties": 50})
     assert counted({"anyOf": [{"type": "string", "maxLength": 4000}, {"type": "integer"}]})
     # a pattern or format is the piece's body, the count still the bounds' (past ten times
     # the threshold: rows near a bound are walks of their own)
@@ -298,6 +367,11 @@ PROBES = ['"a"', '"a-0"', '"a-"', '"-a"', '"abc123"', '"' + "x" * 3000 + '7"', '
           '"' + "0" * 39 + '"', '"' + "0" * 40 + '"', '"' + "a" * 4997 + '123"',
           '"' + "a" * 4998 + '123"', '""']
 
+#: Documents a map of patterned keys is asked about.
+MAP_PROBES = ['{}', '{"a":"x"}', '{"b":"x"}', '{"a":"123456"}', '{"a":"12345","ab":""}',
+              '{"a":1}', '{' + ",".join(f'"a{i}":"{i}"' for i in range(3000))
+              + '}']
+
 EXCLUDES = ["<|im_end|>", "```", "</s>"]
 
 
@@ -307,14 +381,18 @@ EXCLUDES = ["<|im_end|>", "```", "</s>"]
     ({"type": "string", "minLength": 3, "maxLength": 40}, EXCLUDES),
     ({"type": "array", "items": {"type": "string", "maxLength": 10**6}, "maxItems": 10**9}, []),
     ({"type": "array", "items": {"type": "integer"}, "minItems": 10**6}, []),
+    ({"type": "object", "additionalProperties": {"type": "integer"}, "maxProperties": 10**9}, []),
+    ({"type": "object", "patternProperties": {"^a": {"type": "string", "maxLength": 5}},
+      "additionalProperties": False, "maxProperties": 10**6}, EXCLUDES),
     ({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 10**9}, []),
     ({"type": "string", "pattern": "[0-9]{3}", "minLength": 40, "maxLength": 5000}, []),
 ])
 def test_huge_counts_under_a_memory_limit(schema, excludes):
     import jsonschema
 
-    n = 0 if schema.get("minItems") or schema.get("pattern") else 4
-    probes = PROBES if schema.get("pattern") else []
+    probes = (PROBES if schema.get("pattern") else
+              MAP_PROBES if schema.get("patternProperties") else [])
+    n = 0 if schema.get("minItems") or probes else 4
     out = subprocess.run([sys.executable, "-c", _SUBPROCESS],
                          input=json.dumps([schema, excludes, n, probes]), capture_output=True,
                          text=True, timeout=300)
@@ -411,7 +489,9 @@ def test_pieces_past_the_single_placeholders_take_pairs(qwen):
     ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 10**9}}}, DEFAULT_TUNING,
      "schema"),
     ({"type": "array", "minItems": 10**6, "items": {"type": "integer"}}, DEFAULT_TUNING, "schema"),
-    # a key-set piece
+    # a key-set piece, and a map counted
+    ({"type": "object", "maxProperties": 5000, "additionalProperties": {"type": "integer"}},
+     DEFAULT_TUNING, "schema"),
     ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
       "required": ["a"]}, COUNTED, "any"),
 ])
