@@ -54,18 +54,23 @@ class NondeterministicCall(AutomatonError):
         The state in the global byte table (:class:`PushdownBytes`).
     byte : int
         A byte that has two meanings there.
+    calls : tuple of int
+        In a lazy network (:mod:`.network`): the pieces called there whose first bytes meet the
+        module's moves or each other's (empty where the module's end meets its caller's moves).
     """
 
     def __init__(self, msg: str, module: int | None = None, frames: tuple | None = None,
-                 state: int | None = None, byte: int | None = None):
+                 state: int | None = None, byte: int | None = None, calls: tuple = ()):
         self.module = module
         self.frames = frames
         self.state = state
         self.byte = byte
+        self.calls = tuple(calls)
         super().__init__(msg)
 
     def __reduce__(self):
-        return (NondeterministicCall, (self.args[0], self.module, self.frames, self.state, self.byte))
+        return (NondeterministicCall, (self.args[0], self.module, self.frames, self.state,
+                                       self.byte, self.calls))
 
 
 class OpaqueSymbolError(AutomatonError):

@@ -537,10 +537,11 @@ def _check_deterministic(lb: LazyBytes, pieces, edges, first, starts) -> None:
     ptr = lb.call_ptr.tolist()
     sp = lb.state_piece.tolist()
 
-    def fail(q: int, b: int, what: str):
+    def fail(q: int, b: int, what: str, callees: tuple = ()):
         p = pieces[sp[q]].p
         raise NondeterministicCall(f"piece {p}, byte state {q}: byte {_show_byte(b)} {what}",
-                                   module=p, frames=(), state=q, byte=b)
+                                   module=p, frames=(), state=q, byte=b,
+                                   calls=tuple(pieces[c].p for c in callees))
 
     calls_first_at: dict[int, int] = {}
     for q in range(1, S):
@@ -548,14 +549,17 @@ def _check_deterministic(lb: LazyBytes, pieces, edges, first, starts) -> None:
             continue
         seen = moves(q)
         for e in range(ptr[q], ptr[q + 1]):
-            f = first[edges[e][1]]
+            callee = edges[e][1]
+            f = first[callee]
             both = seen & f
             if both:
                 b = _lowest_bit(both)
                 if moves(q) >> b & 1:
                     fail(q, b, f"continues the piece and begins a call of piece "
-                               f"{pieces[edges[e][1]].p}")
-                fail(q, b, "begins two different calls")
+                               f"{pieces[callee].p}", (callee,))
+                other = next(edges[x][1] for x in range(ptr[q], e) if first[edges[x][1]] >> b & 1)
+                fail(q, b, f"begins two different calls (of pieces {pieces[other].p} and "
+                           f"{pieces[callee].p})", (other, callee))
             seen |= f
         calls_first_at[q] = seen & ~moves(q)
     # what may follow the end of each called piece

@@ -342,8 +342,13 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 inline |= {t for t in e.targets if t[:1] == ("counted",)}
                 attempt += 1
                 continue
-            except NondeterministicCall:
-                count = False      # the walk could not tell a count's texts apart: flat
+            except NondeterministicCall as e:
+                # the walk could not tell a count's texts apart: those counted pieces inlined
+                # (where the conflict names none, nothing counted)
+                conflicting = counted.conflicting(e) - inline if counted is not None else None
+                if not conflicting:
+                    count = False
+                inline |= conflicting or frozenset()
                 attempt += 1
                 continue
             break

@@ -45,6 +45,8 @@ flat automaton calling pieces is the stack route's recursive transition network 
 
 from __future__ import annotations
 
+import re
+
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
@@ -129,6 +131,10 @@ def has_length(dfa: DFA, lo: int, hi: int | None) -> bool:
     return bool(reached[-1]) and (hi is None or min(dist[s] for s in reached[-1]) <= hi - lo)
 
 
+#: The last step of a pointer into an alternative of a union.
+_UNION_BRANCH = re.compile(r"/(?:anyOf|oneOf)/\d+$")
+
+
 class _WouldCount(Exception):
     """A lowering that only asks whether it would count (``CountedPieces(probe=True)``) would
     count ``key`` (control flow between this module and :mod:`.stack`, never raised to a
@@ -161,6 +167,8 @@ class CountedPieces:
         self.net = Network(budget)
         self.inline = inline
         self._piece_of: dict = {}              # placeholder -> piece
+        self._target_of: dict = {}             # piece -> target
+        self._key_sets: dict = {}              # target -> whether a key-set piece
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
 
@@ -287,11 +295,13 @@ class CountedPieces:
         # of small values stay flat (their rows are made up front)
         elif len(members) <= KEY_SET_MIN and rows << len(members) <= self.threshold:
             return None
-        if self.target(node) in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
+        if self.target(node) in self.inline or self._place(node.ptr) in self.inline or \
+                len(self._piece_of) >= len(_PLACEHOLDERS):
             return None
         declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
                     for name, m in zip(names, members)]
         extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+        self._key_sets[self.target(node)] = True
         return self._counted(self.target(node), lambda: object_piece(
             self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
 
@@ -306,7 +316,8 @@ class CountedPieces:
             if len(self._piece_of) >= len(_PLACEHOLDERS):
                 return None        # no placeholder left: inlined
             h = _PLACEHOLDERS[len(self._piece_of)]
-            self._piece_of[h] = make()
+            self._piece_of[h] = piece = make()
+            self._target_of[piece] = key
             got = self._memo[key] = (DFA.literal(h if isinstance(h, str) else chr(h)),
                                      frozenset([key]))
         return got
@@ -339,3 +350,20 @@ class CountedPieces:
     def build(self, dfa: DFA):
         """The :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose top piece is ``dfa``."""
         return self.net.build(self.net.piece(self.text(dfa)))
+
+    def conflicting(self, e) -> frozenset:
+        """The targets of the counted pieces a
+        :class:`~tokenfsm.automata.errors.NondeterministicCall` from :meth:`build` names (the
+        piece whose walk is ambiguous, the pieces it calls there): lowered again with those
+        inlined, the walk may tell the texts apart (two objects in any order under ``anyOf``
+        both begin with ``{``), and the rest stays counted."""
+        pieces = (e.module, *e.calls) if e.module is not None else e.calls
+        # a key set by its place: the alternatives of a union are made again by each lowering
+        return frozenset(self._place(t[1]) if self._key_sets.get(t) else t
+                         for t in map(self._target_of.get, pieces) if t is not None)
+
+    @staticmethod
+    def _place(ptr: str) -> tuple:
+        """What :attr:`inline` holds for every key-set piece at ``ptr``, and at the pointers of
+        the other alternatives of its ``anyOf`` or ``oneOf`` (which meet it at ``{``)."""
+        return ("counted", _UNION_BRANCH.sub("", ptr), "key set")

@@ -6,6 +6,7 @@ the reference walk of the byte form."""
 
 from __future__ import annotations
 
+import pickle
 import random
 import re
 
@@ -98,13 +99,23 @@ def test_ambiguous_count_and_ambiguous_exit_are_reported():
     a = net.piece(Text(DFA.literal("a")))
     rep = net.counted(star(Call(a, tick=True)), lo=2, hi=9)
     top = net.piece(concat(Call(rep), Text(DFA.literal("a"))))       # a{2,9}a
-    with pytest.raises(NondeterministicCall, match="may end"):
+    with pytest.raises(NondeterministicCall, match="may end") as e:
         net.build(top)
+    assert e.value.module == rep and e.value.calls == ()
     net = Network()
     a = net.piece(Text(DFA.literal("ab")))
     top = net.piece(choice(Call(a), Text(DFA.literal("ac"))))
-    with pytest.raises(NondeterministicCall, match="begins a call"):
+    with pytest.raises(NondeterministicCall, match="begins a call") as e:
         net.build(top)
+    assert (e.value.module, e.value.calls) == (top, (a,))
+    # two calls beginning alike: both named (what a compiler may inline to resolve it)
+    net = Network()
+    a, b = net.piece(Text(DFA.literal("ab"))), net.piece(Text(DFA.literal("ac")))
+    top = net.piece(concat(Text(DFA.literal("x")), choice(Call(a), Call(b))))
+    with pytest.raises(NondeterministicCall, match="two different calls") as e:
+        net.build(top)
+    assert (e.value.module, e.value.calls) == (top, (a, b))
+    assert pickle.loads(pickle.dumps(e.value)).calls == (a, b)
 
 
 def test_construction_errors_say_what():

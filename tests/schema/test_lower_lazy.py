@@ -513,3 +513,23 @@ def test_a_counted_compilation_leaves_no_cyclic_garbage(schema, tuning, order):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_conflict_between_counted_pieces_inlines_only_them():
+    # two objects in any order under anyOf both begin with "{": the walk cannot tell which
+    # key set to call, so those two are inlined, and the long string beside them stays counted
+    one = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+           "required": ["a"], "additionalProperties": False}
+    two = {"type": "object", "properties": {"c": {"type": "boolean"}, "d": {"type": "null"}},
+           "required": ["d"], "additionalProperties": False}
+    schema = {"type": "object", "properties": {"u": {"anyOf": [one, two]},
+                                               "s": {"type": "string", "maxLength": 600}},
+              "required": ["u"], "additionalProperties": False}
+    options = dict(whitespace=0, property_order="any")
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is not None
+    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    for doc, ok in [({"u": {"b": "x", "a": 1}}, True), ({"s": "z" * 600, "u": {"d": None}}, True),
+                    ({"u": {"c": True, "d": None, "a": 1}}, False),
+                    ({"u": {"d": None}, "s": "z" * 601}, False)]:
+        assert counted.accepts(json.dumps(doc, separators=(",", ":"))) == ok
