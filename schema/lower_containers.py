@@ -276,7 +276,8 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str):
         node.min_properties == 0 and node.max_properties is None and not witnesses
     if lw.counted is not None and not witnesses:
         # in any order: the keys written held as a set, not a state per subset (lower_lazy)
-        got = lw.counted.key_set(lw, node, declared_names, members, regions)
+        got = lw.counted.key_set(lw, node, declared_names, members, regions) or \
+            lw.counted.members(lw, node, members, regions)
         if got is not None:
             return got[0], complete, got[1], _deeper(cuts)
     extra = _extra_texts(lw, regions, witnesses)

@@ -14,9 +14,9 @@ automaton, as is a union of patterned strings sharing their bounds) and the flat
 **placeholder** character where their texts go. Everything else is **inlined** as the flat route
 lowers it; an array's items are pieces made of their own flat automata, placeholders included, so
 an object with a long string property is a flat object calling a counted string. An object in any
-order of many declared keys holds the keys written as a set (a key-set piece), and one that
-declares no key but bounds its number of members (:data:`MAP_COUNT_MIN` or more) counts them
-there.
+order of many declared keys holds the keys written as a set (a key-set piece), and one that takes
+undeclared keys and bounds its number of members (:data:`MAP_COUNT_MIN` or more) counts them
+there: a key set of no declared key, or the flat object without that bound, a tick after each key.
 
 The placeholders are control characters that JSON text never holds raw
 (:data:`~tokenfsm.automata.recursive.HOLES`). A product or complement cannot look inside one: the
@@ -46,13 +46,14 @@ flat automaton calling pieces is the stack route's recursive transition network 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
 
 from . import ir
-from .jsontext import TYPES, _rows
+from .jsontext import TYPES, _rows, object_dfa, separators
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
 from .lower_scalars import decoded_strings, exclusion_states, factored_union, patterned_string
 
@@ -82,12 +83,12 @@ COUNT_ATTEMPTS = 3
 #: rows are made up front, unless their values make that product pass :data:`LAZY_STATES`.
 KEY_SET_MIN = 4
 
-#: Objects that declare no key (maps) are counted only where their bound on the number of
-#: members is at least this, and the copies of a member pass :data:`LAZY_STATES`: a map with
-#: ``maxProperties: 5000`` took 3 s flat (135,002 states), with ``10**9`` a budget error; 8 ms
-#: counted. Below it the copies are few, and a product that meets the piece makes the
-#: compilation lower again: Handwritten dep10 (``minProperties: 4`` under ``dependencies``)
-#: 0.70 s flat, 1.47 s counted.
+#: Objects that take undeclared keys are counted only where their bound on the number of
+#: members is at least this (and past their declared keys), and the copies of a member pass
+#: :data:`LAZY_STATES`: a map with ``maxProperties: 5000`` took 3 s flat (135,002 states), with
+#: ``10**9`` a budget error; 8 ms counted. Below it the copies are few, and a product that
+#: meets the piece makes the compilation lower again: Handwritten dep10 (``minProperties: 4``
+#: under ``dependencies``) 0.70 s flat, 1.47 s counted.
 MAP_COUNT_MIN = 16
 
 #: Holes that begin pairs of placeholders rather than stand alone: the pieces past the single
@@ -130,6 +131,8 @@ def has_length(dfa: DFA, lo: int, hi: int | None) -> bool:
     dist = dfa._distance_to_accept()      # every state of a minimal automaton is live
     return bool(reached[-1]) and (hi is None or min(dist[s] for s in reached[-1]) <= hi - lo)
 
+
+_TICK = chr(TICK_MARK)
 
 #: The last step of a pointer into an alternative of a union.
 _UNION_BRANCH = re.compile(r"/(?:anyOf|oneOf)/\d+$")
@@ -305,6 +308,36 @@ class CountedPieces:
         return self._counted(self.target(node), lambda: object_piece(
             self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
 
+    def members(self, lw, node: ir.ObjectNode, members: list, regions: list) -> tuple | None:
+        """``(placeholder DFA, calls)`` for the objects of ``node`` when the number of their
+        members is counted, else None: they declare keys and take undeclared ones, and their
+        bound on the number of members (:data:`MAP_COUNT_MIN` or more, past the declared keys)
+        would copy the undeclared members past :data:`LAZY_STATES` states. The piece's text is
+        the flat object without that bound, a tick after each key. ``members``: the declared
+        members kept (:class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded
+        names, value texts) pairs."""
+        cap = node.max_properties if node.max_properties is not None else node.min_properties
+        if not members or not regions or cap < max(MAP_COUNT_MIN, len(members) + 1):
+            return None
+        rows = sum(_rows(k) + _rows(v) for k, v in regions)
+        if cap * rows <= self.threshold or self.target(node) in self.inline or \
+                len(self._piece_of) >= len(_PLACEHOLDERS):
+            return None
+        return self._counted(self.target(node), lambda: self._ticked_object(lw, node, members,
+                                                                            regions))
+
+    def _ticked_object(self, lw, node: ir.ObjectNode, members: list, regions: list) -> int:
+        b = lw.budget
+        tick = DFA.literal(_TICK)
+        colon = separators(lw.ws)[0]
+        ticked = [replace(m, key=DFA.concat_all([m.key, tick], b)) for m in members]
+        extra = DFA.union_all([DFA.concat_all([lw.key_region(k), tick, colon, v], b)
+                               for k, v in regions], b)
+        body = object_dfa(ticked, extra, lw.ws, any_order=lw.any_order, budget=b,
+                          compose_min_rows=lw.tuning.compose_min_rows).minimize()
+        return self.net.counted(self.text(body, tick=TICK_MARK), lo=node.min_properties,
+                                hi=node.max_properties)
+
     # ------------------------------------------------------------------ the network
     def _counted(self, key: tuple, make) -> tuple | None:
         if key in self.inline:
@@ -331,9 +364,9 @@ class CountedPieces:
             got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))
         return got[1]
 
-    def text(self, dfa: DFA) -> Text:
-        """``Text(dfa)`` with a call for each placeholder it moves on (a pair: each of its
-        characters)."""
+    def text(self, dfa: DFA, tick: int | None = None) -> Text:
+        """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of
+        its characters)."""
         moves: dict[str, bool] = {}
 
         def moves_on(ch: str) -> bool:
@@ -345,7 +378,7 @@ class CountedPieces:
 
         calls = [(h, Call(p)) for h, p in self._piece_of.items()
                  if all(map(moves_on, h if isinstance(h, str) else chr(h)))]
-        return Text(dfa, calls=tuple(calls))
+        return Text(dfa, tick=tick, calls=tuple(calls))
 
     def build(self, dfa: DFA):
         """The :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose top piece is ``dfa``."""

@@ -157,8 +157,39 @@ def test_counted_maps_equal_the_flat_route(schema, ws, excludes, order):
         assert counted.lazy is not None    # (a map with members to count is counted)
 
 
+def _bounded_object(props, required, extra, bounds):
+    """An object declaring keys and taking undeclared ones, its members bounded."""
+    s = {**_object(props, required), **_map(extra, *bounds, None)}
+    return s
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=st.builds(_bounded_object, st.lists(LEAVES, min_size=1, max_size=3),
+                        st.lists(st.booleans(), min_size=3, max_size=3), LEAVES,
+                        st.sampled_from(MAP_BOUNDS)),
+       ws=st.sampled_from([0, 1]), excludes=st.sampled_from([[], ["ab", "1,"]]),
+       order=st.sampled_from(["schema", "any"]))
+def test_counted_members_equal_the_flat_route(schema, ws, excludes, order):
+    # declared keys, then (in schema order) undeclared ones: the flat object without the bound,
+    # a tick after each key, counted
+    options = dict(whitespace=ws, max_depth=2, excludes=excludes, property_order=order)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError as e:
+        with pytest.raises(SchemaError) as c:
+            compile_tuned(schema, COUNTED, **options)
+        assert c.value.pointer == e.pointer
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.dfa == flat.dfa
+    if schema.get("minProperties", 0) >= MAP_COUNT_MIN:
+        assert counted.lazy is not None
+
+
 @pytest.mark.parametrize("schema, ws", [
     (_map({"type": "integer"}, 1, MAP_COUNT_MIN, None), 0),
+    (_bounded_object([_string(0, 2), {"type": "integer"}], [False, True, False],
+                     {"enum": ["a", 1]}, (2, MAP_COUNT_MIN)), 1),
     (_map(_string(0, 2), MAP_COUNT_MIN, 2, "^[ab]$"), 1),
     ({"type": "object", "properties": {"m": _map({"enum": ["a", 1]}, MAP_COUNT_MIN, None,
                                                    "^a")}}, 0),
@@ -212,9 +243,11 @@ def test_only_large_strings_and_arrays_are_counted():
                         "minProperties": 4})
     assert counted({"type": "object", "additionalProperties": {"type": "integer"},
                     "maxProperties": 5000})
-    # declared keys in schema order: their count bounded flat (a key-set piece is any order)
+    # declared keys beside undeclared ones: counted past the bound alone
     assert not counted({"type": "object", "properties": {"a": {"type": "integer"}},
-                        "additionalProperties": {"type": "integer"}, "maxProperties": 50})
+                        "additionalProperties": {"type": "integer"}, "maxProperties": 8})
+    assert counted({"type": "object", "properties": {"a": {"type": "integer"}},
+                    "additionalProperties": {"type": "integer"}, "maxProperties": 5000})
     assert counted({"anyOf": [{"type": "string", "maxLength": 4000}, {"type": "integer"}]})
     # a pattern or format is the piece's body, the count still the bounds' (past ten times
     # the threshold: rows near a bound are walks of their own)
@@ -382,6 +415,8 @@ EXCLUDES = ["<|im_end|>", "```", "</s>"]
     ({"type": "array", "items": {"type": "string", "maxLength": 10**6}, "maxItems": 10**9}, []),
     ({"type": "array", "items": {"type": "integer"}, "minItems": 10**6}, []),
     ({"type": "object", "additionalProperties": {"type": "integer"}, "maxProperties": 10**9}, []),
+    ({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
+      "additionalProperties": {"type": "boolean"}, "maxProperties": 10**9}, []),
     ({"type": "object", "patternProperties": {"^a": {"type": "string", "maxLength": 5}},
       "additionalProperties": False, "maxProperties": 10**6}, EXCLUDES),
     ({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 10**9}, []),
@@ -486,12 +521,14 @@ def test_pieces_past_the_single_placeholders_take_pairs(qwen):
 
 
 @pytest.mark.parametrize("schema, tuning, order", [
-    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 10**9}}}, DEFAULT_TUNING,
-     "schema"),
+    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 10**9}}},
+     DEFAULT_TUNING, "schema"),
     ({"type": "array", "minItems": 10**6, "items": {"type": "integer"}}, DEFAULT_TUNING, "schema"),
-    # a key-set piece, and a map counted
+    # a key-set piece, a map counted, members counted beside declared keys
     ({"type": "object", "maxProperties": 5000, "additionalProperties": {"type": "integer"}},
      DEFAULT_TUNING, "schema"),
+    ({"type": "object", "properties": {"id": {"type": "integer"}}, "maxProperties": 5000,
+      "additionalProperties": {"type": "boolean"}}, DEFAULT_TUNING, "schema"),
     ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
       "required": ["a"]}, COUNTED, "any"),
 ])
