@@ -36,8 +36,8 @@ from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, RegexError
 from tokenfsm.automata.regex_ast import Alt, Assert, Chars, Node, Repeat, Seq
 
-__all__ = ["parse_ecma", "ecma_pattern_dfa", "ECMA_DIGIT", "ECMA_WORD", "ECMA_SPACE",
-           "LINE_TERMINATORS"]
+__all__ = ["parse_ecma", "ecma_pattern_dfa", "counted_class", "ECMA_DIGIT", "ECMA_WORD",
+           "ECMA_SPACE", "LINE_TERMINATORS"]
 
 ECMA_DIGIT = CharSet.range("0", "9")
 ECMA_WORD = CharSet([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
@@ -356,6 +356,42 @@ def parse_ecma(pattern: str) -> Node:
         Malformed syntax, back-references, look-around, with the position.
     """
     return _Parser(pattern).parse()
+
+
+_COUNTED_SOURCE = re.compile(r"\^(.+)\{(\d+)(,(\d*))?\}\$", re.S)
+
+
+def counted_class(pattern: str) -> tuple[str, int, int | None] | None:
+    """A pattern that is one character class repeated over the whole string: the pattern of
+    the class repeated any number of times, and the least and most repetitions; else None.
+
+    JSON Schema counts a string's length in characters as the pattern counts the class's
+    repetitions, so ``^C{m,n}$`` is ``^(?:C)*$`` with ``minLength: m`` and ``maxLength: n``: a
+    length the lowering may count rather than ``n`` copies of the class.
+
+    >>> counted_class("^[a-z0-9-]{1,63}$")
+    ('^(?:[a-z0-9-])*$', 1, 63)
+    >>> counted_class("^.{8,}$"), counted_class("^a{2}b{3}$"), counted_class("[a-z]{1,63}")
+    (('^(?:.)*$', 8, None), None, None)
+    """
+    m = _COUNTED_SOURCE.fullmatch(pattern)
+    if m is None:
+        return None
+    lo = int(m.group(2))
+    hi = lo if m.group(3) is None else int(m.group(4)) if m.group(4) else None
+    rewritten = f"^(?:{m.group(1)})*$"
+    try:
+        whole, one = parse_ecma(pattern), parse_ecma(rewritten)
+    except RegexError:
+        return None
+    # the same class, repeated lo..hi times between the anchors (checked on the trees)
+    if not (isinstance(one, Seq) and len(one.items) == 3 and isinstance(one.items[1], Repeat)
+            and isinstance(one.items[1].item, Chars)):
+        return None
+    start, rep, end = one.items
+    if whole != Seq((start, Repeat(rep.item, lo, hi), end)):
+        return None
+    return rewritten, lo, hi
 
 
 @byte_lru_cache("schema.ecma.pattern_dfa", 16 << 20)

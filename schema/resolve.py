@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import ir
+from .ecma import counted_class
 from .errors import SchemaError
 from .keywords import ALL_TYPES, IN_PLACE, keyword
 from .refs import MAX_NESTING, Registry, join_uri, pointer, shown
@@ -475,8 +476,16 @@ class _Builder:
     def string(s: dict, loc: str) -> ir.StringNode | None:
         if not s:
             return None
-        return ir.StringNode(loc, s.get("minLength", 0), s.get("maxLength"),
-                             (s["pattern"],) if "pattern" in s else (),
+        lo, hi = s.get("minLength", 0), s.get("maxLength")
+        pattern = s.get("pattern")      # (value, pointer)
+        counted = counted_class(pattern[0]) if pattern is not None else None
+        if counted is not None:
+            # ^C{m,n}$: the class repeated, m..n characters long (a length the lowering counts)
+            rewritten, m, n = counted
+            pattern = (rewritten, pattern[1])
+            lo = max(lo, m)
+            hi = n if hi is None else hi if n is None else min(hi, n)
+        return ir.StringNode(loc, lo, hi, (pattern,) if pattern is not None else (),
                              (s["format"],) if "format" in s else ())
 
     @staticmethod

@@ -421,6 +421,8 @@ EXCLUDES = ["<|im_end|>", "```", "</s>"]
       "additionalProperties": False, "maxProperties": 10**6}, EXCLUDES),
     ({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 10**9}, []),
     ({"type": "string", "pattern": "[0-9]{3}", "minLength": 40, "maxLength": 5000}, []),
+    ({"type": "string", "pattern": "^.{1,65535}$"}, []),
+    ({"type": "string", "pattern": "^[^<>]{3,}$", "maxLength": 10**9}, EXCLUDES),
 ])
 def test_huge_counts_under_a_memory_limit(schema, excludes):
     import jsonschema
@@ -570,3 +572,30 @@ def test_a_conflict_between_counted_pieces_inlines_only_them():
                     ({"u": {"c": True, "d": None, "a": 1}}, False),
                     ({"u": {"d": None}, "s": "z" * 601}, False)]:
         assert counted.accepts(json.dumps(doc, separators=(",", ":"))) == ok
+
+
+@pytest.mark.parametrize("pattern, bounds", [
+    ("^[a-z]{2,5}$", {}), ("^.{0,4}$", {"minLength": 2}), ("^\\S{3,}$", {"maxLength": 6}),
+    ('^[^"\\\\]{1,3}$', {}), ("^(?:[é\\d]){2}$", {"maxLength": 3}), ("^\\w{3}$", {}),
+    ("^[a-c]{1,6}$", {"minLength": 2, "maxLength": 4}),
+])
+def test_a_class_repeated_over_the_string_is_a_length(pattern, bounds):
+    # ^C{m,n}$ is read as ^(?:C)*$ with lengths m..n (counted when large): the same language
+    # as the pattern's own count, which a group around it keeps (the rewrite reads no group)
+    from tokenfsm.schema.ecma import counted_class
+
+    assert counted_class(pattern) is not None
+    schema = {"type": "string", "pattern": pattern, **bounds}
+    grouped = {**schema, "pattern": "^(?:" + pattern[1:-1] + ")$"}
+    assert counted_class(grouped["pattern"]) is None
+    for ws in (0, 1):
+        assert compile_json_schema(schema, whitespace=ws).dfa == \
+            compile_json_schema(grouped, whitespace=ws).dfa
+
+
+def test_a_long_class_pattern_is_counted():
+    # ^.{1,65535}$ was 65,535 copies of a character (a budget error); now a counted string
+    cs = compile_json_schema({"type": "string", "pattern": "^.{1,65535}$"}, whitespace=0)
+    assert cs.lazy is not None
+    assert cs.accepts('"' + "é" * 65535 + '"') and not cs.accepts('"' + "é" * 65536 + '"')
+    assert not cs.accepts('""') and not cs.accepts('"a\\nb"') and cs.accepts('"a\\tb"')
