@@ -171,7 +171,7 @@ class CountedPieces:
         self.inline = inline
         self._piece_of: dict = {}              # placeholder -> piece
         self._target_of: dict = {}             # piece -> target
-        self._key_sets: dict = {}              # target -> whether a key-set piece
+        self._objects: dict = {}               # target -> whether an object's piece
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
 
@@ -304,7 +304,7 @@ class CountedPieces:
         declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
                     for name, m in zip(names, members)]
         extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
-        self._key_sets[self.target(node)] = True
+        self._objects[self.target(node)] = True
         return self._counted(self.target(node), lambda: object_piece(
             self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
 
@@ -321,8 +321,9 @@ class CountedPieces:
             return None
         rows = sum(_rows(k) + _rows(v) for k, v in regions)
         if cap * rows <= self.threshold or self.target(node) in self.inline or \
-                len(self._piece_of) >= len(_PLACEHOLDERS):
+                self._place(node.ptr) in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
             return None
+        self._objects[self.target(node)] = True
         return self._counted(self.target(node), lambda: self._ticked_object(lw, node, members,
                                                                             regions))
 
@@ -391,12 +392,12 @@ class CountedPieces:
         inlined, the walk may tell the texts apart (two objects in any order under ``anyOf``
         both begin with ``{``), and the rest stays counted."""
         pieces = (e.module, *e.calls) if e.module is not None else e.calls
-        # a key set by its place: the alternatives of a union are made again by each lowering
-        return frozenset(self._place(t[1]) if self._key_sets.get(t) else t
+        # an object by its place: the alternatives of a union are made again by each lowering
+        return frozenset(self._place(t[1]) if self._objects.get(t) else t
                          for t in map(self._target_of.get, pieces) if t is not None)
 
     @staticmethod
     def _place(ptr: str) -> tuple:
-        """What :attr:`inline` holds for every key-set piece at ``ptr``, and at the pointers of
+        """What :attr:`inline` holds for every object's piece at ``ptr``, and at the pointers of
         the other alternatives of its ``anyOf`` or ``oneOf`` (which meet it at ``{``)."""
-        return ("counted", _UNION_BRANCH.sub("", ptr), "key set")
+        return ("counted", _UNION_BRANCH.sub("", ptr), "object")

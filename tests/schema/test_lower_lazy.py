@@ -581,3 +581,18 @@ def test_a_long_class_pattern_is_counted():
     assert cs.lazy is not None
     assert cs.accepts('"' + "é" * 65535 + '"') and not cs.accepts('"' + "é" * 65536 + '"')
     assert not cs.accepts('""') and not cs.accepts('"a\\nb"') and cs.accepts('"a\\tb"')
+
+
+def test_a_conflict_between_counted_members_inlines_them_together():
+    # as between key sets: two objects whose members are counted (declared keys beside
+    # undeclared ones, maxProperties past MAP_COUNT_MIN) both begin with "{" under anyOf
+    # under dependentRequired, whose branches the lowering makes again each time
+    bounded = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "null"}},
+               "dependentRequired": {"a": ["b"]}, "additionalProperties": {"type": "integer"},
+               "maxProperties": MAP_COUNT_MIN + 4}
+    schema = {"type": "object", "properties": {"u": bounded,
+                                               "s": {"type": "string", "maxLength": 600}},
+              "required": ["u"], "additionalProperties": False}
+    counted = compile_tuned(schema, COUNTED, whitespace=0)
+    assert counted.lazy is not None
+    assert counted.dfa == compile_tuned(schema, FLAT, whitespace=0).dfa
