@@ -346,9 +346,10 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 # the walk could not tell a count's texts apart: those counted pieces inlined
                 # (where the conflict names none, nothing counted)
                 conflicting = counted.conflicting(e) - inline if counted is not None else None
-                if not conflicting:
+                if conflicting:
+                    inline |= conflicting
+                else:
                     count = False
-                inline |= conflicting or frozenset()
                 attempt += 1
                 continue
             break

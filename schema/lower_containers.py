@@ -275,12 +275,13 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str):
         all(g.additional is None or isinstance(g.additional, ir.Always) for g in groups) and \
         node.min_properties == 0 and node.max_properties is None and not witnesses
     if lw.counted is not None and not witnesses:
-        # in any order: the keys written held as a set, not a state per subset (lower_lazy)
+        # the keys written held as a set, or the members counted, not a state per subset or
+        # per count (lower_lazy)
         got = lw.counted.key_set(lw, node, declared_names, members, regions) or \
             lw.counted.members(lw, node, members, regions)
         if got is not None:
             return got[0], complete, got[1], _deeper(cuts)
-    extra = _extra_texts(lw, regions, witnesses)
+    extra = extra_texts(lw, regions, witnesses)
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
     # each declared member's key, value and separators are copied into the object automaton
@@ -372,8 +373,9 @@ def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names
     return regions, calls, cuts
 
 
-def _extra_texts(lw, regions, witnesses) -> dict | None:
-    """Texts of one undeclared member, by the witness conditions it meets."""
+def extra_texts(lw, regions, witnesses=(), after_key: DFA | None = None) -> dict | None:
+    """Texts of one undeclared member, by the witness conditions it meets (``after_key``: a
+    text written between the key and the colon, a marker)."""
     b = lw.budget
     pieces = [(k, v, 0) for k, v in regions]
     for i, (wk, wv, _) in enumerate(witnesses):
@@ -390,7 +392,9 @@ def _extra_texts(lw, regions, witnesses) -> dict | None:
     for k, v, bits in pieces:
         if k.is_empty() or v.is_empty():
             continue
-        text = DFA.concat_all([lw.key_region(k), colon, v], b)
+        key = lw.key_region(k)
+        text = DFA.concat_all([key, colon, v] if after_key is None else
+                              [key, after_key, colon, v], b)
         by_bits[bits] = by_bits[bits].union(text, b) if bits in by_bits else text
     return by_bits or None
 

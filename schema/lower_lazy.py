@@ -53,8 +53,9 @@ from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
 
 from . import ir
-from .jsontext import TYPES, _rows, object_dfa, separators
+from .jsontext import TYPES, _rows, object_dfa
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
+from .lower_containers import extra_texts
 from .lower_scalars import decoded_strings, exclusion_states, factored_union, patterned_string
 
 __all__ = ["LAZY_STATES", "PATTERNED_COST", "KEY_SET_MIN", "MAP_COUNT_MIN", "COUNT_ATTEMPTS",
@@ -171,7 +172,7 @@ class CountedPieces:
         self.inline = inline
         self._piece_of: dict = {}              # placeholder -> piece
         self._target_of: dict = {}             # piece -> target
-        self._objects: dict = {}               # target -> whether an object's piece
+        self._objects: set = set()             # targets of objects' pieces
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
 
@@ -284,29 +285,24 @@ class CountedPieces:
         ``names``, ``members``: the declared members kept (their value texts as
         :class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded names, value
         texts) pairs."""
-        rows = sum(_rows(m.value) for m in members) + sum(_rows(v) for _, v in regions)
         if not members:
-            # the flat object holds a copy of a member per count up to its bound
-            cap = node.max_properties if node.max_properties is not None \
-                else node.min_properties
-            if not regions or cap < MAP_COUNT_MIN or \
-                    cap * (rows + sum(_rows(k) for k, _ in regions)) <= self.threshold:
+            if not self._copies_pass(node, 0, regions):
                 return None
         elif not lw.any_order or len(members) < 2:
             return None
-        # a state per subset of keys, each holding the values that may follow: small objects
-        # of small values stay flat (their rows are made up front)
-        elif len(members) <= KEY_SET_MIN and rows << len(members) <= self.threshold:
+        elif len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
+                _rows(v) for _, v in regions)) << len(members) <= self.threshold:
+            # a state per subset of keys, each holding the values that may follow: small
+            # objects of small values stay flat (their rows are made up front)
             return None
-        if self.target(node) in self.inline or self._place(node.ptr) in self.inline or \
-                len(self._piece_of) >= len(_PLACEHOLDERS):
-            return None
-        declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
-                    for name, m in zip(names, members)]
-        extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
-        self._objects[self.target(node)] = True
-        return self._counted(self.target(node), lambda: object_piece(
-            self.net, declared, extras or None, lw.ws, node.min_properties, node.max_properties))
+
+        def make() -> int:
+            declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
+                        for name, m in zip(names, members)]
+            extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+            return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
+                                node.max_properties)
+        return self._object(node, make)
 
     def members(self, lw, node: ir.ObjectNode, members: list, regions: list) -> tuple | None:
         """``(placeholder DFA, calls)`` for the objects of ``node`` when the number of their
@@ -316,28 +312,36 @@ class CountedPieces:
         the flat object without that bound, a tick after each key. ``members``: the declared
         members kept (:class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded
         names, value texts) pairs."""
-        cap = node.max_properties if node.max_properties is not None else node.min_properties
-        if not members or not regions or cap < max(MAP_COUNT_MIN, len(members) + 1):
+        if not members or not self._copies_pass(node, len(members), regions):
             return None
-        rows = sum(_rows(k) + _rows(v) for k, v in regions)
-        if cap * rows <= self.threshold or self.target(node) in self.inline or \
-                self._place(node.ptr) in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
-            return None
-        self._objects[self.target(node)] = True
-        return self._counted(self.target(node), lambda: self._ticked_object(lw, node, members,
-                                                                            regions))
 
-    def _ticked_object(self, lw, node: ir.ObjectNode, members: list, regions: list) -> int:
-        b = lw.budget
-        tick = DFA.literal(_TICK)
-        colon = separators(lw.ws)[0]
-        ticked = [replace(m, key=DFA.concat_all([m.key, tick], b)) for m in members]
-        extra = DFA.union_all([DFA.concat_all([lw.key_region(k), tick, colon, v], b)
-                               for k, v in regions], b)
-        body = object_dfa(ticked, extra, lw.ws, any_order=lw.any_order, budget=b,
-                          compose_min_rows=lw.tuning.compose_min_rows).minimize()
-        return self.net.counted(self.text(body, tick=TICK_MARK), lo=node.min_properties,
-                                hi=node.max_properties)
+        def make() -> int:
+            b = lw.budget
+            tick = DFA.literal(_TICK)
+            ticked = [replace(m, key=DFA.concat_all([m.key, tick], b)) for m in members]
+            extra = extra_texts(lw, regions, after_key=tick)
+            body = object_dfa(ticked, extra, lw.ws, any_order=lw.any_order, budget=b,
+                              compose_min_rows=lw.tuning.compose_min_rows).minimize()
+            return self.net.counted(self.text(body, tick=TICK_MARK), lo=node.min_properties,
+                                    hi=node.max_properties)
+        return self._object(node, make)
+
+    def _copies_pass(self, node: ir.ObjectNode, declared: int, regions: list) -> bool:
+        """Whether the flat objects of ``node``, a copy of an undeclared member per count up to
+        its bound on the members, would pass :data:`LAZY_STATES` (the bound at least
+        :data:`MAP_COUNT_MIN` and past the ``declared`` keys)."""
+        cap = node.max_properties if node.max_properties is not None else node.min_properties
+        return bool(regions) and cap >= max(MAP_COUNT_MIN, declared + 1) and \
+            cap * sum(_rows(k) + _rows(v) for k, v in regions) > self.threshold
+
+    def _object(self, node: ir.ObjectNode, make) -> tuple | None:
+        """:meth:`_counted` for an object's piece, which a conflict inlines by its place (see
+        :meth:`conflicting`)."""
+        key = self.target(node)
+        if self._place(node.ptr) in self.inline:
+            return None
+        self._objects.add(key)
+        return self._counted(key, make)
 
     # ------------------------------------------------------------------ the network
     def _counted(self, key: tuple, make) -> tuple | None:
@@ -393,7 +397,7 @@ class CountedPieces:
         both begin with ``{``), and the rest stays counted."""
         pieces = (e.module, *e.calls) if e.module is not None else e.calls
         # an object by its place: the alternatives of a union are made again by each lowering
-        return frozenset(self._place(t[1]) if self._objects.get(t) else t
+        return frozenset(self._place(t[1]) if t in self._objects else t
                          for t in map(self._target_of.get, pieces) if t is not None)
 
     @staticmethod
