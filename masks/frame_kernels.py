@@ -32,7 +32,8 @@ from numba import njit
 
 from .pd_kernels import _live_roots, _set_token, _take
 
-__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live"]
+__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live",
+           "set_tokens"]
 
 AUTOMATON_FIELDS = (
     "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
@@ -92,6 +93,23 @@ def _count_live(t, c, lo, hi, tail, period, off, bits):
             return True
         x += 1
     return False
+
+
+@njit(cache=True, inline="always")
+def _count_need(c, lo, tail, period, off, bits):
+    """The fewest further ticks in ``T(t)`` (the lasso at ``bits[off:]``) that bring count ``c``
+    to at least ``lo``, with no upper bound; -1 if none."""
+    x = lo - c
+    if x < 0:
+        x = 0
+    for _ in range(tail + period):
+        idx = x
+        if x >= tail + period:
+            idx = tail + (x - tail) % period
+        if bits[off + idx]:
+            return x
+        x += 1
+    return -1
 
 
 @njit(cache=True, inline="always")
@@ -172,13 +190,18 @@ def _levels(max_depth, cap, W):
 @njit(cache=True)
 def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, tok_ids, a, lq, lc,
                  lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-                 touched, n_set):
+                 touched, n_set, band, nd, tok_need):
     """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
     n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
     bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with
     ``r_depth[k] > 0`` first sets that level's top frame to state ``r_state[k]``, count
     ``r_count[k]`` and level 0's keys, over the whole given stack. One call walks every range
     (see :func:`.pd_kernels._walk_ranges`).
+
+    With ``band`` a counted piece (else -1) whose frame is level 0's, that frame's upper bound
+    is left out: its moves are live where some count could end them, and each token's ``need``
+    (the most its ticks so far plus the fewest further ticks its state needs, over the token's
+    moves in that frame; ``nd`` per level) goes to ``tok_need`` (see :func:`fill_row`).
 
     Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
     (see :func:`fill_row`)."""
@@ -220,7 +243,15 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 sp = state_piece[t]
                 kind = piece_kind[sp]
                 alive = True
-                if kind == 1:
+                nd[d] = nd[p]
+                if kind == 1 and sp == band and bs[p] == n:
+                    # the band's own frame (it calls nothing: it is on top until it pops)
+                    m = _count_need(c2, piece_lo[sp], piece_tail[sp], piece_period[sp],
+                                    count_off[t], count_bits)
+                    alive = m >= 0
+                    if c2 - lc[0] + m > nd[d]:
+                        nd[d] = c2 - lc[0] + m
+                elif kind == 1:
                     alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
                                         piece_period[sp], count_off[t], count_bits)
                 elif kind == 2:
@@ -242,6 +273,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 # written out here rather than called (a call with this many arrays costs more
                 # than the move)
                 W = lk.shape[1]
+                nd[d] = nd[p]
                 b = nodes[i, 0]
                 cls = byte_classes[b]
                 q = lq[p]
@@ -357,13 +389,15 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                     continue
             for j in range(nodes[i, 3], nodes[i + 1, 3]):
                 n_set = _set_token(out, touched, n_set, tok_ids[j])
+                if band >= 0:
+                    tok_need[tok_ids[j]] = nd[d]
             i += 1
     return min_base, exact, visited, n_set
 
 
 @njit(cache=True)
 def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
-             st_keys, cap, can_end, eos_ids, out, touched):
+             st_keys, cap, can_end, eos_ids, out, touched, band, tok_need):
     """The allowed-token row of configuration ``((q, c, keys), stack)``.
 
     Parameters
@@ -388,6 +422,13 @@ def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
     eos_ids : int32[k]
     out, touched : uint32[n_words], int32[n_words]
         Scratch; ``out`` zeroed (and zeroed again on return).
+    band : int
+        -1; or the top frame's piece, a counted piece that calls nothing, ``c`` at least its
+        lower bound: the row is then the band's (every count of the frame at once), its upper
+        bound left out, and each token's need written to ``tok_need`` (int32[vocabulary]): the
+        token is allowed at count ``c'`` (at least the lower bound) iff its need is at most
+        ``hi - c'`` (a token of ``L`` bytes ticks at most ``L`` times, so that holds for every
+        count; see :meth:`.frames.FrameAutomaton.band_piece`).
 
     Returns
     -------
@@ -415,7 +456,8 @@ def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
     k = _live_roots(q, roots, nodes, a[0], a[1], a[2], a[3], a[6], r_start, r_stop)
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc,
-        lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0)
+        lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0,
+        band, np.zeros(max_depth + 1, dtype=np.int64), tok_need)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -475,9 +517,22 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
         lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-        touched, n_set)
+        touched, n_set, -1, np.zeros(max_depth + 1, dtype=np.int64),
+        np.zeros(1, dtype=np.int32))
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
     idx, val = _take(out, touched, n_set)
     return n - min_base, exact, visited + k, idx, val
+
+
+@njit(cache=True)
+def set_tokens(row, toks, start, stop, on):
+    """Set (``on``) or clear the bits of tokens ``toks[start:stop]`` in ``row`` (uint32 words)."""
+    for j in range(start, stop):
+        t = toks[j]
+        bit = np.uint32(1) << np.uint32(t & 31)
+        if on:
+            row[t >> 5] |= bit
+        else:
+            row[t >> 5] &= ~bit

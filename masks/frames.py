@@ -105,6 +105,11 @@ class FrameAutomaton:
         n_keys = [bin(k).count("1") for k in self._keys]
         self._margin = [L + (self._tail[p] + self._period[p] if self._kind[p] == 1
                              else n_keys[p] + 2) for p in range(len(self._kind))]
+        # per piece, whether its rows near the upper bound come from one band walk: counted,
+        # bounded, and calling nothing (its frame is on top from its call to its pop)
+        calling = set(np.asarray(lb.state_piece)[np.diff(lb.call_ptr) > 0].tolist())
+        self._band = [self._kind[p] == 1 and self._hi[p] >= 0 and p not in calling
+                      for p in range(len(self._kind))]
         # per state, counts for which the quick answers hold: a frame of a counted piece with
         # lo <= c <= hi - (tail + period) is live (its state can end: T(q) is not empty), and
         # a frame with lo <= c <= hi - margin - 1 has the count class -1 (the rows cannot tell
@@ -400,7 +405,35 @@ class FrameAutomaton:
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
-            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched)
+            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1,
+            np.zeros(1, dtype=np.int32))
+        return int(used), bool(exact), int(visited), idx, val
+
+    def band_piece(self, x: int) -> int:
+        """The piece whose band (:meth:`fill_band`) holds the row of top frame ``x``, or -1: a
+        counted piece that calls nothing (a string's characters), the count at least its lower
+        bound and within the margin below its upper one (where the rows tell counts apart)."""
+        q = x & _LOW32
+        c = (x >> 32) & _LOW64
+        p = self._piece[q]
+        if not self._band[p] or c < self._lo[p] or self._hi[p] - c > self._margin[p]:
+            return -1
+        return p
+
+    def room(self, x: int) -> int:
+        """How many more ticks the upper bound of frame ``x``'s piece allows (a bounded piece)."""
+        return self._hi[self._piece[x & _LOW32]] - ((x >> 32) & _LOW64)
+
+    def fill_band(self, trie, roots, x: int, stack: tuple, tok_need, out, touched) -> tuple:
+        """The walk of :meth:`fill` for every count of the band of ``x``'s piece at once (see
+        :meth:`band_piece`): its frame's upper bound left out, each token's need written to
+        ``tok_need`` (the token is allowed at count ``c`` iff its need is at most ``hi - c``);
+        no EOS. ``(used, exact, visited, idx, val)``."""
+        q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
+        used, exact, visited, idx, val = frame_kernels.fill_row(
+            trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
+            st_cnt, st_keys, max(self.max_stack, 1), False, np.zeros(0, dtype=np.int32), out,
+            touched, self._piece[q], tok_need)
         return int(used), bool(exact), int(visited), idx, val
 
     def replay(self, trie, rec, toks, x: int, stack: tuple, can_end: bool, eos_ids, out,

@@ -22,7 +22,9 @@ accepts nor calls cannot meet the stack before leaving the region, so its walk i
 is the flat index's shared region walk (:func:`.kernels.component_walk`), kept per vocabulary in
 the trie's :class:`~.trie.WalkCache` under the region's canonical form and shared with flat
 indexes; a row then is that walk's row plus what the subtrees past its exits add, walked with
-the stack (:func:`.pd_kernels.replay_row`). The ways of making a row are declared in
+the stack (:func:`.pd_kernels.replay_row`). Near the upper bound of a counted string, where
+each count has rows of its own, one walk serves every count (:func:`.row_ways.count_band_way`).
+The ways of making a row are declared in
 :data:`.row_ways.ROW_WAYS`, next to the reference walk, and the tests run each on every
 configuration they meet; a small automaton's rows are made up front (``eager_states``).
 
@@ -70,12 +72,15 @@ from collections import OrderedDict
 
 import numpy as np
 
+from tokenfsm.automata.cache import ByteLRU
+
 from . import pd_kernels
 from .frames import FrameAutomaton
 from .index import _automaton_error, _checked_byte_tables
 from .matcher import Matcher
 from .row_ways import (
     FEW_WORDS,
+    count_band_way,
     make_rows_up_front,
     region_flags,
     shared_region_way,
@@ -206,7 +211,8 @@ class PushdownIndex:
     stats : dict
         ``hits``, ``misses`` (rows made while matching), ``visited`` (trie nodes walked for
         them), ``walk_s`` (time making them), ``shared_walks`` (region walks taken, from the
-        vocabulary's cache or walked), ``eager`` and ``eager_s`` (rows made at construction, see
+        vocabulary's cache or walked), ``band_walks`` (walks of a counted string's band, see
+        :func:`.row_ways.band_of`), ``eager`` and ``eager_s`` (rows made at construction, see
         ``eager_states``), ``regions_s`` (time finding the regions, once, before the first row
         made by a region walk).
 
@@ -291,14 +297,17 @@ class PushdownIndex:
         self._by_config: dict = {}
         self._lock = threading.Lock()
         self._own: dict[int, int] = {}
-        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0, eager=0,
-                          eager_s=0.0, regions_s=0.0)
+        self.stats = dict(hits=0, misses=0, visited=0, walk_s=0.0, shared_walks=0, band_walks=0,
+                          eager=0, eager_s=0.0, regions_s=0.0)
         self.share_walks = bool(share_walks)
         self._comp = None
         self._flags = None
         self._by_class: dict = {}  # frames with data: configurations with counts classified
         self._stack_keys: dict = {}  # frames with data: stacks with counts classified
         self._shared: dict = {}
+        # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need
+        self._bands = ByteLRU(None, self._cache_bytes // 4)
+        self._all_words = np.arange(self._n_words, dtype=np.int32)   # (a whole row's indices)
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)
         self._tab = memoryview(self.table.reshape(-1)).cast("B").cast("i")
         self._nc = int(self.table.shape[1])
@@ -343,6 +352,7 @@ class PushdownIndex:
             self._by_config.clear()
             self._by_class.clear()
             self._stack_keys.clear()
+            self._bands.clear()
 
     def __repr__(self) -> str:
         return (f"PushdownIndex(num_states={self.num_states}, calls={self.call_entry.shape[0]}, "
@@ -554,8 +564,9 @@ class PushdownIndex:
         except IndexError:
             scratch = (np.zeros(self._n_words, dtype=np.uint32),
                        np.empty(self._n_words, dtype=np.int32))
-        made = (shared_region_way(self, x, stack, end, *scratch) if self.share_walks
-                else None) or walk_way(self, x, stack, end, *scratch)
+        made = (self.share_walks and (shared_region_way(self, x, stack, end, *scratch)
+                                      or count_band_way(self, x, stack, end, *scratch))
+                or walk_way(self, x, stack, end, *scratch))
         pool.append(scratch)          # (zeroed again by the kernel)
         base, used, exact, visited, idx, val = made
         return self._entry(base, idx, val), used, exact, visited

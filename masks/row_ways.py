@@ -10,6 +10,11 @@ configuration they meet, against the reference and a naive walk):
   string body: no state of it accepts or calls), the region's walk, shared with every state and
   automaton whose region looks the same from there, and what the subtrees past its exits add,
   walked with the stack (:func:`.pd_kernels.replay_row`);
+* ``count-band``: where the top frame is a counted string's, its count near the upper bound
+  (every count there has rows of its own), the band's walk: one walk for every count, the bound
+  left out and each token's need (the characters it writes, and the fewest its state still
+  needs) kept, so that a count's row is the tokens whose need fits in what the bound leaves,
+  made from the row of the count before by the difference (:class:`CountBand`);
 * ``up-front``: a state that does not accept, walked over an empty stack: where no byte reads
   below the stack, the row holds for every stack. :func:`rows_up_front` makes these rows for
   many states in one kernel call when an index is built.
@@ -64,7 +69,7 @@ import numpy as np
 from tokenfsm.automata.cache import ByteLRU
 from tokenfsm.automata.minimize import coreachable
 
-from . import kernels, pd_kernels
+from . import frame_kernels, kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
 
 __all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS",
@@ -359,6 +364,85 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
     return (row, view), used, exact, visited, idx, val
 
 
+class CountBand:
+    """The band of a counted string's frame over a stack (:meth:`.frames.FrameAutomaton.
+    fill_band`): the tokens allowed at some count of it in ascending order of need, their
+    needs, the walk's ``used`` and ``exact``, and the last row made (``(room, words)``), from
+    which the next is made by the difference: the tokens whose need lies between the two rooms.
+    Counts met in order (a string written) thus cost a copy of the row and the tokens of a few
+    more characters each."""
+
+    __slots__ = ("tokens", "needs", "used", "exact", "last")
+
+    def __init__(self, tokens, needs, used: int, exact: bool, full):
+        self.tokens, self.needs, self.used, self.exact = tokens, needs, used, exact
+        self.last = (int(needs[-1]) if needs.shape[0] else 0, full)
+
+    @property
+    def nbytes(self) -> int:
+        return self.tokens.nbytes + self.needs.nbytes + 2 * self.last[1].nbytes + 200
+
+    def row(self, room: int):
+        """The words of the tokens whose need is at most ``room`` (a new array)."""
+        r0, base = self.last          # (one read: another thread may replace it meanwhile)
+        needs = self.needs
+        top = int(needs[-1]) if needs.shape[0] else 0
+        k = int(np.searchsorted(needs, needs.dtype.type(min(room, top)), side="right"))
+        k0 = int(np.searchsorted(needs, needs.dtype.type(min(r0, top)), side="right"))
+        row = base.copy()
+        frame_kernels.set_tokens(row, self.tokens, min(k, k0), max(k, k0), k > k0)
+        self.last = (room, row)
+        return row
+
+
+def band_of(index, x: int, stack: tuple, out, touched):
+    """``(band, visited)``: the :class:`CountBand` of top frame ``x`` over ``stack``, kept per
+    index in ``index._bands`` (by the frame's state and the stack as the rows see it;
+    ``visited`` 0 when kept before). None where ``x`` has no band
+    (:meth:`.frames.FrameAutomaton.band_piece`)."""
+    fa = index._frames
+    if fa is None or fa.band_piece(x) < 0:
+        return None
+    kf = fa.key_frame
+    key = (x & 0xFFFFFFFF, tuple([kf(f) for f in stack]))
+    band = index._bands.get(key)
+    if band is not None:
+        return band, 0
+    need = np.empty(index.vocab_size, dtype=np.int32)
+    used, exact, visited, idx, val = fa.fill_band(index._trie, index._roots, x, stack, need, out,
+                                                  touched)
+    full = np.zeros(index.n_words, dtype=np.uint32)
+    full[idx] = val
+    bits = np.unpackbits(val.view(np.uint8), bitorder="little").reshape(-1, 32)
+    words, offs = np.nonzero(bits)
+    tokens = (idx[words].astype(np.int32) << 5) | offs.astype(np.int32)
+    needs = need[tokens]
+    if needs.shape[0] and needs.max() < 1 << 15:
+        needs = needs.astype(np.int16)        # (sorted by radix)
+    order = np.argsort(needs, kind="stable")
+    band = CountBand(tokens[order], needs[order], used, exact, full)
+    index._bands.put(key, band, nbytes=band.nbytes)
+    with index._lock:
+        index.stats["band_walks"] += 1
+    return band, visited
+
+
+def count_band_way(index, x: int, stack: tuple, end: bool, out, touched):
+    """Where the top frame is a counted piece that calls nothing (a string's characters) with
+    its count near its upper bound: the tokens of its band (:class:`CountBand`, one walk for
+    every count there) whose need fits in what the bound leaves; None where it does not
+    apply."""
+    got = band_of(index, x, stack, out, touched)
+    if got is None:
+        return None
+    band, visited = got
+    row = band.row(index._frames.room(x))
+    if end:
+        row = row.copy()
+        frame_kernels.set_tokens(row, index.eos_ids, 0, index.eos_ids.shape[0], True)
+    return None, band.used, band.exact, visited, index._all_words, row
+
+
 def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
     """A row made up front (:func:`make_rows_up_front`): the walk over an
     empty stack of a state that does not accept, which holds for every stack when no byte of it
@@ -386,6 +470,7 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 ROW_WAYS = {
     "walk": walk_way,
     "shared-region": shared_region_way,
+    "count-band": count_band_way,
     "up-front": up_front_way,
 }
 #: The way that defines the rows.

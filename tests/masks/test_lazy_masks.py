@@ -186,6 +186,29 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
             for name in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
                 applied[name] = applied.get(name, 0) + 1
     assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
+    assert applied["count-band"] > 5
+
+
+def test_a_band_gives_the_row_of_every_count_near_the_bound():
+    # a counted word called from recursive arrays (a stack below it, text after its close): one
+    # band walk per state and stack gives the row of every count from the lower bound up,
+    # equal to the naive walk's; below the lower bound the walk makes it
+    net, arr = arrays_of_counted_words(6)
+    lb = net.build(arr, max_depth=3)
+    index = PushdownIndex(lb, VOCAB, eager_states=0)
+    fa = index._frames
+    applied = {}
+    for text in [b'["', b'["a', b'[1,[["ab', b'[[12,"b']:
+        x, stack = index.walk_bytes(index.start, text)
+        q = unpack(x)[0]
+        for c in range(8):
+            if not fa.live(q, c, 0):
+                continue
+            cfg = (pack(q, c, 0), stack)
+            ways = check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg))
+            assert ("count-band" in ways) == (c >= 1), (text, c)
+            applied[(q, stack)] = applied.get((q, stack), 0) + 1
+    assert index.stats["band_walks"] == len(applied) and max(applied.values()) >= 5
 
 
 def test_key_names_are_walked_once_for_every_key_set():
@@ -225,7 +248,8 @@ def test_key_names_take_the_keys_walk_without_undeclared_keys():
 
 def test_every_row_way_on_a_real_vocabulary():
     # a counted string body with an exclusion on Qwen's vocabulary: the region replay over the
-    # vocabulary-wide shared walk where the count is far from the bounds, the walk near them
+    # vocabulary-wide shared walk where the count is far from the bounds, the walk and the
+    # band (one walk for every count near the upper bound) near them
     from tokenfsm.masks.builtin_vocab import load_vocabulary
     from tokenfsm.schema.lazy_json import string_piece
 
@@ -238,10 +262,11 @@ def test_every_row_way_on_a_real_vocabulary():
         cfg = index.walk_bytes(index.start, text)
         assert cfg[0] != 0, text
         q, c, k = unpack(cfg[0])
-        for count in (c, 10**6 - 3):
+        for count in (c, 10**6 - 200, 10**6 - 40, 10**6 - 3, 10**6 - 1, 10**6):
             top = (pack(q, count, k), ())
             applied |= check_row_ways(index, top, ref_mask(lb, vocab, *top))
-    assert applied == {"walk", "shared-region"}
+    assert applied == {"walk", "shared-region", "count-band"}
+    assert index.stats["band_walks"] in (1, 2)        # a state's band serves all its counts
 
 
 def test_rows_keyed_by_count_class_equal_the_naive_mask_at_every_count():

@@ -237,7 +237,7 @@ STRING_TOKENS = TOKENS + [b'a b"', b'"]]', b'ab",', b'""', b'"a",[', None]
 def test_every_row_way_gives_the_reference_row():
     # row_ways.ROW_WAYS walked on every configuration reachable in a few bytes, against the
     # naive walk: the walk applies everywhere, the region replay in the string bodies, the row
-    # made up front outside them; every declared way applies somewhere
+    # made up front outside them; every declared way but the counted pieces' applies somewhere
     from tokenfsm.masks.row_ways import ROW_WAYS
 
     pb = self_recursive(ARRAY, 3)
@@ -245,7 +245,7 @@ def test_every_row_way_gives_the_reference_row():
     index = PushdownIndex(pb, vocab)
     seen = sorted(reachable(pb, b'[],1"a ', 7))
     applied = [check_row_ways(index, c, ref_mask(pb, vocab, *c)) for c in seen]
-    assert set().union(*applied) == set(ROW_WAYS)
+    assert set().union(*applied) == set(ROW_WAYS) - {"count-band"}   # (counts: test_lazy_masks)
     assert all("walk" in a for a in applied)
     assert sum("up-front" in a for a in applied) >= 3
     assert {len(c[1]) for c, a in zip(seen, applied) if "shared-region" in a} == {0, 1, 2}
