@@ -32,11 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cache import ByteLRU
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
 from .lazy_bytes import STATE_MASK, TICK_BIT
 from .minimize import hopcroft_blocks
 
-__all__ = ["BytePiece", "build_piece"]
+__all__ = ["BytePiece", "build_piece", "TEXT_PIECES"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,11 @@ class BytePiece:
     @property
     def num_states(self) -> int:
         return int(self.table.shape[0])
+
+
+#: Pieces whose body is one text that neither ticks nor calls, by the text's language (kept
+#: for every network of the process; their arrays read-only).
+TEXT_PIECES = ByteLRU("automata.network_piece.text_pieces", 16 << 20)
 
 
 def _joint_classes(maps: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -122,7 +128,23 @@ def build_piece(body, index: int, budget: Budget | None = None, way: str | None 
         A tick that is not forced (the count would be ambiguous), or two ticks in a row.
     BudgetExceeded
     """
+    from .network import Text
+
+    plain = way is None and isinstance(body, Text) and body.tick is None and not body.calls
+    if plain:
+        # a text that calls nothing is the same piece wherever it is made: a JSON value's
+        # type (a string, any value) is built once per process
+        got = TEXT_PIECES.get(body.dfa)
+        if got is not None:
+            return got
     parts = _Parts(body, index, (budget or DEFAULT_BUDGET).meter("network piece"))
+    if plain:
+        got = _one_text(parts)
+        for a in (got.byte_classes, got.table, got.accepting):
+            a.flags.writeable = False
+        TEXT_PIECES.put(body.dfa, got, nbytes=got.table.nbytes + got.byte_classes.nbytes
+                        + got.accepting.nbytes + 200)
+        return got
     if way is not None:
         got = PIECE_WAYS[way](parts)
         if got is None:

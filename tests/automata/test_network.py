@@ -387,6 +387,23 @@ def test_every_way_of_building_a_piece_gives_the_reference_piece(outer, tick, ke
     assert _pieces_every_way(bodies[1:]) == {"subsets"}
 
 
+def test_a_plain_text_piece_is_built_once_per_language():
+    # a text that neither ticks nor calls is the same piece in every network: kept by its
+    # language (another automaton of it finds it), read-only, equal to the piece built anew
+    from tokenfsm.automata.network_piece import PIECE_REFERENCE, TEXT_PIECES, build_piece
+
+    TEXT_PIECES.clear()
+    a = build_piece(Text(DFA.from_regex('"[a-z]*"')), 0)
+    b = build_piece(Text(DFA.from_regex('"([a-m]|[n-z])*"').minimize()), 5)
+    assert b is a and not a.table.flags.writeable
+    want = build_piece(Text(DFA.from_regex('"[a-z]*"')), 0, way=PIECE_REFERENCE)
+    assert np.array_equal(a.table, want.table) and a.calls == want.calls == ()
+    assert build_piece(Text(DFA.from_regex('"[a-y]*"')), 0) is not a
+    # a text that calls or ticks is not kept
+    called = Text(DFA.from_regex('"[a-z]*\x01'), calls=((1, Call(0)),))
+    assert build_piece(called, 1) is not build_piece(called, 1)
+
+
 def test_every_way_on_the_pieces_of_json_values():
     # the pieces the schema compiler makes: a counted string, a date value, counted arrays of
     # it, an object whose keys come in any order with undeclared keys
