@@ -78,13 +78,15 @@ WARM_SCHEMA = {"type": "object", "required": ["a"], "properties": {
     "a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer"}}}}
 WARM_DOC = '{"a":"x","b":[1,2]}'
 #: Warm-ups, compiled and replayed by every worker before any timing: a flat schema, a recursive
-#: one and a long string (ours then has loaded or compiled the kernels of its lazy rows too: a
-#: worker's first row made on demand is not a kernel compile).
+#: one, a long string and a counted one written up to its bound (ours then has loaded or
+#: compiled the kernels of its lazy rows too: a worker's first row made on demand is not a
+#: kernel compile).
 WARM_UPS = (
     (WARM_SCHEMA, WARM_DOC),
     ({"type": "object", "properties": {"v": {"type": "string"}, "kids": {
         "type": "array", "items": {"$ref": "#"}}}}, '{"v":"ab","kids":[{"v":"c d","kids":[]}]}'),
     ({"type": "string", "maxLength": 100000}, '"a few words, then more"'),
+    ({"type": "string", "maxLength": 600}, '"' + "a few words, " * 46 + '"'),
 )
 
 
