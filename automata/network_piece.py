@@ -395,25 +395,27 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
         members = sorted(S)
         brow = [nfa.rows[s] for s in members if nfa.rows[s] is not None]
         row = np.zeros(J, np.int64)
-        if len(brow) == 1:                     # one member reads bytes (inside a key's name)
-            r = brow[0]
-            for j in np.flatnonzero(r >= 0).tolist():
-                tgt = closures.state(int(r[j]))
-                k = ids.get(tgt)
+        if brow:
+            # the classes that move, by their targets (-1: none); most classes share a few
+            # targets, each subset made once
+            m = brow[0] if len(brow) == 1 else np.stack(brow)
+            moves = m >= 0 if len(brow) == 1 else (m >= 0).any(axis=0)
+            cols = np.flatnonzero(moves)
+            targets = m[cols].tolist() if len(brow) == 1 else map(tuple, m[:, cols].T.tolist())
+            made: dict = {}
+            ks = []
+            for col in targets:
+                k = made.get(col)
                 if k is None:
-                    k = ids[tgt] = len(order) + 1
-                    order.append(tgt)
-                row[j] = k
-        elif brow:
-            m = np.stack(brow)                 # targets per member and class (-1 none)
-            for j in np.flatnonzero((m >= 0).any(axis=0)).tolist():
-                col = m[:, j]
-                tgt = closures.of(set(col[col >= 0].tolist()))
-                k = ids.get(tgt)
-                if k is None:
-                    k = ids[tgt] = len(order) + 1
-                    order.append(tgt)
-                row[j] = k
+                    tgt = (closures.state(col) if len(brow) == 1
+                           else closures.of({t for t in col if t >= 0}))
+                    k = ids.get(tgt)
+                    if k is None:
+                        k = ids[tgt] = len(order) + 1
+                        order.append(tgt)
+                    made[col] = k
+                ks.append(k)
+            row[cols] = ks
         ext: dict = {}
         for s in members:
             for sym, t in nfa.extra[s]:
