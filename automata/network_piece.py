@@ -387,6 +387,15 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
     rows: list[np.ndarray] = [np.zeros(J, np.int64)]       # dead state 0
     extras: list[dict] = [{}]
     acc = [False]
+
+    def number(subset: frozenset) -> int:
+        """The state of ``subset`` (numbered, and queued, when first met)."""
+        k = ids.get(subset)
+        if k is None:
+            k = ids[subset] = len(order) + 1
+            order.append(subset)
+        return k
+
     i = 0
     while i < len(order):
         S = order[i]
@@ -407,27 +416,15 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
             for col in targets:
                 k = made.get(col)
                 if k is None:
-                    tgt = (closures.state(col) if len(brow) == 1
-                           else closures.of({t for t in col if t >= 0}))
-                    k = ids.get(tgt)
-                    if k is None:
-                        k = ids[tgt] = len(order) + 1
-                        order.append(tgt)
-                    made[col] = k
+                    k = made[col] = number(closures.state(col) if len(brow) == 1
+                                           else closures.of({t for t in col if t >= 0}))
                 ks.append(k)
             row[cols] = ks
         ext: dict = {}
         for s in members:
             for sym, t in nfa.extra[s]:
                 ext.setdefault(sym, set()).add(t)
-        out = {}
-        for sym, ts in ext.items():
-            tgt = closures.of(ts)
-            k = ids.get(tgt)
-            if k is None:
-                k = ids[tgt] = len(order) + 1
-                order.append(tgt)
-            out[sym] = k
+        out = {sym: number(closures.of(ts)) for sym, ts in ext.items()}
         rows.append(row)
         extras.append(out)
         acc.append(final in S)
