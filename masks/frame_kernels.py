@@ -75,27 +75,6 @@ def _members_ok(c1, r1, free1, lo, hi, ext):
 
 
 @njit(cache=True, inline="always")
-def _count_live(t, c, lo, hi, tail, period, off, bits):
-    """Whether some number of further ticks in ``T(t)`` (the lasso at ``bits[off:]``) brings
-    count ``c`` into ``lo..hi`` (``hi`` -1: unbounded)."""
-    if hi >= 0 and c > hi:
-        return False
-    x = lo - c
-    if x < 0:
-        x = 0
-    for _ in range(tail + period):
-        if hi >= 0 and x > hi - c:
-            return False
-        idx = x
-        if x >= tail + period:
-            idx = tail + (x - tail) % period
-        if bits[off + idx]:
-            return True
-        x += 1
-    return False
-
-
-@njit(cache=True, inline="always")
 def _count_need(c, lo, tail, period, off, bits):
     """The fewest further ticks in ``T(t)`` (the lasso at ``bits[off:]``) that bring count ``c``
     to at least ``lo``, with no upper bound; -1 if none."""
@@ -110,6 +89,14 @@ def _count_need(c, lo, tail, period, off, bits):
             return x
         x += 1
     return -1
+
+
+@njit(cache=True, inline="always")
+def _count_live(t, c, lo, hi, tail, period, off, bits):
+    """Whether some number of further ticks in ``T(t)`` (the lasso at ``bits[off:]``) brings
+    count ``c`` into ``lo..hi`` (``hi`` -1: unbounded)."""
+    m = _count_need(c, lo, tail, period, off, bits)
+    return m >= 0 and (hi < 0 or m <= hi - c)
 
 
 @njit(cache=True, inline="always")
