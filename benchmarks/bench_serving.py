@@ -147,8 +147,9 @@ class Ours:
         """Make rows over a flat automaton as the route of flat schemas past ``LAZY_STATES``
         does, up front and on demand, every way, and on the stack route (which the warm-ups'
         recursive schema, small, does not take: it is unrolled), so that their kernels are
-        compiled or loaded here rather than in the first schema or replay that needs them; and
-        the trie merged over byte classes, which a flat index of long walks takes."""
+        compiled or loaded here rather than in the first schema or replay that needs them; the
+        trie merged over byte classes, which a flat index of long walks takes; and a flat index
+        of many states outside cycles (undeclared keys taking any value), walked in bands."""
         from tokenfsm.automata.recursive import PushdownBytes
         from tokenfsm.masks import Matcher, TokenIndex
         from tokenfsm.masks.index import as_byte_dfa
@@ -166,6 +167,8 @@ class Ours:
             for ch in text:
                 m.fill_next_token_bitmask(self.bm, 0)
                 m.accept_string(ch)
+        banded = self.compiler.json_schema(WARM_SCHEMA, whitespace=0, allow_extra_keys=True)
+        Matcher(banded).fill_next_token_bitmask(self.bm, 0)
 
     def compile(self, schema):
         """(status, why, matcher factory) with the first mask filled inside."""
