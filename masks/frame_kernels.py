@@ -185,10 +185,11 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
     ``r_count[k]`` and level 0's keys, over the whole given stack. One call walks every range
     (see :func:`.pd_kernels._walk_ranges`).
 
-    With ``band`` a counted piece (else -1) whose frame is level 0's, that frame's upper bound
-    is left out: its moves are live where some count could end them, and each token's ``need``
-    (the most its ticks so far plus the fewest further ticks its state needs, over the token's
-    moves in that frame; ``nd`` per level) goes to ``tok_need`` (see :func:`fill_row`).
+    With ``nd`` (int64 per level; else None, and ``tok_need`` None) the walk is ``band``'s, a
+    counted piece whose frame is level 0's: that frame's upper bound is left out (its moves are
+    live where some count could end them), and each token's need (the most its ticks so far
+    plus the fewest further ticks its state needs, over the token's moves in that frame) goes
+    to ``tok_need`` (see :func:`fill_row`).
 
     Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
     (see :func:`fill_row`)."""
@@ -230,15 +231,18 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 sp = state_piece[t]
                 kind = piece_kind[sp]
                 alive = True
-                nd[d] = nd[p]
-                if kind == 1 and sp == band and bs[p] == n:
-                    # the band's own frame (it calls nothing: it is on top until it pops)
-                    m = _count_need(c2, piece_lo[sp], piece_tail[sp], piece_period[sp],
-                                    count_off[t], count_bits)
-                    alive = m >= 0
-                    if c2 - lc[0] + m > nd[d]:
-                        nd[d] = c2 - lc[0] + m
-                elif kind == 1:
+                if nd is not None:        # (a band's walk: the other walks are compiled without)
+                    nd[d] = nd[p]
+                    if sp == band and bs[p] == n:
+                        # the band's own frame (it calls nothing: it is on top until it pops):
+                        # live where some count ends it, its need kept
+                        m = _count_need(c2, piece_lo[sp], piece_tail[sp], piece_period[sp],
+                                        count_off[t], count_bits)
+                        alive = m >= 0
+                        if c2 - lc[0] + m > nd[d]:
+                            nd[d] = c2 - lc[0] + m
+                        kind = 0
+                if kind == 1:
                     alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
                                         piece_period[sp], count_off[t], count_bits)
                 elif kind == 2:
@@ -260,7 +264,8 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 # written out here rather than called (a call with this many arrays costs more
                 # than the move)
                 W = lk.shape[1]
-                nd[d] = nd[p]
+                if nd is not None:
+                    nd[d] = nd[p]
                 b = nodes[i, 0]
                 cls = byte_classes[b]
                 q = lq[p]
@@ -376,7 +381,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                     continue
             for j in range(nodes[i, 3], nodes[i + 1, 3]):
                 n_set = _set_token(out, touched, n_set, tok_ids[j])
-                if band >= 0:
+                if nd is not None:
                     tok_need[tok_ids[j]] = nd[d]
             i += 1
     return min_base, exact, visited, n_set
@@ -409,13 +414,13 @@ def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
     eos_ids : int32[k]
     out, touched : uint32[n_words], int32[n_words]
         Scratch; ``out`` zeroed (and zeroed again on return).
-    band : int
-        -1; or the top frame's piece, a counted piece that calls nothing, ``c`` at least its
-        lower bound: the row is then the band's (every count of the frame at once), its upper
-        bound left out, and each token's need written to ``tok_need`` (int32[vocabulary]): the
-        token is allowed at count ``c'`` (at least the lower bound) iff its need is at most
-        ``hi - c'`` (a token of ``L`` bytes ticks at most ``L`` times, so that holds for every
-        count; see :meth:`.frames.FrameAutomaton.band_piece`).
+    band, tok_need : int, int32[vocabulary] or None
+        With ``tok_need`` None, ``band`` is not read. Else ``band`` is the top frame's piece, a
+        counted piece that calls nothing, ``c`` at least its lower bound: the row is then the
+        band's (every count of the frame at once), its upper bound left out, and each token's
+        need written to ``tok_need``: the token is allowed at count ``c'`` (at least the lower
+        bound) iff its need is at most ``hi - c'`` (a token of ``L`` bytes ticks at most ``L``
+        times, so that holds for every count; see :meth:`.frames.FrameAutomaton.band_piece`).
 
     Returns
     -------
@@ -441,10 +446,16 @@ def fill_row(nodes, tok_ids, max_depth, roots, a, q, c, keys, st_ret, st_cnt,
     r_zero = np.zeros(256, dtype=np.int32)
     r_count = np.zeros(256, dtype=np.int64)
     k = _live_roots(q, roots, nodes, a[0], a[1], a[2], a[3], a[6], r_start, r_stop)
-    min_base, exact, visited, n_set = _walk_ranges(
-        r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc,
-        lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0,
-        band, np.zeros(max_depth + 1, dtype=np.int64), tok_need)
+    if tok_need is None:
+        min_base, exact, visited, n_set = _walk_ranges(
+            r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp,
+            cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0, -1,
+            None, None)
+    else:
+        min_base, exact, visited, n_set = _walk_ranges(
+            r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp,
+            cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0, band,
+            np.zeros(max_depth + 1, dtype=np.int64), tok_need)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -504,8 +515,7 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
         lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-        touched, n_set, -1, np.zeros(max_depth + 1, dtype=np.int64),
-        np.zeros(1, dtype=np.int32))
+        touched, n_set, -1, None, None)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])

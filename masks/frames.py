@@ -405,8 +405,7 @@ class FrameAutomaton:
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
-            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1,
-            np.zeros(1, dtype=np.int32))
+            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1, None)
         return int(used), bool(exact), int(visited), idx, val
 
     def band_piece(self, x: int) -> int:
