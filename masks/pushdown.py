@@ -181,7 +181,9 @@ class PushdownIndex:
         Walk a stack-free region (a JSON string body: no state in it accepts or calls) once, and
         per configuration only the subtrees past its exits; the region's walk is kept per
         vocabulary with the flat indexes' (:class:`~.trie.WalkCache`), so a string body is
-        walked once per vocabulary and process. Same rows.
+        walked once per vocabulary and process; and make the rows of a counted string's counts
+        near its bound from one walk for them all (:func:`.row_ways.count_band_way`, kept per
+        index). Same rows.
     eager_states : int, optional
         An automaton of at most this many states gets the rows of its states' configurations
         over an empty stack, counts far from their bounds, made here

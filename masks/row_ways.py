@@ -464,9 +464,9 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 #: scratch rows, left zeroed): the row is ``base`` (a shared ``(row, byte view)``, or None) with
 #: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
 #: claim at least as cautious as its (the tests run every way on every configuration they meet).
-#: The index takes ``shared-region`` where it applies and ``share_walks`` is set, else ``walk``;
-#: ``up-front`` rows are the ones :func:`rows_up_front` makes for many states at once when an
-#: index is built.
+#: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else
+#: ``count-band`` where that applies; else ``walk``. ``up-front`` rows are the ones
+#: :func:`rows_up_front` makes for many states at once when an index is built.
 ROW_WAYS = {
     "walk": walk_way,
     "shared-region": shared_region_way,
