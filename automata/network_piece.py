@@ -138,23 +138,20 @@ def build_piece(body, index: int, budget: Budget | None = None, way: str | None 
         if got is not None:
             return got
     parts = _Parts(body, index, (budget or DEFAULT_BUDGET).meter("network piece"))
-    if plain:
-        got = _one_text(parts)
-        for a in (got.byte_classes, got.table, got.accepting):
-            a.flags.writeable = False
-        TEXT_PIECES.put(body.dfa, got, nbytes=got.table.nbytes + got.byte_classes.nbytes
-                        + got.accepting.nbytes + 200)
-        return got
     if way is not None:
         got = PIECE_WAYS[way](parts)
         if got is None:
             raise ValueError(f"the way {way!r} does not apply to piece {index}")
         return got
-    for make in PIECE_WAYS.values():
-        got = make(parts)
-        if got is not None:
-            return got
-    raise AssertionError("the reference way applies to every piece")
+    got = next(filter(None, (make(parts) for make in PIECE_WAYS.values())), None)
+    if got is None:
+        raise AssertionError("the reference way applies to every piece")
+    if plain:
+        for a in (got.byte_classes, got.table, got.accepting):
+            a.flags.writeable = False
+        TEXT_PIECES.put(body.dfa, got, nbytes=got.table.nbytes + got.byte_classes.nbytes
+                        + got.accepting.nbytes + 200)
+    return got
 
 
 class _Parts:
