@@ -372,11 +372,12 @@ class CountBand:
     Counts met in order (a string written) thus cost a copy of the row and the tokens of a few
     more characters each."""
 
-    __slots__ = ("tokens", "needs", "used", "exact", "last")
+    __slots__ = ("tokens", "needs", "used", "exact", "top", "last")
 
     def __init__(self, tokens, needs, used: int, exact: bool, full):
         self.tokens, self.needs, self.used, self.exact = tokens, needs, used, exact
-        self.last = (int(needs[-1]) if needs.shape[0] else 0, full)
+        self.top = int(needs[-1]) if needs.shape[0] else 0    # (every token's room)
+        self.last = (self.top, full)
 
     @property
     def nbytes(self) -> int:
@@ -385,8 +386,7 @@ class CountBand:
     def row(self, room: int):
         """The words of the tokens whose need is at most ``room`` (a new array)."""
         r0, base = self.last          # (one read: another thread may replace it meanwhile)
-        needs = self.needs
-        top = int(needs[-1]) if needs.shape[0] else 0
+        needs, top = self.needs, self.top
         k = int(np.searchsorted(needs, needs.dtype.type(min(room, top)), side="right"))
         k0 = int(np.searchsorted(needs, needs.dtype.type(min(r0, top)), side="right"))
         row = base.copy()
