@@ -67,11 +67,14 @@ STATE_MASK = TICK_BIT - 1
 #: Piece kinds: no frame data, a count, a key set (with a member count).
 PLAIN, COUNTED, KEY_SET = 0, 1, 2
 
-def _words_to_int(words) -> int:
-    out = 0
-    for i, w in enumerate(np.asarray(words, dtype=np.uint64).tolist()):
-        out |= int(w) << (64 * i)
-    return out
+def rows_to_ints(words) -> list[int]:
+    """Each row of an ``(n, W)`` array of 64-bit words as one int (word ``i`` holds bits
+    ``64 i ..``): a key set per state or piece, a column at a time."""
+    words = np.asarray(words, dtype=np.uint64)
+    cols = [words[:, i].tolist() for i in range(words.shape[1])]
+    if len(cols) <= 1:
+        return cols[0] if cols else [0] * words.shape[0]
+    return [sum(w << (64 * i) for i, w in enumerate(ws)) for ws in zip(*cols)]
 
 
 class LazyBytes:
@@ -194,9 +197,9 @@ class LazyBytes:
         py = self._py
         if py is None:
             W = self.key_words
-            keys = [_words_to_int(r) for r in self.piece_keys]
-            req = [_words_to_int(r) for r in self.piece_required]
-            kmask = [_words_to_int(r) for r in self.key_mask] if W else []
+            keys = rows_to_ints(self.piece_keys)
+            req = rows_to_ints(self.piece_required)
+            kmask = rows_to_ints(self.key_mask) if W else []
             py = dict(
                 tab=self.table.tolist(), bc=self.byte_classes.tolist(),
                 acc=self.accepting.tolist(), ptr=self.call_ptr.tolist(),

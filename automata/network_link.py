@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cache import ByteLRU
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, NondeterministicCall
 from .lazy_bytes import COUNTED, KEY_SET, STATE_MASK, TICK_BIT, LazyBytes, _keys_live
 from .network_piece import BytePiece, _joint_classes
@@ -46,6 +47,8 @@ __all__ = ["link", "LASSO_LIMIT"]
 
 #: Most bits of the lasso (tail + period) a counted piece may need per state.
 LASSO_LIMIT = 4096
+#: Liveness and frame tables of the pieces kept across networks, per piece and calls.
+TABLES = ByteLRU("automata.network_link.tables", 8 << 20)
 
 
 def _show_byte(b: int) -> str:
@@ -74,23 +77,34 @@ def _trim(bp: BytePiece, calls: list) -> tuple[np.ndarray, list]:
     """States of ``bp`` that can still end (given ``calls``), and the calls among them."""
     tab = np.asarray(bp.table) & STATE_MASK
     n = tab.shape[0]
-    pred: list[list[int]] = [[] for _ in range(n)]
-    for q in range(1, n):
-        for t in set(tab[q].tolist()):
-            if t:
-                pred[t].append(q)
-    for q, _, r, _, _ in calls:
-        pred[r].append(q)
+    pre = _predecessors(tab, [(q, r) for q, _, r, _, _ in calls])
     live = np.asarray(bp.accepting, dtype=bool).copy()
     live[0] = False
+    out = live.tolist()
     todo = np.flatnonzero(live).tolist()
     while todo:
-        t = todo.pop()
-        for q in pred[t]:
-            if not live[q]:
-                live[q] = True
+        for q in pre[todo.pop()]:
+            if not out[q]:
+                out[q] = True
                 todo.append(q)
-    return live, [c for c in calls if live[c[0]] and live[c[2]]]
+    live = np.array(out, dtype=bool).reshape(n)
+    return live, [c for c in calls if out[c[0]] and out[c[2]]]
+
+
+def _predecessors(tab: np.ndarray, extra: list = ()) -> list[list[int]]:
+    """Per state, the states with a move into it in ``tab`` (targets, 0 none) or an ``extra``
+    ``(source, target)`` edge; each source once."""
+    n = tab.shape[0]
+    rows, cols = np.nonzero(tab)
+    pairs = rows * n + tab[rows, cols]
+    if extra:
+        pairs = np.concatenate([pairs, [q * n + r for q, r in extra]])
+    pairs = np.unique(pairs)          # sorted by source, then target
+    src, dst = pairs // n, pairs % n
+    order = np.argsort(dst, kind="stable")
+    src = src[order].tolist()
+    bounds = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
+    return [src[bounds[t]:bounds[t + 1]] for t in range(n)]
 
 
 def _lasso(k: _Kept, live: np.ndarray) -> None:
@@ -151,7 +165,6 @@ def _key_tables(k: _Kept, live: np.ndarray) -> None:
     if (tab & TICK_BIT).any():
         raise AutomatonError(f"key-set piece {k.p}: members are counted by their calls; no Tick")
     n = tab.shape[0]
-    succ = [[t for t in set((tab[q] & STATE_MASK).tolist()) if t and live[t]] for q in range(n)]
     own_keys = [0] * n
     own_extra = [False] * n
     keys_all, extras = 0, False
@@ -162,21 +175,24 @@ def _key_tables(k: _Kept, live: np.ndarray) -> None:
         else:
             own_keys[q] |= 1 << key
             keys_all |= 1 << key
-    close = [bool(k.bp.accepting[q]) and bool(live[q]) for q in range(n)]
+    alive = live.tolist()
+    acc = np.asarray(k.bp.accepting, dtype=bool).tolist()
+    close = [a and v for a, v in zip(acc, alive)]
     kmask = own_keys[:]
     kextra = own_extra[:]
-    changed = True
-    while changed:
-        changed = False
-        for q in range(n - 1, 0, -1):
-            if not live[q]:
-                continue
-            c, m, e = close[q], kmask[q], kextra[q]
-            for t in succ[q]:
-                c, m, e = c or close[t], m | kmask[t], e or kextra[t]
-            if (c, m, e) != (close[q], kmask[q], kextra[q]):
-                close[q], kmask[q], kextra[q] = c, m, e
-                changed = True
+    # what a state can still reach without a member, read back along the moves between live
+    # states (a worklist: a state is visited again only when what it reaches grew)
+    tgt = tab & STATE_MASK
+    pre = _predecessors(np.where(live[tgt] & live[:, None], tgt, 0))
+    todo = [q for q in range(1, n) if alive[q] and (close[q] or kmask[q] or kextra[q])]
+    while todo:
+        t = todo.pop()
+        c, m, e = close[t], kmask[t], kextra[t]
+        for q in pre[t]:
+            c2, m2, e2 = close[q] or c, kmask[q] | m, kextra[q] or e
+            if c2 != close[q] or m2 != kmask[q] or e2 != kextra[q]:
+                close[q], kmask[q], kextra[q] = c2, m2, e2
+                todo.append(q)
     for q, _, r, _, _ in k.calls:
         if not (close[r] and kmask[r] == keys_all and kextra[r] == extras):
             raise AutomatonError(
@@ -304,7 +320,7 @@ def _variant(p: int, vk: tuple, sp, live_callees: dict, tables: dict) -> _Kept |
     shape = (p, tuple((q, r, t, k) for q, _, r, t, k in calls))
     got = tables.get(shape)
     if got is None:
-        got = tables[shape] = _tables(p, bp, sp, [(q, None, r, t, k) for q, _, r, t, k in calls])
+        got = tables[shape] = _kept_tables(p, bp, sp, shape[1])
     if got is False:
         return None
     live, proto = got
@@ -314,6 +330,25 @@ def _variant(p: int, vk: tuple, sp, live_callees: dict, tables: dict) -> _Kept |
     k.live = live
     k.key = vk
     return k
+
+
+def _kept_tables(p: int, bp: BytePiece, sp, calls: tuple):
+    """:func:`_tables`, kept across links for a piece kept across networks (its arrays are
+    read-only, :data:`.network_piece.PIECES`): the same JSON value, the same object's keys,
+    linked into every schema that holds them."""
+    table = bp.table
+    if table.flags.writeable:
+        return _tables(p, bp, sp, [(q, None, r, t, k) for q, r, t, k in calls])
+    # (the entry holds the table, so its id names no other array while the entry lives)
+    key = (id(table), sp.kind, sp.lo, sp.hi, sp.n_keys, sp.required, calls)
+    got = TABLES.get(key)
+    if got is None or got[0] is not table:
+        got = (table, _tables(p, bp, sp, [(q, None, r, t, k) for q, r, t, k in calls]))
+        if got[1]:
+            got[1][0].flags.writeable = False
+        n = table.shape[0]
+        TABLES.put(key, got, nbytes=400 + 64 * len(calls) + (60 * n if got[1] else 0))
+    return got[1]
 
 
 def _tables(p: int, bp: BytePiece, sp, calls: list):

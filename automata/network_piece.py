@@ -28,7 +28,7 @@ onto transitions follows counting automata (Turonova et al., OOPSLA 2020).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
 from .lazy_bytes import STATE_MASK, TICK_BIT
 from .minimize import hopcroft_blocks
 
-__all__ = ["BytePiece", "build_piece", "TEXT_PIECES"]
+__all__ = ["BytePiece", "build_piece", "body_shape", "PIECES"]
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,13 @@ class BytePiece:
         return int(self.table.shape[0])
 
 
-#: Pieces whose body is one text that neither ticks nor calls, by the text's language (kept
-#: for every network of the process; their arrays read-only).
-TEXT_PIECES = ByteLRU("automata.network_piece.text_pieces", 16 << 20)
+#: Pieces by the shape of their body (:func:`body_shape`), kept for every network of the
+#: process, their arrays read-only: the same objects recur from schema to schema (a JSON
+#: string, any value, an object of the same keys and values), each built once.
+PIECES = ByteLRU("automata.network_piece.pieces", 32 << 20)
+#: Bodies whose texts hold more states than this in all are built afresh every time (a flat
+#: schema's top piece: unique to it, and costly to hash and to keep).
+SHAPE_STATES = 4096
 
 
 def _joint_classes(maps: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -128,15 +132,11 @@ def build_piece(body, index: int, budget: Budget | None = None, way: str | None 
         A tick that is not forced (the count would be ambiguous), or two ticks in a row.
     BudgetExceeded
     """
-    from .network import Text
-
-    plain = way is None and isinstance(body, Text) and body.tick is None and not body.calls
-    if plain:
-        # a text that calls nothing is the same piece wherever it is made: a JSON value's
-        # type (a string, any value) is built once per process
-        got = TEXT_PIECES.get(body.dfa)
+    shape = body_shape(body) if way is None else None
+    if shape is not None:
+        got = PIECES.get(shape[0])
         if got is not None:
-            return got
+            return _renamed(got, shape[1])
     parts = _Parts(body, index, (budget or DEFAULT_BUDGET).meter("network piece"))
     if way is not None:
         got = PIECE_WAYS[way](parts)
@@ -146,12 +146,68 @@ def build_piece(body, index: int, budget: Budget | None = None, way: str | None 
     got = next(filter(None, (make(parts) for make in PIECE_WAYS.values())), None)
     if got is None:
         raise AssertionError("the reference way applies to every piece")
-    if plain:
+    if shape is not None:
         for a in (got.byte_classes, got.table, got.accepting):
             a.flags.writeable = False
-        TEXT_PIECES.put(body.dfa, got, nbytes=got.table.nbytes + got.byte_classes.nbytes
-                        + got.accepting.nbytes + 200)
+        slot = {spec: i for i, spec in enumerate(shape[1])}
+        PIECES.put(shape[0], (got, tuple(slot[spec] for spec in got.call_specs)),
+                   nbytes=got.table.nbytes + got.byte_classes.nbytes + got.accepting.nbytes
+                   + shape[2])
     return got
+
+
+def body_shape(body) -> tuple | None:
+    """``(shape, specs, nbytes)`` of a piece's body: ``shape`` its structure, hashable, each
+    text by its language (a :class:`~.dfa.DFA` hashes and compares by its minimal form) and
+    each distinct call ``(callee, tick, key)`` by its slot, the order of first appearance, with
+    its tick; ``specs`` the calls by slot; ``nbytes`` an estimate of the memory the shape holds.
+    Two bodies of one shape have the same piece up to the names of their calls. None where the
+    texts hold more than :data:`SHAPE_STATES` states, or for what is not an expression."""
+    slots: dict = {}
+    texts: list = []
+    try:
+        shape = _shape(body, slots, texts)
+    except TypeError:
+        return None        # (not an expression: _Parts says what)
+    states = sum(d.num_states for d in texts)
+    if states > SHAPE_STATES:
+        return None
+    nbytes = 400 + sum(100 + 8 * d.num_states * (1 + len(d.classes)) for d in texts)
+    return shape, tuple(slots), nbytes
+
+
+def _shape(e, slots: dict, texts: list) -> tuple:
+    from .network import Call, Choice, Concat, SepBy, Star, Text, Tick
+
+    if isinstance(e, Text):
+        texts.append(e.dfa)
+        return ("text", e.dfa, e.tick, tuple((h, _slot(c, slots)) for h, c in e.calls))
+    if isinstance(e, Call):
+        return ("call", _slot(e, slots))
+    if isinstance(e, Tick):
+        return ("tick",)
+    if isinstance(e, (Concat, Choice)):
+        return (type(e).__name__, *(_shape(x, slots, texts) for x in e.items))
+    if isinstance(e, Star):
+        return ("star", _shape(e.item, slots, texts))
+    if isinstance(e, SepBy):
+        return ("sep_by", _shape(e.item, slots, texts), _shape(e.sep, slots, texts))
+    raise TypeError(type(e).__name__)
+
+
+def _slot(c, slots: dict) -> tuple[int, bool]:
+    spec = (c.piece, c.tick, c.key)
+    got = slots.get(spec)
+    if got is None:
+        got = slots[spec] = len(slots)
+    return got, c.tick
+
+
+def _renamed(kept: tuple, specs: tuple) -> BytePiece:
+    """A kept ``(piece, slots of its calls)`` with the calls of a body of the same shape."""
+    piece, slots = kept
+    call_specs = tuple(specs[i] for i in slots)
+    return piece if call_specs == piece.call_specs else replace(piece, call_specs=call_specs)
 
 
 class _Parts:
@@ -381,7 +437,7 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
     d0 = closures.of([start])
     ids = {d0: 1}
     order = [d0]
-    rows: list[np.ndarray] = [np.zeros(J, np.int64)]       # dead state 0
+    rows: list[list[int]] = [[0] * J]                       # dead state 0
     extras: list[dict] = [{}]
     acc = [False]
 
@@ -393,30 +449,33 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
             order.append(subset)
         return k
 
+    # the rows as lists of targets (-1: none): a subset's row is a few list passes
+    lists = [None if r is None else r.tolist() for r in nfa.rows]
     i = 0
     while i < len(order):
         S = order[i]
         i += 1
         meter.add()
         members = sorted(S)
-        brow = [nfa.rows[s] for s in members if nfa.rows[s] is not None]
-        row = np.zeros(J, np.int64)
-        if brow:
-            # the classes that move, by their targets (-1: none); most classes share a few
-            # targets, each subset made once
-            m = brow[0] if len(brow) == 1 else np.stack(brow)
-            moves = m >= 0 if len(brow) == 1 else (m >= 0).any(axis=0)
-            cols = np.flatnonzero(moves)
-            targets = m[cols].tolist() if len(brow) == 1 else map(tuple, m[:, cols].T.tolist())
-            made: dict = {}
-            ks = []
-            for col in targets:
-                k = made.get(col)
-                if k is None:
-                    k = made[col] = number(closures.state(col) if len(brow) == 1
-                                           else closures.of({t for t in col if t >= 0}))
-                ks.append(k)
-            row[cols] = ks
+        brow = [lists[s] for s in members if lists[s] is not None]
+        row = [0] * J
+        # the classes that move, by their targets; most classes share a few targets, each
+        # subset made once
+        made: dict = {}
+        if len(brow) == 1:
+            for c, t in enumerate(brow[0]):
+                if t >= 0:
+                    k = made.get(t)
+                    if k is None:
+                        k = made[t] = number(closures.state(t))
+                    row[c] = k
+        elif brow:
+            for c, col in enumerate(zip(*brow)):
+                if max(col) >= 0:
+                    k = made.get(col)
+                    if k is None:
+                        k = made[col] = number(closures.of({t for t in col if t >= 0}))
+                    row[c] = k
         ext: dict = {}
         for s in members:
             for sym, t in nfa.extra[s]:
@@ -425,7 +484,7 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
         rows.append(row)
         extras.append(out)
         acc.append(final in S)
-    table = np.stack(rows)
+    table = np.array(rows, dtype=np.int64).reshape(-1, J)
     accepting = np.array(acc, dtype=bool)
     return _ticks_and_minimize(table, accepting, extras, 1, J, n_calls, byte_cls, call_specs,
                                index)

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tokenfsm.automata.lazy_bytes import rows_to_ints
+
 from . import frame_kernels
 
 __all__ = ["pack", "unpack", "FrameAutomaton"]
@@ -50,13 +52,6 @@ def pack(q: int, count: int, keys: int) -> int:
 def unpack(x: int) -> tuple[int, int, int]:
     """``(state, count, keys)`` of a packed frame."""
     return x & _LOW32, (x >> 32) & _LOW64, x >> 96
-
-
-def _int_of_words(row) -> int:
-    out = 0
-    for i, w in enumerate(row.tolist()):
-        out |= int(w) << (64 * i)
-    return out
 
 
 class FrameAutomaton:
@@ -83,15 +78,15 @@ class FrameAutomaton:
         self._kind = lb.piece_kind.tolist()
         self._lo = lb.piece_lo.tolist()
         self._hi = lb.piece_hi.tolist()
-        self._keys = [_int_of_words(r) for r in lb.piece_keys]
-        self._req = [_int_of_words(r) for r in lb.piece_required]
+        self._keys = rows_to_ints(lb.piece_keys)
+        self._req = rows_to_ints(lb.piece_required)
         self._ext = lb.piece_extras.tolist()
         self._tail = lb.piece_tail.tolist()
         self._period = lb.piece_period.tolist()
         self._off = lb.count_off.tolist()
         self._bits = lb.count_bits.tolist()
         self._close = lb.key_close.tolist()
-        self._kmask = [_int_of_words(r) for r in lb.key_mask]
+        self._kmask = rows_to_ints(lb.key_mask)
         self._kextra = lb.key_extra.tolist()
         ptr = lb.call_ptr.tolist()
         packed = np.packbits(lb.call_first, axis=1, bitorder="little")

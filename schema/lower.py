@@ -43,7 +43,7 @@ import warnings
 import weakref
 from contextlib import nullcontext
 
-from tokenfsm.automata.cache import byte_lru_cache
+from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, OpaqueSymbolError
@@ -927,11 +927,17 @@ class Lowering:
         Where ``value`` leaves out a few names only (the declared ones: the usual region), every
         string's texts but those names' spellings: a product with a small automaton, not every
         spelling of every other name made again."""
-        names = value.complement().minimize()
-        if names.num_states <= KEY_REGION_STATES and names.is_finite():
-            return self.cached_string(0, None, (), (), self.excludes).difference(
-                json_string(names, budget=self.budget), self.budget)
-        return json_string(value, excludes=self.excludes, budget=self.budget)
+        key = (value, self.excludes)
+        got = KEY_REGIONS.get(key)
+        if got is None:
+            names = value.complement().minimize()
+            if names.num_states <= KEY_REGION_STATES and names.is_finite():
+                got = self.cached_string(0, None, (), (), self.excludes).difference(
+                    json_string(names, budget=self.budget), self.budget)
+            else:
+                got = json_string(value, excludes=self.excludes, budget=self.budget)
+            KEY_REGIONS.put(key, got, nbytes=_dfa_bytes(value) + _dfa_bytes(got))
+        return got
 
     # ------------------------------------------------------------------ any value
     def any_value(self, ptr: str, warn: bool = True, shared: bool = True) -> TypedLanguage:
@@ -980,6 +986,16 @@ class _AnyCopied:
 #: :meth:`Lowering.key_region` spells the names left out where they are finite and their
 #: automaton has at most this many states.
 KEY_REGION_STATES = 2_000
+
+#: Key regions by (decoded names, exclusions), kept across compilations: the same objects'
+#: undeclared keys recur from schema to schema (one function's arguments, a Kubernetes
+#: object's metadata), and spelling them takes milliseconds.
+KEY_REGIONS = ByteLRU("schema.lower.key_regions", 16 << 20)
+
+
+def _dfa_bytes(d: DFA) -> int:
+    """An estimate of the memory of ``d``'s table (lists of ints) and classes."""
+    return 200 + 8 * d.num_states * (2 + len(d.classes)) + 100 * len(d.classes)
 
 
 def _types_only(a: ir.Assertions) -> bool:

@@ -25,6 +25,7 @@ from tokenfsm.automata.network import (
     choice,
     concat,
     optional,
+    sep_by,
     star,
 )
 from tokenfsm.schema.jsontext import Member, key_text, object_dfa, separators, whitespace_dfa
@@ -387,21 +388,44 @@ def test_every_way_of_building_a_piece_gives_the_reference_piece(outer, tick, ke
     assert _pieces_every_way(bodies[1:]) == {"subsets"}
 
 
-def test_a_plain_text_piece_is_built_once_per_language():
-    # a text that neither ticks nor calls is the same piece in every network: kept by its
-    # language (another automaton of it finds it), read-only, equal to the piece built anew
-    from tokenfsm.automata.network_piece import PIECE_REFERENCE, TEXT_PIECES, build_piece
+def test_a_piece_is_built_once_per_shape():
+    # a body is kept by its shape: its texts by language (another automaton of it finds it),
+    # its calls by slot; a body of the same shape calling other pieces gets the kept piece with
+    # its own calls, equal to the piece built anew; the arrays are read-only
+    from tokenfsm.automata.network_piece import PIECE_REFERENCE, PIECES, build_piece
 
-    TEXT_PIECES.clear()
+    PIECES.clear()
     a = build_piece(Text(DFA.from_regex('"[a-z]*"')), 0)
     b = build_piece(Text(DFA.from_regex('"([a-m]|[n-z])*"').minimize()), 5)
     assert b is a and not a.table.flags.writeable
     want = build_piece(Text(DFA.from_regex('"[a-z]*"')), 0, way=PIECE_REFERENCE)
     assert np.array_equal(a.table, want.table) and a.calls == want.calls == ()
     assert build_piece(Text(DFA.from_regex('"[a-y]*"')), 0) is not a
-    # a text that calls or ticks is not kept
-    called = Text(DFA.from_regex('"[a-z]*\x01'), calls=((1, Call(0)),))
-    assert build_piece(called, 1) is not build_piece(called, 1)
+
+    def body(x, y, keys=(0, 1), tick=False):
+        return concat(Text(DFA.literal("{")), sep_by(choice(
+            concat(Text(DFA.literal('"a":')), Call(x, key=keys[0])),
+            concat(Text(DFA.literal('"b":')), Call(y, tick=tick, key=keys[1]))),
+            Text(DFA.literal(","))), Text(DFA.literal("}")))
+
+    first = build_piece(body(3, 4), 7)
+    again = build_piece(body(3, 4), 8)
+    assert again is first and first.call_specs == ((3, False, 0), (4, False, 1))
+    # the same shape: two distinct calls, whichever pieces they call
+    for other in (body(9, 2), body(2, 2), body(4, 3), body(3, 4, keys=(None, 0))):
+        got = build_piece(other, 1)
+        assert got.table is first.table
+        want = build_piece(other, 1, way=PIECE_REFERENCE)
+        for f in ("byte_classes", "table", "accepting"):
+            assert np.array_equal(getattr(got, f), getattr(want, f)), other
+        assert (got.start, got.calls, got.call_specs) == (want.start, want.calls,
+                                                          want.call_specs), other
+    # one call for both keys is another shape (one call symbol, not two); so is a tick
+    for other in (body(2, 2, keys=(None, None)), body(3, 4, tick=True)):
+        got = build_piece(other, 1)
+        assert got.table is not first.table
+        assert got.calls == build_piece(other, 1, way=PIECE_REFERENCE).calls
+    assert len(PIECES) == 5
 
 
 def test_every_way_on_the_pieces_of_json_values():
@@ -428,3 +452,36 @@ def test_every_way_on_the_pieces_of_json_values():
     bodies = [net.body(i) for i in range(len(net))]
     assert len(bodies) == 4 and obj == 3
     assert _pieces_every_way(bodies) == set(PIECE_WAYS)
+
+
+def test_kept_pieces_link_as_pieces_built_anew():
+    # the second network finds its pieces kept (PIECES) and their liveness and key tables too
+    # (TABLES); the linked automaton is the one a process with nothing kept makes
+    from tokenfsm.automata.lazy_bytes import rows_to_ints
+    from tokenfsm.automata.network_link import TABLES
+    from tokenfsm.automata.network_piece import PIECES
+    from tokenfsm.schema.lazy_json import LazyMember, object_piece, string_piece, value_piece
+
+    def network(extra_names):
+        net = Network()
+        ws = DFA.from_regex("[ ]?")
+        text = string_piece(net, 0, 40)
+        num = value_piece(net, DFA.from_regex("-?[0-9]+"))
+        obj = object_piece(net, [LazyMember("a", text, True), LazyMember("n", num)]
+                           + [LazyMember(f"k{i}", num) for i in range(extra_names)],
+                           [(DFA.from_regex('"x[a-z]*"'), num)], ws, 1, None)
+        return net.build(obj)
+
+    for extra_names in (0, 70):           # one word of keys, then two
+        PIECES.clear()
+        TABLES.clear()
+        fresh = network(extra_names)
+        assert len(TABLES) > 0
+        kept = network(extra_names)
+        for name, _ in LazyBytes._ARRAYS:
+            assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
+        assert (kept.start, kept.max_stack) == (fresh.start, fresh.max_stack)
+        words = kept.key_mask
+        assert rows_to_ints(words) == [sum(int(w) << (64 * i) for i, w in enumerate(row))
+                                       for row in words.tolist()]
+        assert kept.accepts(b'{"a":"hi","n":1,"xy":2}') and not kept.accepts(b'{"n":1}')

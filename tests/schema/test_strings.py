@@ -185,3 +185,7 @@ def test_undeclared_key_regions_are_every_other_name_spelled(names, excludes):
     for value in (DFA.universal().difference(left_out),
                   DFA.from_regex("x[a-z]*").difference(left_out)):      # (infinite: spelled)
         assert lw.key_region(value).equivalent(json_string(value, excludes=excludes))
+        # kept across compilations by the names and the exclusions
+        assert Lowering(resolve({}), excludes=excludes).key_region(value) is lw.key_region(value)
+        other = Lowering(resolve({}), excludes=(*excludes, "zz")).key_region(value)
+        assert other.equivalent(json_string(value, excludes=(*excludes, "zz")))
