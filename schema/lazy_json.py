@@ -192,10 +192,11 @@ def _check_disjoint(members, keys: list, extra_keys: list) -> None:
     others += [(len(keys) + j, k) for j, k in enumerate(extra_keys)]
     if not others:
         return
-    literal = DFA.union_all([keys[i] for i in names.values()]) if names else DFA.empty()
+    # a declared name's text is one string: read it, rather than intersect
+    texts = {i: json.dumps(name, ensure_ascii=False) for name, i in names.items()}
     for n, (i, a) in enumerate(others):
-        if not (a & literal).is_empty():
-            j = next(j for j in names.values() if not (a & keys[j]).is_empty())
+        j = next((j for j, t in texts.items() if a.accepts(t)), None)
+        if j is not None:
             raise AutomatonError(f"key texts {j} and {i} overlap")
         for j, b in others[:n]:
             if not (a & b).is_empty():

@@ -137,9 +137,16 @@ def test_objects_accept_valid_documents_with_their_keys_as_written():
 def test_overlapping_keys_are_refused():
     net = Network()
     v = value_piece(net, DFA.literal("1"))
-    with pytest.raises(AutomatonError, match="overlap"):
+    with pytest.raises(AutomatonError, match="key texts 0 and 1 overlap"):
         object_piece(net, [LazyMember("a", v)], [(DFA.from_regex(r'"[a-z]"'), v)],
                      whitespace_dfa(0))
+    with pytest.raises(AutomatonError, match="key texts 1 and 3 overlap"):
+        object_piece(net, [LazyMember("a", v), LazyMember("é", v)],
+                     [(DFA.from_regex(r'"[b-z]"'), v), (DFA.from_regex(r'"[^a-z]"'), v)],
+                     whitespace_dfa(0))
+    object_piece(net, [LazyMember("a", v), LazyMember("é", v)],
+                 [(DFA.from_regex(r'"[b-z]"'), v), (DFA.from_regex(r'"[0-9]"'), v)],
+                 whitespace_dfa(0))
 
 
 # -- on a real vocabulary ---------------------------------------------------------------------------
