@@ -37,9 +37,11 @@ Example
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
+from tokenfsm.automata.cache import ByteLRU
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded
@@ -51,6 +53,8 @@ __all__ = ["Composer", "LazyDFA", "union_composed"]
 BLOCK_MIN = 2
 #: Compositions of at least this many table cells are returned unminimised (:class:`LazyDFA`).
 LAZY_MIN_CELLS = 4_000
+#: Minimal automata of :class:`LazyDFA` tables, kept across compilations.
+MINIMAL = ByteLRU("schema.compose.minimal", 32 << 20)
 
 
 def _joint(dfas: Sequence[DFA]) -> tuple[list[CharSet], list[np.ndarray]]:
@@ -401,7 +405,20 @@ class LazyDFA(DFA):
 
     def minimize(self) -> DFA:
         if self._min is None:
-            self._min = _minimal(list(self.classes), self._array, self.accepting, self.start)
+            # the same compositions recur from schema to schema (a Kubernetes object's metadata
+            # as a member's value): their minimal automata are kept by their tables
+            a = self._array
+            key = (self.classes, self.start, a.shape, a.dtype.str,
+                   hashlib.blake2b(a.tobytes(), digest_size=16).digest(),
+                   hash(self.accepting))
+            got = MINIMAL.get(key)
+            if got is not None and got[1] == self.accepting and np.array_equal(got[0], a):
+                self._min = got[2]
+            else:
+                self._min = _minimal(list(self.classes), a, self.accepting, self.start)
+                m = self._min
+                MINIMAL.put(key, (a, self.accepting, m), nbytes=a.nbytes + 16 * len(
+                    self.accepting) + 8 * m.num_states * (2 + len(m.classes)) + 400)
         return self._min
 
     def is_empty(self) -> bool:

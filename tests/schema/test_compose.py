@@ -124,6 +124,29 @@ def test_large_composition_is_lazy_and_minimises_to_the_same():
     assert inner.accepts('{"k3": {"street": "x"}}') and not inner.accepts('{"k3": {}}')
 
 
+def test_a_lazy_table_met_again_finds_its_minimal_automaton():
+    # kept across compilations by the table: the same composition made again (another schema
+    # holding the same object) is not minimised again; another table is
+    from tokenfsm.schema.compose import MINIMAL
+
+    def composed(n, required=False):
+        return jsontext.object_dfa(
+            [jsontext.Member(jsontext.key_text(f"k{i}"), _compile(ADDRESS, True, whitespace=1).dfa,
+                             required) for i in range(n)], None, jsontext.whitespace_dfa(1),
+            compose_min_rows=0)
+
+    MINIMAL.clear()
+    first = composed(12).minimize()
+    kept = len(MINIMAL)
+    again = composed(12)
+    assert isinstance(again, LazyDFA) and again.minimize() is first and len(MINIMAL) == kept
+    other = composed(12, required=True)
+    assert other.minimize() is not first and len(MINIMAL) == kept + 1
+    assert other.minimize() == LazyDFA(other.classes, other._array, other.accepting,
+                                       other.start).minimize()
+    assert not other.minimize().accepts('{"k1": {"street": "x"}}')
+
+
 def test_union_of_lazy_automata():
     from tokenfsm.schema.compose import union_composed
     big = jsontext.object_dfa(
