@@ -450,10 +450,13 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
             pkeys[i] = _words(k.keys, W)
             preq[i] = _words(sum(1 << j for j in sp.required), W)
             pext[i] = k.extras
-            for q in keep.tolist():
-                key_close[ren[q]] = k.close[q]
-                key_mask[ren[q]] = _words(k.kmask[q], W)
-                key_extra[ren[q]] = k.kextra[q]
+            at = ren[keep]
+            key_close[at] = np.asarray(k.close, dtype=bool)[keep]
+            key_extra[at] = np.asarray(k.kextra, dtype=bool)[keep]
+            masks = [k.kmask[q] for q in keep.tolist()]
+            for w in range(W):        # a word of keys at a time (most objects: one)
+                key_mask[at, w] = np.array([(x >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for x in masks],
+                                           dtype=np.uint64)
         for q, callee, r, tick, key in k.calls:
             edges.append((int(ren[q]), index[callee], int(ren[r]), bool(tick),
                           -1 if key is None else int(key)))
