@@ -67,7 +67,6 @@ import time
 import numpy as np
 
 from tokenfsm.automata.cache import ByteLRU
-from tokenfsm.automata.minimize import coreachable
 
 from . import frame_kernels, kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
@@ -128,15 +127,29 @@ def _inside_names(table: np.ndarray, comp: np.ndarray, names: np.ndarray) -> np.
     idx = np.flatnonzero(names)
     if not idx.size:
         return names
-    members = set(idx.tolist())
-    succ = {q: {t for t in table[q].tolist() if t in members} for q in members}
+    # the moves between names states, each pair once
+    rows, cols = np.nonzero(table[idx])
+    src, dst = idx[rows], table[idx][rows, cols].astype(np.int64)
+    keep = names[dst]
+    n = table.shape[0]
+    pairs = np.unique(src[keep] * n + dst[keep])
+    src, dst = pairs // n, pairs % n
     size = np.bincount(comp)
-    on_cycle = {q for q in members if q in succ[q] or (size[comp[q]] > 1 and any(
-        comp[t] == comp[q] for t in succ[q]))}
-    inside = coreachable(succ, on_cycle, members)
+    cycle = (src == dst) | ((size[comp[src]] > 1) & (comp[src] == comp[dst]))
     out = np.zeros_like(names)
-    out[sorted(inside)] = True
-    return out
+    out[src[cycle]] = True
+    # and what reaches them through names states: read back along the moves
+    order = np.argsort(dst, kind="stable")
+    pre, bounds = src[order].tolist(), np.searchsorted(dst[order], np.arange(n + 1)).tolist()
+    inside = out.tolist()
+    todo = np.flatnonzero(out).tolist()
+    while todo:
+        t = todo.pop()
+        for q in pre[bounds[t]:bounds[t + 1]]:
+            if not inside[q]:
+                inside[q] = True
+                todo.append(q)
+    return np.array(inside, dtype=bool)
 
 
 def region_flags(index):
