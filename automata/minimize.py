@@ -40,7 +40,7 @@ from .cache import BoundedMemo
 from .gcpause import gc_paused
 
 __all__ = ["minimize_table", "minimize_groups", "prune_table", "prune_groups", "reachable",
-           "coreachable"]
+           "coreachable", "reach_back"]
 
 
 def reachable(delta, start: int) -> list[int]:
@@ -75,6 +75,25 @@ def coreachable(delta, accepting, states=None) -> set[int]:
                 live.add(s)
                 stack.append(s)
     return live
+
+
+def reach_back(src, dst, seeds) -> np.ndarray:
+    """The states (a bool array, as ``seeds``) from which a seed is reached along the edges
+    ``src -> dst`` (int arrays): predecessor lists read back from the seeds, each edge once."""
+    import numpy as np
+
+    n = seeds.shape[0]
+    order = np.argsort(dst, kind="stable")
+    pre, bounds = src[order].tolist(), np.searchsorted(dst[order], np.arange(n + 1)).tolist()
+    out = seeds.tolist()
+    todo = np.flatnonzero(seeds).tolist()
+    while todo:
+        t = todo.pop()
+        for q in pre[bounds[t]:bounds[t + 1]]:
+            if not out[q]:
+                out[q] = True
+                todo.append(q)
+    return np.array(out, dtype=bool).reshape(n)
 
 
 def prune_table(delta, accepting, start):

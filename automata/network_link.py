@@ -41,6 +41,7 @@ import numpy as np
 from .cache import ByteLRU
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, BudgetExceeded, NondeterministicCall
 from .lazy_bytes import COUNTED, KEY_SET, STATE_MASK, TICK_BIT, LazyBytes, _keys_live
+from .minimize import reach_back
 from .network_piece import BytePiece, _joint_classes
 
 __all__ = ["link", "LASSO_LIMIT"]
@@ -76,31 +77,29 @@ class _Kept:
 def _trim(bp: BytePiece, calls: list) -> tuple[np.ndarray, list]:
     """States of ``bp`` that can still end (given ``calls``), and the calls among them."""
     tab = np.asarray(bp.table) & STATE_MASK
-    n = tab.shape[0]
-    pre = _predecessors(tab, [(q, r) for q, _, r, _, _ in calls])
-    live = np.asarray(bp.accepting, dtype=bool).copy()
-    live[0] = False
-    out = live.tolist()
-    todo = np.flatnonzero(live).tolist()
-    while todo:
-        for q in pre[todo.pop()]:
-            if not out[q]:
-                out[q] = True
-                todo.append(q)
-    live = np.array(out, dtype=bool).reshape(n)
-    return live, [c for c in calls if out[c[0]] and out[c[2]]]
+    src, dst = _edges(tab, [(q, r) for q, _, r, _, _ in calls])
+    seeds = np.asarray(bp.accepting, dtype=bool).copy()
+    seeds[0] = False
+    live = reach_back(src, dst, seeds)
+    return live, [c for c in calls if live[c[0]] and live[c[2]]]
 
 
-def _predecessors(tab: np.ndarray, extra: list = ()) -> list[list[int]]:
-    """Per state, the states with a move into it in ``tab`` (targets, 0 none) or an ``extra``
-    ``(source, target)`` edge; each source once."""
+def _edges(tab: np.ndarray, extra: list = ()) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)``: the moves of ``tab`` (targets, 0 none) and the ``extra`` ``(source,
+    target)`` edges, each pair once, sorted by source."""
     n = tab.shape[0]
     rows, cols = np.nonzero(tab)
     pairs = rows * n + tab[rows, cols]
     if extra:
         pairs = np.concatenate([pairs, [q * n + r for q, r in extra]])
-    pairs = np.unique(pairs)          # sorted by source, then target
-    src, dst = pairs // n, pairs % n
+    pairs = np.unique(pairs)
+    return pairs // n, pairs % n
+
+
+def _predecessors(tab: np.ndarray) -> list[list[int]]:
+    """Per state, the states with a move into it in ``tab`` (targets, 0 none); each once."""
+    n = tab.shape[0]
+    src, dst = _edges(tab)
     order = np.argsort(dst, kind="stable")
     src = src[order].tolist()
     bounds = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
@@ -337,13 +336,14 @@ def _kept_tables(p: int, bp: BytePiece, sp, calls: tuple):
     read-only, :data:`.network_piece.PIECES`): the same JSON value, the same object's keys,
     linked into every schema that holds them."""
     table = bp.table
+    listed = [(q, None, r, t, k) for q, r, t, k in calls]
     if table.flags.writeable:
-        return _tables(p, bp, sp, [(q, None, r, t, k) for q, r, t, k in calls])
+        return _tables(p, bp, sp, listed)
     # (the entry holds the table, so its id names no other array while the entry lives)
     key = (id(table), sp.kind, sp.lo, sp.hi, sp.n_keys, sp.required, calls)
     got = TABLES.get(key)
     if got is None or got[0] is not table:
-        got = (table, _tables(p, bp, sp, [(q, None, r, t, k) for q, r, t, k in calls]))
+        got = (table, _tables(p, bp, sp, listed))
         if got[1]:
             got[1][0].flags.writeable = False
         n = table.shape[0]

@@ -67,6 +67,7 @@ import time
 import numpy as np
 
 from tokenfsm.automata.cache import ByteLRU
+from tokenfsm.automata.minimize import reach_back
 
 from . import frame_kernels, kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
@@ -136,20 +137,9 @@ def _inside_names(table: np.ndarray, comp: np.ndarray, names: np.ndarray) -> np.
     src, dst = pairs // n, pairs % n
     size = np.bincount(comp)
     cycle = (src == dst) | ((size[comp[src]] > 1) & (comp[src] == comp[dst]))
-    out = np.zeros_like(names)
-    out[src[cycle]] = True
-    # and what reaches them through names states: read back along the moves
-    order = np.argsort(dst, kind="stable")
-    pre, bounds = src[order].tolist(), np.searchsorted(dst[order], np.arange(n + 1)).tolist()
-    inside = out.tolist()
-    todo = np.flatnonzero(out).tolist()
-    while todo:
-        t = todo.pop()
-        for q in pre[bounds[t]:bounds[t + 1]]:
-            if not inside[q]:
-                inside[q] = True
-                todo.append(q)
-    return np.array(inside, dtype=bool)
+    on_cycle = np.zeros_like(names)
+    on_cycle[src[cycle]] = True
+    return reach_back(src, dst, on_cycle)
 
 
 def region_flags(index):
