@@ -1084,7 +1084,12 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
 def _region_blocks(table, comp, cr, canon, queue, m, c):
     """The coarsest partition of a component's states ``queue[:m]`` (``canon[s]`` their
     positions) such that states of one block agree, per class, on the move: dead, out of the
-    component, or into one block (Moore's rounds; the component is small)."""
+    component, or into one block (Moore's rounds).
+
+    Each round hashes a state's block and its moves read as blocks, sorts the states by hash
+    and splits each run of equal hashes by comparing with its first state (a collision costs a
+    comparison, never a wrong block): O(m c + m log m) a round, where comparing every pair
+    took seconds for the names of a large object's keys (2,000 states)."""
     lab = np.empty((m, c), dtype=np.int32)
     for x in range(m):
         u = queue[x]
@@ -1099,30 +1104,47 @@ def _region_blocks(table, comp, cr, canon, queue, m, c):
     blk = np.zeros(m, dtype=np.int32)
     nb = 1
     new = np.empty(m, dtype=np.int32)
+    h = np.empty(m, dtype=np.uint64)
+    prime = np.uint64(1099511628211)
     while True:
+        for x in range(m):
+            v = (np.uint64(blk[x]) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+            for k in range(c):
+                a = lab[x, k]
+                v = (v ^ np.uint64((a if a < 0 else blk[a]) + 3)) * prime
+            h[x] = v
+        order = np.argsort(h)
         new[:] = -1
         nn = 0
-        for x in range(m):
-            if new[x] >= 0:
-                continue
-            new[x] = nn
-            for y in range(x + 1, m):
-                if new[y] >= 0 or blk[y] != blk[x]:
+        i = 0
+        while i < m:
+            j = i + 1
+            while j < m and h[order[j]] == h[order[i]]:
+                j += 1
+            for s in range(i, j):
+                x = order[s]
+                if new[x] >= 0:
                     continue
-                same = True
-                for k in range(c):
-                    a = lab[x, k]
-                    b = lab[y, k]
-                    if a < 0 or b < 0:
-                        if a != b:
+                new[x] = nn
+                for t in range(s + 1, j):
+                    y = order[t]
+                    if new[y] >= 0 or blk[y] != blk[x]:
+                        continue
+                    same = True
+                    for k in range(c):
+                        a = lab[x, k]
+                        b = lab[y, k]
+                        if a < 0 or b < 0:
+                            if a != b:
+                                same = False
+                                break
+                        elif blk[a] != blk[b]:
                             same = False
                             break
-                    elif blk[a] != blk[b]:
-                        same = False
-                        break
-                if same:
-                    new[y] = nn
-            nn += 1
+                    if same:
+                        new[y] = nn
+                nn += 1
+            i = j
         if nn == nb:
             return blk
         blk[:] = new

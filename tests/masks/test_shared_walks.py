@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from mask_helpers import ALPHABET, SimpleByteDFA, prune, random_byte_dfas, small_vocabs
 from test_index_properties import check_index_against_reference
@@ -310,3 +310,46 @@ def test_a_region_spelled_with_more_states_takes_the_kept_walk(dfa, vocab, data)
     index = TokenIndex.build(spelled, vocab, strategy="bytes")
     check_index_against_reference(index, spelled, vocab)
     assert np.array_equal(index.mask_row(n), index.mask_row(s))
+
+
+def _naive_region_blocks(table, comp, cr, members):
+    """The coarsest partition of ``members`` whose blocks agree per class on the move (dead,
+    out of component ``cr``, or into one block): Moore's rounds over tuples, as a set of
+    frozensets."""
+    def label(t, blk):
+        return -1 if t == 0 else (-2 if comp[t] != cr else blk[t])
+    blk = {s: 0 for s in members}
+    while True:
+        keys = {s: (blk[s],) + tuple(label(t, blk) for t in table[s]) for s in members}
+        number = {k: i for i, k in enumerate(dict.fromkeys(keys.values()))}
+        new = {s: number[keys[s]] for s in members}
+        if len(number) == len(set(blk.values())):
+            break
+        blk = new
+    groups = {}
+    for s in members:
+        groups.setdefault(blk[s], set()).add(s)
+    return {frozenset(g) for g in groups.values()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_region_blocks_are_the_coarsest_partition(data):
+    """The hashed rounds of :func:`kernels._region_blocks` give the partition of the naive
+    rounds, on random components (states 1..m of one component, others outside)."""
+    m = data.draw(st.integers(1, 40))
+    c = data.draw(st.integers(1, 5))
+    outside = data.draw(st.integers(0, 3))
+    n = 1 + m + outside
+    table = np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
+                                  for _ in range(n - 1)], dtype=np.int32)
+    comp = np.array([0] + [1] * m + [2 + i for i in range(outside)], dtype=np.int64)
+    members = list(range(1, m + 1))
+    queue = np.array(data.draw(st.permutations(members)) + [0] * (n - m), dtype=np.int32)
+    canon = np.full(n, -1, dtype=np.int32)
+    canon[queue[:m]] = np.arange(m, dtype=np.int32)
+    blk = kernels._region_blocks(table, comp, 1, canon, queue, m, c)
+    got = {}
+    for x in range(m):
+        got.setdefault(int(blk[x]), set()).add(int(queue[x]))
+    assert {frozenset(g) for g in got.values()} == _naive_region_blocks(table, comp, 1, members)
