@@ -87,8 +87,10 @@ EAGER_MAX_TOTAL_VISITS = 1 << 23
 #: Rows of at most this many words are also kept as Python ints, written without a kernel call.
 FEW_WORDS = 3
 #: A key set's names (:func:`key_name_regions`) have their walk kept up to this many states
-#: (other regions up to ``MAX_SIGNATURE_STATES``): the names of 40 declared keys, about.
-KEY_NAMES_MAX_STATES = 512
+#: (other regions up to ``MAX_SIGNATURE_STATES``): the names of some 200 declared keys. A larger
+#: object's names are walked again for every set of keys written (9 ms on Llama-3, each); the
+#: names of a Kubernetes ObjectMeta (983 states) get their canonical form in ~6 ms, once.
+KEY_NAMES_MAX_STATES = 4096
 
 
 def key_name_regions(lb, comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

@@ -231,6 +231,40 @@ def test_key_names_are_walked_once_for_every_key_set():
     assert applied["shared-region"] == {b'"', b'"x', b'"xab', b'"a', b'"ac'}
 
 
+def test_a_large_objects_key_names_are_walked_once():
+    # the names of 150 declared keys, each also the prefix of undeclared ones: one region of
+    # some 1,000 states (past the 512 a key set's names were once kept to), whose shared walk
+    # gives the rows after several key sets (checked against the naive walk)
+    words = ["".join("abc"[(i // 3 ** j) % 3] for j in range(5)) + "x" for i in range(150)]
+    names = [w[: 3 + i % 4] + w for i, w in enumerate(words)]
+    net = Network()
+    val = net.piece(Text(DFA.from_regex("[0-9]")))
+    declared = DFA.empty()
+    members = []
+    for i, nm in enumerate(names):
+        members.append(concat(Text(DFA.literal(f'"{nm}":')), Call(val, key=i)))
+        declared = declared.union(DFA.literal(f'"{nm}"'))
+    extra = DFA.from_regex('"[a-z]*"').difference(declared)
+    members.append(concat(Text(extra), Text(DFA.literal(":")), Call(val)))
+    m = choice(*members)
+    body = concat(Text(DFA.literal("{")), optional(concat(m, star(concat(Text(DFA.literal(",")),
+                                                                        m)))),
+                  Text(DFA.literal("}")))
+    lb = net.build(net.key_set(body, len(names), required=(0,)))
+    index = PushdownIndex(lb, VOCAB, eager_states=0)
+    applied = set()
+    for prefix in [b"{", f'{{"{names[0]}":1,'.encode(), f'{{"{names[7]}":2,"ab":1,'.encode()]:
+        for name in [b'"', b'"a', b'"ab', names[5][:4].encode(), b'"' + names[5][:4].encode()]:
+            cfg = index.walk_bytes(index.start, prefix + name)
+            if cfg[0] == 0:
+                continue
+            applied |= check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg))
+    from tokenfsm.masks.row_ways import KEY_NAMES_MAX_STATES, region_flags
+    size = int(index._comp_size[index._comp[index.walk_bytes(index.start, b'{"')[0] & 0xFFFFFFFF]])
+    assert 512 < size <= KEY_NAMES_MAX_STATES and region_flags(index)
+    assert "shared-region" in applied
+
+
 def test_key_names_take_the_keys_walk_without_undeclared_keys():
     # no undeclared key: every move inside a name reads the keys (a name written is dead), so
     # the names are walked with the keys; near the most members allowed too
