@@ -160,7 +160,7 @@ def region_flags(index):
                 t0 = time.perf_counter()
                 comp = _regions(ByteTables(index._k_byte_classes, index._region_table,
                                            index._k_accepting, int(index.start[0]) & 0xFFFFFFFF))
-                reads = None
+                reads = names_from = None
                 if index._frames is not None:
                     comp, reads, names_from = key_name_regions(index._frames.lb, comp)
                 n_comp = int(comp.max()) + 1 if comp.size else 0
@@ -181,6 +181,7 @@ def region_flags(index):
                 accepts[comp[index.accepting]] = True
                 index._comp = comp
                 index._comp_size = size
+                index._names_from = names_from
                 flags = index._flags = ((any_stack & ~accepts)[comp].tolist(),
                                        any_stack[comp].tolist())
                 index.stats["regions_s"] += time.perf_counter() - t0
@@ -198,6 +199,10 @@ def shared_walk(index, q: int, accepting_ok: bool = False):
     hit = index._shared.get((q, accepting_ok), False)
     if hit is not False:
         return hit
+    twin = name_twin(index, q)
+    if twin is not None and twin != q:
+        entry = index._shared[(q, accepting_ok)] = shared_walk(index, twin, accepting_ok)
+        return entry
     entry = None
     trie = index._trie
     order = np.array([q], dtype=np.int32)
@@ -220,6 +225,106 @@ def shared_walk(index, q: int, accepting_ok: bool = False):
             index.stats["shared_walks"] += 1
     index._shared[(q, accepting_ok)] = entry
     return entry
+
+
+def name_twin(index, q: int):
+    """A state of ``q``'s key names whose shared walk serves ``q`` (``q`` itself where it is
+    one), or None (``q`` outside key names, or none found).
+
+    Inside a key's name, a state partway through declared names (``"api`` of ``apiVersion``)
+    moves like the body of an undeclared name on every byte but where a declared name ends:
+    its region's canonical form from there differs with every declared name ahead, so each
+    such state would get a walk of its own (3 ms on Llama-3, at nearly every key of an object
+    in any order). Its rows are the body's wherever the body *simulates* it: byte by byte
+    from the pair, a move the body takes into the region the state takes into the region too,
+    a move the body leaves the region by the state leaves by or dies on, and a move dead for
+    the body is dead for it. Then the tokens that stay inside are the same from both, and the
+    state leaves the region only where the body's walk does: the body's walk, its exits
+    replayed from ``q`` (a dead exit taking no token), gives ``q``'s row. The body's states
+    are those on the cycle through a state that moves to itself (:func:`_name_body`), tried in
+    turn; the pairs met on the way are simulated too, and keep their twin."""
+    twins = index._twins
+    got = twins.get(q, False)
+    if got is not False:
+        return got
+    got = None
+    names_from = index._names_from
+    cr = int(index._comp[q])
+    if names_from is not None and cr >= names_from:
+        body = _name_body(index, cr)
+        if q in body:
+            got = q
+        else:
+            n = index._region_table.shape[0]
+            for g in body:
+                pairs = _simulated_pairs(index._region_table, index._comp, cr, g, q)
+                if pairs is not None:
+                    # every pair met is simulated too: the states further on in the names
+                    # need no walk of their own
+                    for x in pairs:
+                        twins.setdefault(x // n, x % n)
+                    got = g
+                    break
+    twins[q] = got
+    return got
+
+
+def _name_body(index, cr: int) -> list:
+    """The states of region ``cr`` on the cycle through its first state that moves to itself
+    (an undeclared name's body: the characters, an escape's bytes), that one first; [] if
+    none."""
+    bodies = index._name_bodies
+    got = bodies.get(cr)
+    if got is None:
+        tab = index._region_table
+        comp = index._comp
+        members = np.flatnonzero(comp == cr)
+        sub = tab[members]
+        loops = (sub == members[:, None]).any(axis=1)
+        got = []
+        if loops.any():
+            # the states g reaches inside the region (an undeclared name's body: a few), then
+            # those of them that reach g back
+            g = int(members[np.argmax(loops)])
+            ahead, seen = [g], {g}
+            i = 0
+            while i < len(ahead):
+                for t in np.unique(tab[ahead[i]]).tolist():
+                    if t and comp[t] == cr and t not in seen:
+                        seen.add(t)
+                        ahead.append(t)
+                i += 1
+            ahead = np.array(sorted(ahead), dtype=np.int64)
+            sub = tab[ahead]
+            pos = np.searchsorted(ahead, sub)
+            rows, cols = np.nonzero((sub != 0) & (comp[sub] == cr))
+            seed = ahead == g
+            back = reach_back(rows.astype(np.int64), pos[rows, cols].astype(np.int64), seed)
+            got = ahead[back].tolist()
+            got.remove(g)
+            got.insert(0, g)                          # (tried first: a name's characters)
+        bodies[cr] = got
+    return got
+
+
+def _simulated_pairs(tab: np.ndarray, comp: np.ndarray, cr: int, g: int, q: int):
+    """The pairs ``q' * n + g'`` reached from ``(q, g)`` by moves that stay inside region
+    ``cr`` for both, if ``g`` simulates ``q`` there (see :func:`name_twin`; each pair then
+    simulated too), else None: a level at a time."""
+    n = tab.shape[0]
+    seen = {q * n + g}
+    qs, gs = np.array([q], dtype=np.int64), np.array([g], dtype=np.int64)
+    while qs.size:
+        tq, tg = tab[qs], tab[gs]
+        in_q, in_g = (tq != 0) & (comp[tq] == cr), (tg != 0) & (comp[tg] == cr)
+        if (in_q != in_g).any() or ((tg == 0) & (tq != 0)).any():
+            return None
+        pairs = np.unique(tq[in_g].astype(np.int64) * n + tg[in_g])
+        fresh = [x for x in pairs.tolist() if x not in seen]
+        seen.update(fresh)
+        fresh = np.array(fresh, dtype=np.int64)
+        qs, gs = fresh // n, fresh % n
+    return seen
 
 
 def rows_up_front(index):
