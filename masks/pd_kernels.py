@@ -363,6 +363,8 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, byte_classes, table, accept
         t = table[st[d - 1], byte_classes[rec[x, 3]]]
         st[d] = t
         if rec[x, 2]:
+            if t == 0:
+                continue      # a state whose walk is another's may die where that one leaves
             for j in range(rec[x, 5], rec[x + 1, 5]):
                 n_set = _set_token(out, touched, n_set, toks[j])
             r_start[k] = rec[x, 0] + 1

@@ -308,8 +308,9 @@ class PushdownIndex:
         self._stack_keys: dict = {}  # frames with data: stacks with counts classified
         self._shared: dict = {}
         self._names_from = None      # (row_ways.region_flags: the first key names' region)
-        self._twins: dict = {}       # (row_ways.name_twin, per state)
-        self._name_bodies: dict = {}  # (row_ways._name_body, per region)
+        self._twins: dict = {}       # (row_ways.twin_of, per state)
+        self._name_bodies: dict = {}  # (row_ways._name_body, per body state)
+        self._quiet = None           # (row_ways._quiet)
         # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need
         self._bands = ByteLRU(None, self._cache_bytes // 4)
         self._all_words = np.arange(self._n_words, dtype=np.int32)   # (a whole row's indices)

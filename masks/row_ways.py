@@ -9,7 +9,9 @@ configuration they meet, against the reference and a naive walk):
 * ``shared-region``: where the state lies in a region whose walk cannot read the stack (a JSON
   string body: no state of it accepts or calls), the region's walk, shared with every state and
   automaton whose region looks the same from there, and what the subtrees past its exits add,
-  walked with the stack (:func:`.pd_kernels.replay_row`);
+  walked with the stack (:func:`.pd_kernels.replay_row`); a state that such a region's body
+  simulates (a key's name partway through declared names, :func:`twin_of`) takes the body's
+  walk, its exits replayed from the state;
 * ``count-band``: where the top frame is a counted string's, its count near the upper bound
   (every count there has rows of its own), the band's walk: one walk for every count, the bound
   left out and each token's need (the characters it writes, and the fewest its state still
@@ -194,15 +196,18 @@ def shared_walk(index, q: int, accepting_ok: bool = False):
     the walk is kept in the trie's :class:`~.trie.WalkCache`), and its skeleton as
     :func:`.pd_kernels.skeleton_records` (kept in ``REPLAYS``); None when ``q``'s
     region is not shared (see :func:`region_flags`)."""
-    if q == 0 or not region_flags(index)[1 if accepting_ok else 0][q]:
+    if q == 0:
         return None
+    flags = region_flags(index)[1 if accepting_ok else 0]
     hit = index._shared.get((q, accepting_ok), False)
     if hit is not False:
         return hit
-    twin = name_twin(index, q)
+    twin = twin_of(index, q) if index.share_walks else None
     if twin is not None and twin != q:
         entry = index._shared[(q, accepting_ok)] = shared_walk(index, twin, accepting_ok)
         return entry
+    if not flags[q]:
+        return None
     entry = None
     trie = index._trie
     order = np.array([q], dtype=np.int32)
@@ -227,97 +232,139 @@ def shared_walk(index, q: int, accepting_ok: bool = False):
     return entry
 
 
-def name_twin(index, q: int):
-    """A state of ``q``'s key names whose shared walk serves ``q`` (``q`` itself where it is
-    one), or None (``q`` outside key names, or none found).
+def twin_of(index, q: int):
+    """A state of a shared region whose walk serves ``q`` (``q`` itself where it is one), or
+    None (none found; ``q`` then has a walk of its own).
 
-    Inside a key's name, a state partway through declared names (``"api`` of ``apiVersion``)
-    moves like the body of an undeclared name on every byte but where a declared name ends:
-    its region's canonical form from there differs with every declared name ahead, so each
-    such state would get a walk of its own (3 ms on Llama-3, at nearly every key of an object
-    in any order). Its rows are the body's wherever the body *simulates* it: byte by byte
-    from the pair, a move the body takes into the region the state takes into the region too,
-    a move the body leaves the region by the state leaves by or dies on, and a move dead for
-    the body is dead for it. Then the tokens that stay inside are the same from both, and the
-    state leaves the region only where the body's walk does: the body's walk, its exits
-    replayed from ``q`` (a dead exit taking no token), gives ``q``'s row. The body's states
-    are those on the cycle through a state that moves to itself (:func:`_name_body`), tried in
-    turn; the pairs met on the way are simulated too, and keep their twin."""
+    Inside a key's name, a state partway through declared names (``"api`` of ``apiVersion``,
+    or the names of a small object kept as a flat automaton) moves like the body of an
+    undeclared name on every byte but where a declared name ends; its region's canonical form
+    from there differs with every declared name ahead, or it lies on no cycle at all, so each
+    such state would get a walk of its own (3-6 ms on Llama-3, at nearly every key of an
+    object in any order). Its rows are the body's wherever the body ``g`` *simulates* it:
+    byte by byte from the pair, a move ``g`` takes inside its region the state takes into a
+    *quiet* state (one that neither accepts, calls, reads a key set's keys nor counts), a move
+    dead for ``g`` is dead for the state, and where ``g`` leaves its region the state may do
+    anything. Then the tokens that stay inside from ``g`` are those that stay quiet from the
+    state, and the state reads the stack, the keys or the count only past ``g``'s exits: the
+    body's walk, its exits replayed from ``q`` (a dead exit taking no token), gives ``q``'s
+    row. The states tried are those on the cycle through the nearest quiet state that moves to
+    itself in a shared region (:func:`_bodies_near`), for a quiet ``q`` inside a key set's
+    names or moving on at least :data:`TWIN_MIN_BYTES` bytes (a string's; a number's or a
+    bracket's walk is short); the pairs met on the way are simulated too, and keep their
+    twin."""
     twins = index._twins
     got = twins.get(q, False)
     if got is not False:
         return got
     got = None
-    names_from = index._names_from
-    cr = int(index._comp[q])
-    if names_from is not None and cr >= names_from:
-        body = _name_body(index, cr)
-        if q in body:
-            got = q
-        else:
-            n = index._region_table.shape[0]
-            for g in body:
-                pairs = _simulated_pairs(index._region_table, index._comp, cr, g, q)
-                if pairs is not None:
-                    # every pair met is simulated too: the states further on in the names
-                    # need no walk of their own
-                    for x in pairs:
-                        twins.setdefault(x // n, x % n)
-                    got = g
-                    break
+    quiet = _quiet(index)
+    tab = index._region_table
+    names = index._names_from is not None and index._comp[q] >= index._names_from
+    if quiet[q] and (names or int((tab[q][index._k_byte_classes] != 0).sum()) >= TWIN_MIN_BYTES):
+        n = tab.shape[0]
+        for g in _bodies_near(index, q):
+            if g == q:
+                got = q
+                break
+            pairs = _simulated_pairs(tab, index._comp, quiet, g, q)
+            if pairs is not None:
+                for x in pairs:
+                    twins.setdefault(x // n, x % n)
+                got = g
+                break
     twins[q] = got
     return got
 
 
-def _name_body(index, cr: int) -> list:
-    """The states of region ``cr`` on the cycle through its first state that moves to itself
-    (an undeclared name's body: the characters, an escape's bytes), that one first; [] if
-    none."""
-    bodies = index._name_bodies
-    got = bodies.get(cr)
+#: :func:`twin_of` looks for a twin of states that move on at least this many of the 256 bytes.
+TWIN_MIN_BYTES = 128
+#: :func:`_bodies_near` looks this many states ahead of a state for a body.
+TWIN_SEARCH_STATES = 4096
+
+
+def _quiet(index) -> np.ndarray:
+    """Per state, whether a walk passes it without reading the stack, a key set's keys or a
+    count: not dead, not accepting, no calls, and a plain piece's or inside a key set's names
+    (whose frame the caller checked, see :func:`shared_region_way`)."""
+    got = index._quiet
     if got is None:
-        tab = index._region_table
-        comp = index._comp
-        members = np.flatnonzero(comp == cr)
-        sub = tab[members]
-        loops = (sub == members[:, None]).any(axis=1)
-        got = []
-        if loops.any():
-            # the states g reaches inside the region (an undeclared name's body: a few), then
-            # those of them that reach g back
-            g = int(members[np.argmax(loops)])
-            ahead, seen = [g], {g}
-            i = 0
-            while i < len(ahead):
-                for t in np.unique(tab[ahead[i]]).tolist():
-                    if t and comp[t] == cr and t not in seen:
-                        seen.add(t)
-                        ahead.append(t)
-                i += 1
-            ahead = np.array(sorted(ahead), dtype=np.int64)
-            sub = tab[ahead]
-            pos = np.searchsorted(ahead, sub)
-            rows, cols = np.nonzero((sub != 0) & (comp[sub] == cr))
-            seed = ahead == g
-            back = reach_back(rows.astype(np.int64), pos[rows, cols].astype(np.int64), seed)
-            got = ahead[back].tolist()
-            got.remove(g)
-            got.insert(0, g)                          # (tried first: a name's characters)
-        bodies[cr] = got
+        got = ~np.asarray(index._k_accepting, dtype=bool) & (np.diff(index.call_ptr) == 0)
+        got[0] = False
+        fa = index._frames
+        if fa is not None:
+            lb = fa.lb
+            kind = np.asarray(lb.piece_kind)[np.asarray(lb.state_piece)]
+            names = np.zeros_like(got)
+            if index._names_from is not None:
+                names = index._comp >= index._names_from
+            got &= (kind == 0) | ((kind == 2) & names)
+        index._quiet = got
     return got
 
 
-def _simulated_pairs(tab: np.ndarray, comp: np.ndarray, cr: int, g: int, q: int):
-    """The pairs ``q' * n + g'`` reached from ``(q, g)`` by moves that stay inside region
-    ``cr`` for both, if ``g`` simulates ``q`` there (see :func:`name_twin`; each pair then
-    simulated too), else None: a level at a time."""
+def _bodies_near(index, q: int) -> list:
+    """Candidate twins of ``q`` (see :func:`twin_of`): the states on the cycle through the
+    first state met, breadth first from ``q`` over quiet states, that moves to itself in a
+    shared region; that state first. [] if none within :data:`TWIN_SEARCH_STATES`."""
+    tab = index._region_table
+    quiet = _quiet(index)
+    shared = region_flags(index)[1]
+    seen = {q}
+    level = [q]
+    while level and len(seen) < TWIN_SEARCH_STATES:
+        for s in level:
+            if shared[s] and (tab[s] == s).any():
+                return _name_body(index, s)
+        nxt = np.unique(tab[level])
+        level = [t for t in nxt[quiet[nxt]].tolist() if t not in seen]
+        seen.update(level)
+    return []
+
+
+def _name_body(index, g: int) -> list:
+    """The states of ``g``'s region on the cycle through ``g`` (a state that moves to itself:
+    an undeclared name's body, the characters and an escape's bytes), ``g`` first."""
+    bodies = index._name_bodies
+    got = bodies.get(g)
+    if got is None:
+        tab = index._region_table
+        comp = index._comp
+        cr = comp[g]
+        # the states g reaches inside its region (a string body: a few), then those of them
+        # that reach g back
+        ahead, seen = [g], {g}
+        i = 0
+        while i < len(ahead):
+            for t in np.unique(tab[ahead[i]]).tolist():
+                if t and comp[t] == cr and t not in seen:
+                    seen.add(t)
+                    ahead.append(t)
+            i += 1
+        ahead = np.array(sorted(ahead), dtype=np.int64)
+        sub = tab[ahead]
+        pos = np.searchsorted(ahead, sub)
+        rows, cols = np.nonzero((sub != 0) & (comp[sub] == cr))
+        back = reach_back(rows.astype(np.int64), pos[rows, cols].astype(np.int64), ahead == g)
+        got = ahead[back].tolist()
+        got.remove(g)
+        got.insert(0, g)
+        bodies[g] = got
+    return got
+
+
+def _simulated_pairs(tab: np.ndarray, comp: np.ndarray, quiet: np.ndarray, g: int, q: int):
+    """The pairs ``q' * n + g'`` reached from ``(q, g)`` by moves inside ``g``'s region, if
+    ``g`` simulates ``q`` (see :func:`twin_of`; each pair then simulated too), else None: a
+    level at a time."""
     n = tab.shape[0]
+    cr = comp[g]
     seen = {q * n + g}
     qs, gs = np.array([q], dtype=np.int64), np.array([g], dtype=np.int64)
     while qs.size:
         tq, tg = tab[qs], tab[gs]
-        in_q, in_g = (tq != 0) & (comp[tq] == cr), (tg != 0) & (comp[tg] == cr)
-        if (in_q != in_g).any() or ((tg == 0) & (tq != 0)).any():
+        in_g = (tg != 0) & (comp[tg] == cr)
+        if (in_g & ~quiet[tq]).any() or ((tg == 0) & (tq != 0)).any():
             return None
         pairs = np.unique(tq[in_g].astype(np.int64) * n + tg[in_g])
         fresh = [x for x in pairs.tolist() if x not in seen]

@@ -268,6 +268,41 @@ def test_a_large_objects_key_names_are_walked_once():
     assert len(twins) >= 3 and len(set(twins.values())) == 1
 
 
+@pytest.mark.parametrize("plain", [False, True])
+def test_a_flat_objects_names_take_a_string_bodys_walk(plain):
+    # a small object kept flat: the states of its declared names lie on no cycle (no shared
+    # region), yet an undeclared name's body simulates them; their rows (the body's walk, the
+    # exits replayed from them) against the naive walk, over frames and over a plain stack
+    # automaton of the same bytes
+    from tokenfsm.automata.recursive import PushdownBytes
+    from tokenfsm.masks.index import as_byte_dfa
+
+    string = DFA.from_regex(r'"([^"\\\x00-\x1f]|\\["\\/bfnrtu])*"')
+    # ("b" declared, "ab" a name no member may have: a move out the body takes is dead there)
+    names = DFA.literal('"ab"').union(DFA.literal('"b"'))
+    members = DFA.union_all([DFA.literal('"b":2'),
+                             string.difference(names).concat(DFA.from_regex(":[0-9]"))])
+    text = DFA.concat_all([DFA.literal("{"), members, DFA.literal("}")])
+    net = Network()
+    lb = net.build(net.piece(Text(text)))
+    index = PushdownIndex(PushdownBytes.without_calls(as_byte_dfa(text)) if plain else lb,
+                          VOCAB, eager_states=0)
+    applied = set()
+    for name in [b'{"', b'{"a', b'{"ab', b'{"b', b'{"abc', b'{"\\']:
+        cfg = index.walk_bytes(index.start, name)
+        ref = ref_mask(lb, VOCAB, *lb_config(lb, name))
+        applied |= check_row_ways(index, cfg, ref)
+    assert "shared-region" in applied
+    twins = {q: g for q, g in index._twins.items() if g is not None and g != q}
+    assert len(twins) >= 3
+
+
+def lb_config(lb, text: bytes):
+    """The configuration of ``lb`` after ``text`` (for :func:`ref_mask`)."""
+    index = PushdownIndex(lb, VOCAB, eager_states=0)
+    return index.walk_bytes(index.start, text)
+
+
 def test_key_names_take_the_keys_walk_without_undeclared_keys():
     # no undeclared key: every move inside a name reads the keys (a name written is dead), so
     # the names are walked with the keys; near the most members allowed too
