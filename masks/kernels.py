@@ -15,6 +15,8 @@ The kernels:
   apart (Moore's refinement, cut at that length): such states allow the same tokens.
 * :func:`scc_ids` and :func:`relaxed_blocks` find the states whose walks agree until they leave
   their strongly connected component (the string bodies of a schema's string properties).
+* :func:`simulated_pairs` decides whether a state of a shared region simulates another state,
+  which may then take that one's walk (:func:`.row_ways.twin_of`).
 * :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
@@ -57,6 +59,7 @@ __all__ = [
     "walk_groups",
     "component_signatures",
     "component_walk",
+    "simulated_pairs",
     "walk_masks",
     "state_transitions",
     "csr_from_rows",
@@ -1149,6 +1152,46 @@ def _region_blocks(table, comp, cr, canon, queue, m, c):
             return blk
         blk[:] = new
         nb = nn
+
+
+@njit(cache=True)
+def simulated_pairs(table, comp, quiet, g, q):
+    """Whether state ``g`` simulates state ``q`` inside ``g``'s component (see
+    :func:`.row_ways.twin_of`), and the pairs met, breadth first from ``(q, g)``: per class, a
+    move ``g`` takes inside its component takes ``q`` to a ``quiet`` state, and a move dead for
+    ``g`` is dead for ``q`` (where ``g`` leaves, ``q`` may do anything). Each pair met is then
+    simulated too.
+
+    Returns ``(ok, pairs)``: ``pairs`` as ``q' * n + g'`` (empty where not ``ok``)."""
+    n, c = table.shape
+    cr = comp[g]
+    first = np.int64(q) * n + g
+    seen = set()
+    seen.add(first)
+    queue = [first]
+    head = 0
+    while head < len(queue):
+        x = queue[head]
+        head += 1
+        a = x // n
+        b = x % n
+        for k in range(c):
+            tb = table[b, k]
+            ta = table[a, k]
+            if tb == 0:
+                if ta != 0:
+                    return False, np.zeros(0, dtype=np.int64)
+            elif comp[tb] == cr:
+                if not quiet[ta]:
+                    return False, np.zeros(0, dtype=np.int64)
+                y = np.int64(ta) * n + tb
+                if y not in seen:
+                    seen.add(y)
+                    queue.append(y)
+    out = np.empty(len(queue), dtype=np.int64)
+    for i in range(len(queue)):
+        out[i] = queue[i]
+    return True, out
 
 
 @njit(cache=True)

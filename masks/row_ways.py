@@ -267,9 +267,9 @@ def twin_of(index, q: int):
             if g == q:
                 got = q
                 break
-            pairs = _simulated_pairs(tab, index._comp, quiet, g, q)
-            if pairs is not None:
-                for x in pairs:
+            ok, pairs = kernels.simulated_pairs(tab, index._comp, quiet, g, q)
+            if ok:
+                for x in pairs.tolist():
                     twins.setdefault(x // n, x % n)
                 got = g
                 break
@@ -351,27 +351,6 @@ def _name_body(index, g: int) -> list:
         got.insert(0, g)
         bodies[g] = got
     return got
-
-
-def _simulated_pairs(tab: np.ndarray, comp: np.ndarray, quiet: np.ndarray, g: int, q: int):
-    """The pairs ``q' * n + g'`` reached from ``(q, g)`` by moves inside ``g``'s region, if
-    ``g`` simulates ``q`` (see :func:`twin_of`; each pair then simulated too), else None: a
-    level at a time."""
-    n = tab.shape[0]
-    cr = comp[g]
-    seen = {q * n + g}
-    qs, gs = np.array([q], dtype=np.int64), np.array([g], dtype=np.int64)
-    while qs.size:
-        tq, tg = tab[qs], tab[gs]
-        in_g = (tg != 0) & (comp[tg] == cr)
-        if (in_g & ~quiet[tq]).any() or ((tg == 0) & (tq != 0)).any():
-            return None
-        pairs = np.unique(tq[in_g].astype(np.int64) * n + tg[in_g])
-        fresh = [x for x in pairs.tolist() if x not in seen]
-        seen.update(fresh)
-        fresh = np.array(fresh, dtype=np.int64)
-        qs, gs = fresh // n, fresh % n
-    return seen
 
 
 def rows_up_front(index):
