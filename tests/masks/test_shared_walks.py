@@ -353,3 +353,39 @@ def test_region_blocks_are_the_coarsest_partition(data):
     for x in range(m):
         got.setdefault(int(blk[x]), set()).add(int(queue[x]))
     assert {frozenset(g) for g in got.values()} == _naive_region_blocks(table, comp, 1, members)
+
+
+def _naive_simulated_pairs(table, comp, quiet, g, q):
+    """Whether ``g`` simulates ``q`` (see :func:`tokenfsm.masks.row_ways.twin_of`) and the
+    pairs met: the definition, one pair and one class at a time."""
+    n = table.shape[0]
+    seen, todo = {(q, g)}, [(q, g)]
+    while todo:
+        a, b = todo.pop()
+        for ta, tb in zip(table[a].tolist(), table[b].tolist()):
+            if tb == 0 and ta != 0:
+                return False, set()
+            if tb != 0 and comp[tb] == comp[g]:
+                if not quiet[ta]:
+                    return False, set()
+                if (ta, tb) not in seen:
+                    seen.add((ta, tb))
+                    todo.append((ta, tb))
+    return True, {a * n + b for a, b in seen}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_simulated_pairs_follow_the_definition(data):
+    n = data.draw(st.integers(2, 12))
+    c = data.draw(st.integers(1, 4))
+    table = np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
+                                  for _ in range(n - 1)], dtype=np.int32)
+    comp = np.array([0] + [data.draw(st.integers(1, 3)) for _ in range(n - 1)], dtype=np.int64)
+    quiet = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
+    g, q = data.draw(st.integers(1, n - 1)), data.draw(st.integers(1, n - 1))
+    ok, pairs = kernels.simulated_pairs(table, comp, quiet, g, q)
+    want_ok, want = _naive_simulated_pairs(table, comp, quiet, g, q)
+    assert bool(ok) == want_ok
+    if ok:
+        assert set(pairs.tolist()) == want
