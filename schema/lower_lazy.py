@@ -279,7 +279,9 @@ class CountedPieces:
                 regions: list) -> tuple | None:
         """``(placeholder DFA, calls)`` for the objects of ``node`` when they are a key-set
         piece, else None: their keys may come in any order (``property_order="any"``) and there
-        are more than :data:`KEY_SET_MIN` of them, or they declare no key and their bound on
+        are more than :data:`KEY_SET_MIN` of them (or their values, the undeclared members'
+        included, copied per subset of keys pass :data:`LAZY_STATES`: one declared key beside
+        any value under undeclared ones), or they declare no key and their bound on
         the number of undeclared members (:data:`MAP_COUNT_MIN` or more) would copy those
         members past :data:`LAZY_STATES` states (a map: its members counted, in either order).
         ``names``, ``members``: the declared members kept (their value texts as
@@ -288,7 +290,7 @@ class CountedPieces:
         if not members:
             if not self._copies_pass(node, 0, regions):
                 return None
-        elif not lw.any_order or len(members) < 2:
+        elif not lw.any_order or (len(members) < 2 and not regions):
             return None
         elif len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
                 _rows(v) for _, v in regions)) << len(members) <= self.threshold:

@@ -114,6 +114,35 @@ def test_key_sets_equal_the_flat_any_order_objects(values, required, extra, boun
     assert counted.dfa == flat.dfa
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=LEAVES, required=st.booleans(), extra=st.one_of(LEAVES, st.just(True)),
+       ws=st.sampled_from([0, 1]))
+def test_one_declared_key_beside_undeclared_ones_is_a_key_set(value, required, extra, ws):
+    # in any order, one declared key among undeclared ones: a key set whose undeclared members
+    # call their value (rather than the flat object copying it at each member), same language
+    schema = {**_object([value], [required]), "additionalProperties": extra}
+    options = dict(whitespace=ws, property_order="any", max_depth=2)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError:
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.dfa == flat.dfa
+    if value == {"type": "integer"}:
+        assert counted.lazy is not None
+
+
+def test_an_object_of_one_key_and_open_members_calls_their_value():
+    # any value under undeclared keys is far past the threshold: the default tuning makes the
+    # object a key set (its index lazy, not the flat copies of every value indexed up front)
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
+    cs = compile_json_schema(schema, property_order="any", allow_extra_keys=True, whitespace=0)
+    assert cs.lazy is not None
+    assert cs.accepts('{"x":[{"a":null}],"n":3,"y":"z"}') and not cs.accepts('{"n":-1}')
+    assert not cs.accepts('{"n":1,"n":2}')
+    assert compile_json_schema(schema, whitespace=0).lazy is None     # (schema order: flat)
+
+
 def _map(value, lo, span, keys):
     """An object declaring no key: members of ``value`` (under ``keys``: pattern properties, or
     any name), ``lo..lo + span`` of them."""
