@@ -250,9 +250,9 @@ def twin_of(index, q: int):
     body's walk, its exits replayed from ``q`` (a dead exit taking no token), gives ``q``'s
     row. The states tried are those on the cycle through the nearest quiet state that moves to
     itself in a shared region (:func:`_bodies_near`), for a quiet ``q`` inside a key set's
-    names or moving on at least :data:`TWIN_MIN_BYTES` bytes (a string's; a number's or a
-    bracket's walk is short); the pairs met on the way are simulated too, and keep their
-    twin."""
+    names, or outside every shared region and moving on at least :data:`TWIN_MIN_BYTES` bytes
+    (a string's; a number's or a bracket's walk is short); the pairs met on the way are
+    simulated too, and keep their twin."""
     twins = index._twins
     got = twins.get(q, False)
     if got is not False:
@@ -261,7 +261,10 @@ def twin_of(index, q: int):
     quiet = _quiet(index)
     tab = index._region_table
     names = index._names_from is not None and index._comp[q] >= index._names_from
-    if quiet[q] and (names or int((tab[q][index._k_byte_classes] != 0).sum()) >= TWIN_MIN_BYTES):
+    if not names and region_flags(index)[1][q]:
+        got = q           # a region whose walk is shared by its canonical form (a string body)
+    elif quiet[q] and (names or int((tab[q][index._k_byte_classes] != 0).sum())
+                       >= TWIN_MIN_BYTES):
         n = tab.shape[0]
         for g in _bodies_near(index, q):
             if g == q:
