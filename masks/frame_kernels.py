@@ -502,8 +502,9 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
             # an exit: the move out of the region is live only by the frame's own test (a key
             # set's names lead to states that read the keys); a state whose walk is another's
             # may die where that one leaves (see row_ways.twin_of)
-            if lq[d] == 0 or not _live(lq[d], lc[d], lk, 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
-                         a[19], a[13], a[14], a[15], a[20], a[21], a[22]):
+            if lq[d] == 0 or not _live(lq[d], lc[d], lk, 0, a[9], a[10], a[11], a[12], a[16],
+                                       a[17], a[18], a[19], a[13], a[14], a[15], a[20], a[21],
+                                       a[22]):
                 continue
             for j in range(rec[x, 5], rec[x + 1, 5]):
                 n_set = _set_token(out, touched, n_set, toks[j])
