@@ -70,7 +70,9 @@ class FrameAutomaton:
         self.W = lb.key_words
         self.num_states = lb.num_states
         self.max_stack = lb.max_stack
-        self._tab = lb.table.reshape(-1).tolist()
+        # (a view, read an int at a time by the walk: a list of a large table took 50 ms)
+        self._tab = memoryview(np.ascontiguousarray(lb.table, dtype=np.int32).reshape(-1)) \
+            .cast("B").cast("i")
         self._nc = int(lb.table.shape[1])
         self._cls = lb.byte_classes.tolist()
         self._acc = lb.accepting.tolist()
@@ -109,11 +111,10 @@ class FrameAutomaton:
         # lo <= c <= hi - (tail + period) is live (its state can end: T(q) is not empty), and
         # a frame with lo <= c <= hi - margin - 1 has the count class -1 (the rows cannot tell
         # its count from any other there); plain pieces hold count 0 and always pass
+        # (made per piece, read per state through its piece)
         big = 1 << 64
         live_lo, live_hi, cls_lo, cls_hi = [], [], [], []
-        for q in range(self.num_states):
-            p = self._piece[q]
-            kind, lo, hi = self._kind[p], self._lo[p], self._hi[p]
+        for p, (kind, lo, hi) in enumerate(zip(self._kind, self._lo, self._hi)):
             if kind == 0:
                 live_lo.append(0)
                 live_hi.append(big)
@@ -125,7 +126,9 @@ class FrameAutomaton:
                 live_hi.append(-1)
             cls_lo.append(lo if kind else 0)
             cls_hi.append(big if hi < 0 or kind == 0 else hi - self._margin[p] - 1)
-        self._live_lo, self._live_hi, self._cls_lo, self._cls_hi = live_lo, live_hi, cls_lo, cls_hi
+        piece = self._piece
+        self._live_lo, self._live_hi = [live_lo[p] for p in piece], [live_hi[p] for p in piece]
+        self._cls_lo, self._cls_hi = [cls_lo[p] for p in piece], [cls_hi[p] for p in piece]
         # (state, token) -> (state after the token's bytes, ticks) when they move by the table
         # alone, False when they call, pop or die: a token is then one lookup
         self._hops: dict = {}
