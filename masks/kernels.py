@@ -16,7 +16,8 @@ The kernels:
 * :func:`scc_ids` and :func:`relaxed_blocks` find the states whose walks agree until they leave
   their strongly connected component (the string bodies of a schema's string properties).
 * :func:`simulated_pairs` decides whether a state of a shared region simulates another state,
-  which may then take that one's walk (:func:`.row_ways.twin_of`).
+  which may then take that one's walk (:func:`.row_ways.twin_of`); :func:`inside_names` finds
+  the states inside a key set's names (:func:`.row_ways.key_name_regions`).
 * :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
@@ -60,6 +61,7 @@ __all__ = [
     "component_signatures",
     "component_walk",
     "simulated_pairs",
+    "inside_names",
     "walk_masks",
     "state_transitions",
     "csr_from_rows",
@@ -1192,6 +1194,58 @@ def simulated_pairs(table, comp, quiet, g, q):
     for i in range(len(queue)):
         out[i] = queue[i]
     return True, out
+
+
+@njit(cache=True)
+def inside_names(table, comp, names, size):
+    """The states of ``names`` (bool per state) from which, through ``names`` states, a state
+    is reached that lies on a cycle of ``names`` states: a move to itself, or into its own
+    strongly connected component ``comp`` of more than one state (``size``: states per
+    component). Moves are ``table`` targets (0 none); each pair of states read once."""
+    n, c = table.shape
+    mark = np.full(n, -1, dtype=np.int64)
+    into = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(n, dtype=np.bool_)
+    for s in range(n):
+        if not names[s]:
+            continue
+        for k in range(c):
+            t = table[s, k]
+            if t != 0 and names[t] and mark[t] != s:
+                mark[t] = s
+                into[t + 1] += 1
+                if t == s or (size[comp[s]] > 1 and comp[s] == comp[t]):
+                    out[s] = True
+    for t in range(n):
+        into[t + 1] += into[t]
+    pre = np.empty(into[n], dtype=np.int64)
+    fill = into[:n].copy()
+    mark[:] = -1
+    for s in range(n):
+        if not names[s]:
+            continue
+        for k in range(c):
+            t = table[s, k]
+            if t != 0 and names[t] and mark[t] != s:
+                mark[t] = s
+                pre[fill[t]] = s
+                fill[t] += 1
+    todo = np.empty(n, dtype=np.int64)
+    top = 0
+    for s in range(n):
+        if out[s]:
+            todo[top] = s
+            top += 1
+    while top:
+        top -= 1
+        t = todo[top]
+        for i in range(into[t], into[t + 1]):
+            s = pre[i]
+            if not out[s]:
+                out[s] = True
+                todo[top] = s
+                top += 1
+    return out
 
 
 @njit(cache=True)

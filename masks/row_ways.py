@@ -129,21 +129,9 @@ def _inside_names(table: np.ndarray, comp: np.ndarray, names: np.ndarray) -> np.
     after an undeclared name's closing quote is left out, so that a walk leaves the region at
     every closing quote, as a string body's does (their walks are then one, see
     :func:`.kernels.component_signatures`)."""
-    idx = np.flatnonzero(names)
-    if not idx.size:
+    if not names.any():
         return names
-    # the moves between names states, each pair once
-    rows, cols = np.nonzero(table[idx])
-    src, dst = idx[rows], table[idx][rows, cols].astype(np.int64)
-    keep = names[dst]
-    n = table.shape[0]
-    pairs = np.unique(src[keep] * n + dst[keep])
-    src, dst = pairs // n, pairs % n
-    size = np.bincount(comp)
-    cycle = (src == dst) | ((size[comp[src]] > 1) & (comp[src] == comp[dst]))
-    on_cycle = np.zeros_like(names)
-    on_cycle[src[cycle]] = True
-    return reach_back(src, dst, on_cycle)
+    return kernels.inside_names(np.ascontiguousarray(table), comp, names, np.bincount(comp))
 
 
 def region_flags(index):

@@ -389,3 +389,41 @@ def test_simulated_pairs_follow_the_definition(data):
     assert bool(ok) == want_ok
     if ok:
         assert set(pairs.tolist()) == want
+
+
+def _naive_inside_names(table, comp, names):
+    """The states inside names (see :func:`kernels.inside_names`): a set walk per state."""
+    n = table.shape[0]
+    size = np.bincount(comp)
+    succ = {s: {int(t) for t in table[s] if t and names[t]} for s in range(n) if names[s]}
+    on_cycle = {s for s, ts in succ.items()
+                if any(t == s or (size[comp[s]] > 1 and comp[s] == comp[t]) for t in ts)}
+    out = set()
+    for s in succ:
+        seen, todo = {s}, [s]
+        while todo:
+            u = todo.pop()
+            if u in on_cycle:
+                out.add(s)
+                break
+            for t in succ[u] - seen:
+                seen.add(t)
+                todo.append(t)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_inside_names_follow_the_definition(data):
+    from tokenfsm.masks.index import _regions
+
+    n = data.draw(st.integers(2, 14))
+    c = data.draw(st.integers(1, 4))
+    table = np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
+                                  for _ in range(n - 1)], dtype=np.int32)
+    dfa = SimpleByteDFA(np.zeros(256, dtype=np.uint8) + np.uint8(
+        data.draw(st.integers(0, c - 1))), table, np.zeros(n, dtype=bool), 1)
+    comp = _regions(dfa)
+    names = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
+    got = kernels.inside_names(table, comp, names, np.bincount(comp))
+    assert set(np.flatnonzero(got).tolist()) == _naive_inside_names(table, comp, names)
