@@ -135,7 +135,7 @@ class LazyBytes:
         ("count_off", np.int32), ("count_bits", np.bool_), ("key_close", np.bool_),
         ("key_mask", np.uint64), ("key_extra", np.bool_),
     )
-    __slots__ = tuple(name for name, _ in _ARRAYS) + ("start", "max_stack", "_py")
+    __slots__ = tuple(name for name, _ in _ARRAYS) + ("start", "max_stack", "_py", "_fr")
 
     def __init__(self, *, start: int, max_stack: int, **arrays):
         missing = [n for n, _ in self._ARRAYS if n not in arrays]
@@ -150,6 +150,7 @@ class LazyBytes:
         object.__setattr__(self, "start", int(start))
         object.__setattr__(self, "max_stack", int(max_stack))
         object.__setattr__(self, "_py", None)
+        object.__setattr__(self, "_fr", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("LazyBytes is immutable")
@@ -193,25 +194,33 @@ class LazyBytes:
                 f"counted / {kinds[2]} key sets, max_stack {self.max_stack}>")
 
     # ------------------------------------------------------------------ the reference walk
+    def _frame_lists(self):
+        """The pieces' and states' frame data as lists (what :meth:`live` and :meth:`guard`
+        read: no table, which a linked network's check reads per start state only)."""
+        fr = self._fr
+        if fr is None:
+            W = self.key_words
+            fr = dict(
+                piece=self.state_piece.tolist(), kind=self.piece_kind.tolist(),
+                lo=self.piece_lo.tolist(), hi=self.piece_hi.tolist(),
+                keys=rows_to_ints(self.piece_keys), req=rows_to_ints(self.piece_required),
+                ext=self.piece_extras.tolist(), tail=self.piece_tail.tolist(),
+                period=self.piece_period.tolist(), off=self.count_off.tolist(),
+                bits=self.count_bits.tolist(), close=self.key_close.tolist(),
+                kmask=rows_to_ints(self.key_mask) if W else [], kextra=self.key_extra.tolist())
+            object.__setattr__(self, "_fr", fr)
+        return fr
+
     def _lists(self):
         py = self._py
         if py is None:
-            W = self.key_words
-            keys = rows_to_ints(self.piece_keys)
-            req = rows_to_ints(self.piece_required)
-            kmask = rows_to_ints(self.key_mask) if W else []
             py = dict(
+                self._frame_lists(),
                 tab=self.table.tolist(), bc=self.byte_classes.tolist(),
                 acc=self.accepting.tolist(), ptr=self.call_ptr.tolist(),
                 ent=self.call_entry.tolist(), ret=self.call_return.tolist(),
                 first=[set(np.flatnonzero(r).tolist()) for r in self.call_first],
-                tick=self.call_tick.tolist(), commit=self.call_commit.tolist(),
-                piece=self.state_piece.tolist(), kind=self.piece_kind.tolist(),
-                lo=self.piece_lo.tolist(), hi=self.piece_hi.tolist(), keys=keys, req=req,
-                ext=self.piece_extras.tolist(), tail=self.piece_tail.tolist(),
-                period=self.piece_period.tolist(), off=self.count_off.tolist(),
-                bits=self.count_bits.tolist(), close=self.key_close.tolist(), kmask=kmask,
-                kextra=self.key_extra.tolist())
+                tick=self.call_tick.tolist(), commit=self.call_commit.tolist())
             object.__setattr__(self, "_py", py)
         return py
 
@@ -219,7 +228,7 @@ class LazyBytes:
         """Whether a frame at state ``q`` with ``count`` and ``keys`` can still end its piece."""
         if q == 0:
             return False
-        L = self._lists()
+        L = self._frame_lists()
         p = L["piece"][q]
         kind = L["kind"][p]
         if kind == PLAIN:
@@ -242,7 +251,7 @@ class LazyBytes:
 
     def guard(self, q: int, count: int, keys: int) -> bool:
         """Whether a frame at state ``q`` may end its piece now (``q`` accepting is not checked)."""
-        L = self._lists()
+        L = self._frame_lists()
         p = L["piece"][q]
         kind = L["kind"][p]
         if kind == PLAIN:
