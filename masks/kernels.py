@@ -540,23 +540,31 @@ def coreachable(table, accepting):
             pred[pos[t]] = s
             pos[t] += 1
     live = np.zeros(n, dtype=np.bool_)
-    todo = np.empty(n, dtype=np.int32)
-    top = 0
     for s in range(1, n):
-        if accepting[s]:
-            live[s] = True
+        live[s] = accepting[s]
+    _read_back(cnt, pred, live)
+    return live
+
+
+@njit(cache=True)
+def _read_back(ptr, pred, marked):
+    """Mark, in place, every state from which a marked state is reached, where
+    ``pred[ptr[t]:ptr[t + 1]]`` are the predecessors of state ``t``."""
+    todo = np.empty(marked.shape[0], dtype=np.int64)
+    top = 0
+    for s in range(marked.shape[0]):
+        if marked[s]:
             todo[top] = s
             top += 1
-    while top > 0:
+    while top:
         top -= 1
         t = todo[top]
-        for x in range(cnt[t], cnt[t + 1]):
-            p = pred[x]
-            if not live[p]:
-                live[p] = True
+        for i in range(ptr[t], ptr[t + 1]):
+            p = pred[i]
+            if not marked[p]:
+                marked[p] = True
                 todo[top] = p
                 top += 1
-    return live
 
 
 @njit(cache=True)
@@ -1202,50 +1210,44 @@ def inside_names(table, comp, names, size):
     is reached that lies on a cycle of ``names`` states: a move to itself, or into its own
     strongly connected component ``comp`` of more than one state (``size``: states per
     component). Moves are ``table`` targets (0 none); each pair of states read once."""
-    n, c = table.shape
+    n = table.shape[0]
     mark = np.full(n, -1, dtype=np.int64)
+    targets = np.empty(table.shape[1], dtype=np.int64)
     into = np.zeros(n + 1, dtype=np.int64)
     out = np.zeros(n, dtype=np.bool_)
     for s in range(n):
-        if not names[s]:
-            continue
-        for k in range(c):
-            t = table[s, k]
-            if t != 0 and names[t] and mark[t] != s:
-                mark[t] = s
-                into[t + 1] += 1
-                if t == s or (size[comp[s]] > 1 and comp[s] == comp[t]):
-                    out[s] = True
+        for j in range(_names_after(table, names, s, mark, targets)):
+            t = targets[j]
+            into[t + 1] += 1
+            if t == s or (size[comp[s]] > 1 and comp[s] == comp[t]):
+                out[s] = True
     for t in range(n):
         into[t + 1] += into[t]
     pre = np.empty(into[n], dtype=np.int64)
     fill = into[:n].copy()
     mark[:] = -1
     for s in range(n):
-        if not names[s]:
-            continue
-        for k in range(c):
+        for j in range(_names_after(table, names, s, mark, targets)):
+            t = targets[j]
+            pre[fill[t]] = s
+            fill[t] += 1
+    _read_back(into, pre, out)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _names_after(table, names, s, mark, targets):
+    """The ``names`` states that ``names`` state ``s`` moves to, each once, into ``targets``
+    (``mark``: the last state that listed each); how many (0 where ``s`` is not one)."""
+    m = 0
+    if names[s]:
+        for k in range(table.shape[1]):
             t = table[s, k]
             if t != 0 and names[t] and mark[t] != s:
                 mark[t] = s
-                pre[fill[t]] = s
-                fill[t] += 1
-    todo = np.empty(n, dtype=np.int64)
-    top = 0
-    for s in range(n):
-        if out[s]:
-            todo[top] = s
-            top += 1
-    while top:
-        top -= 1
-        t = todo[top]
-        for i in range(into[t], into[t + 1]):
-            s = pre[i]
-            if not out[s]:
-                out[s] = True
-                todo[top] = s
-                top += 1
-    return out
+                targets[m] = t
+                m += 1
+    return m
 
 
 @njit(cache=True)

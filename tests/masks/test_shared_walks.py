@@ -355,6 +355,14 @@ def test_region_blocks_are_the_coarsest_partition(data):
     assert {frozenset(g) for g in got.values()} == _naive_region_blocks(table, comp, 1, members)
 
 
+def _random_table(data, max_states: int) -> np.ndarray:
+    """A random byte table of 2..``max_states`` states and 1..4 classes (state 0 dead)."""
+    n = data.draw(st.integers(2, max_states))
+    c = data.draw(st.integers(1, 4))
+    return np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
+                                 for _ in range(n - 1)], dtype=np.int32)
+
+
 def _naive_simulated_pairs(table, comp, quiet, g, q):
     """Whether ``g`` simulates ``q`` (see :func:`tokenfsm.masks.row_ways.twin_of`) and the
     pairs met: the definition, one pair and one class at a time."""
@@ -377,10 +385,8 @@ def _naive_simulated_pairs(table, comp, quiet, g, q):
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_simulated_pairs_follow_the_definition(data):
-    n = data.draw(st.integers(2, 12))
-    c = data.draw(st.integers(1, 4))
-    table = np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
-                                  for _ in range(n - 1)], dtype=np.int32)
+    table = _random_table(data, 12)
+    n = table.shape[0]
     comp = np.array([0] + [data.draw(st.integers(1, 3)) for _ in range(n - 1)], dtype=np.int64)
     quiet = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
     g, q = data.draw(st.integers(1, n - 1)), data.draw(st.integers(1, n - 1))
@@ -417,10 +423,8 @@ def _naive_inside_names(table, comp, names):
 def test_inside_names_follow_the_definition(data):
     from tokenfsm.masks.index import _regions
 
-    n = data.draw(st.integers(2, 14))
-    c = data.draw(st.integers(1, 4))
-    table = np.array([[0] * c] + [[data.draw(st.integers(0, n - 1)) for _ in range(c)]
-                                  for _ in range(n - 1)], dtype=np.int32)
+    table = _random_table(data, 14)
+    n, c = table.shape
     dfa = SimpleByteDFA(np.zeros(256, dtype=np.uint8) + np.uint8(
         data.draw(st.integers(0, c - 1))), table, np.zeros(n, dtype=bool), 1)
     comp = _regions(dfa)
