@@ -308,6 +308,7 @@ class PushdownIndex:
         self._stack_keys: dict = {}  # frames with data: stacks with counts classified
         self._shared: dict = {}
         self._names_from = None      # (row_ways.region_flags: the first key names' region)
+        self._scc = None             # (row_ways.region_flags: the regions before key names)
         self._twins: dict = {}       # (row_ways.twin_of, per state)
         self._name_bodies: dict = {}  # (row_ways._name_body, per body state)
         self._quiet = None           # (row_ways._quiet)

@@ -69,7 +69,6 @@ import time
 import numpy as np
 
 from tokenfsm.automata.cache import ByteLRU
-from tokenfsm.automata.minimize import reach_back
 
 from . import frame_kernels, kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
@@ -151,6 +150,7 @@ def region_flags(index):
                 comp = _regions(ByteTables(index._k_byte_classes, index._region_table,
                                            index._k_accepting, int(index.start[0]) & 0xFFFFFFFF))
                 reads = names_from = None
+                index._scc = comp        # (the cycles, before key names are made regions)
                 if index._frames is not None:
                     comp, reads, names_from = key_name_regions(index._frames.lb, comp)
                 n_comp = int(comp.max()) + 1 if comp.size else 0
@@ -246,13 +246,14 @@ def twin_of(index, q: int):
     if got is not False:
         return got
     got = None
-    quiet = _quiet(index)
-    tab = index._region_table
     names = index._names_from is not None and index._comp[q] >= index._names_from
     if not names and region_flags(index)[1][q]:
-        got = q           # a region whose walk is shared by its canonical form (a string body)
-    elif quiet[q] and (names or int((tab[q][index._k_byte_classes] != 0).sum())
-                       >= TWIN_MIN_BYTES):
+        twins[q] = q      # a region whose walk is shared by its canonical form (a string body)
+        return q
+    quiet = _quiet(index)
+    tab = index._region_table
+    if quiet[q] and (names or int((tab[q][index._k_byte_classes] != 0).sum())
+                     >= TWIN_MIN_BYTES):
         n = tab.shape[0]
         for g in _bodies_near(index, q):
             if g == q:
@@ -314,33 +315,14 @@ def _bodies_near(index, q: int) -> list:
 
 
 def _name_body(index, g: int) -> list:
-    """The states of ``g``'s region on the cycle through ``g`` (a state that moves to itself:
-    an undeclared name's body, the characters and an escape's bytes), ``g`` first."""
+    """The states on the cycles through ``g`` (a state that moves to itself: an undeclared
+    name's body, the characters and an escape's bytes), ``g`` first: its strongly connected
+    component, cut at JSON's separators as regions are (:func:`.index._regions`)."""
     bodies = index._name_bodies
     got = bodies.get(g)
     if got is None:
-        tab = index._region_table
-        comp = index._comp
-        cr = comp[g]
-        # the states g reaches inside its region (a string body: a few), then those of them
-        # that reach g back
-        ahead, seen = [g], {g}
-        i = 0
-        while i < len(ahead):
-            for t in np.unique(tab[ahead[i]]).tolist():
-                if t and comp[t] == cr and t not in seen:
-                    seen.add(t)
-                    ahead.append(t)
-            i += 1
-        ahead = np.array(sorted(ahead), dtype=np.int64)
-        sub = tab[ahead]
-        pos = np.searchsorted(ahead, sub)
-        rows, cols = np.nonzero((sub != 0) & (comp[sub] == cr))
-        back = reach_back(rows.astype(np.int64), pos[rows, cols].astype(np.int64), ahead == g)
-        got = ahead[back].tolist()
-        got.remove(g)
-        got.insert(0, g)
-        bodies[g] = got
+        scc = index._scc
+        got = bodies[g] = [g] + [s for s in np.flatnonzero(scc == scc[g]).tolist() if s != g]
     return got
 
 
