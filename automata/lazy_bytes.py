@@ -10,7 +10,8 @@ repetition or an object whose keys may come in any order need not be unrolled:
 * a **key set** (the frame of a *key-set* piece, an object): each member is a call of its value
   piece whose edge names the declared key it writes (``call_commit``, -1 for an undeclared key)
   and ticks the member count; a key is never written twice, and the object may end only when
-  its required keys are in the set and its member count lies in ``lo..hi``.
+  its member count lies in ``lo..hi`` and, for one of its *terms*, the term's required keys are
+  in the set and none of its forbidden keys (most pieces have one term, forbidding nothing).
 
 A *configuration* is a top frame ``(state, count, keys)`` and a stack of frames
 ``(return state, count, keys)``, bottom first (``keys`` is an int, bit ``i`` for key ``i``).
@@ -20,16 +21,17 @@ allowed (:meth:`LazyBytes.live`). For a counted piece that is a question about t
 ticks on the paths to an accepting state, ``T(q)``, an ultimately periodic set kept as a *lasso*
 (``tail + period`` bits per state, :mod:`.network_link`); for a key-set piece it is a formula over
 the keys still reachable in the member being written (``key_mask``, ``key_extra``), whether the
-object can close from here without another member (``key_close``), the required keys missing and
-the count. Every other frame on the stack was live when it was pushed and has not moved since, so
-a configuration is live exactly when its top frame is.
+object can close from here without another member (``key_close``), and, per term not yet
+broken by a forbidden key, the required keys missing and the count. Every other frame on the
+stack was live when it was pushed and has not moved since, so a configuration is live exactly
+when its top frame is.
 
 One byte ``b`` at ``(q, c, k)``: (1) ``t = table[q, byte_classes[b]]``; if nonzero, the frame moves
 to ``t & STATE_MASK`` (ticking if ``t & TICK_BIT``), dead if that frame is not live; (2) else the
 call edge ``e`` of ``q`` with ``call_first[e, b]`` (at most one): the caller becomes
 ``(call_return[e], c + call_tick[e], k | key)``, dead if that is not live or writes a key twice;
 it is pushed and a fresh frame ``(call_entry[e], 0, 0)`` reads ``b`` from (1); (3) else if ``q``
-accepts, its frame's guard holds (count at least ``lo``, required keys written) and the stack is
+accepts, its frame's guard holds (count at least ``lo``, a term met) and the stack is
 not empty: pop and retry; (4) else dead. The text may end where every frame accepts with its
 guard (:meth:`LazyBytes.can_end`).
 
@@ -105,9 +107,15 @@ class LazyBytes:
     piece_lo, piece_hi : int64[P]
         Bounds of the count (ticks of a counted piece, members of a key-set piece); ``hi`` -1:
         unbounded.
-    piece_keys, piece_required : uint64[P, W]
-        Key-set pieces: the keys some member can write, and those that must be written (bit
-        ``i`` of word ``i // 64`` for key ``i``).
+    piece_keys : uint64[P, W]
+        Key-set pieces: the keys some member can write (bit ``i`` of word ``i // 64`` for key
+        ``i``).
+    piece_terms : int32[P + 1]
+        Key-set pieces: the terms of piece ``p`` are rows ``piece_terms[p]:piece_terms[p + 1]``
+        of ``term_required`` and ``term_forbidden`` (at least one; other pieces none).
+    term_required, term_forbidden : uint64[T, W]
+        Per term: the keys that must be written and those that must not (key words as
+        ``piece_keys``).
     piece_extras : bool[P]
         Key-set pieces: undeclared keys may be written (any number of them).
     piece_tail, piece_period : int32[P]
@@ -130,7 +138,8 @@ class LazyBytes:
         ("call_ptr", np.int32), ("call_entry", np.int32), ("call_return", np.int32),
         ("call_first", np.bool_), ("call_tick", np.bool_), ("call_commit", np.int32),
         ("state_piece", np.int32), ("piece_kind", np.int8), ("piece_lo", np.int64),
-        ("piece_hi", np.int64), ("piece_keys", np.uint64), ("piece_required", np.uint64),
+        ("piece_hi", np.int64), ("piece_keys", np.uint64), ("piece_terms", np.int32),
+        ("term_required", np.uint64), ("term_forbidden", np.uint64),
         ("piece_extras", np.bool_), ("piece_tail", np.int32), ("piece_period", np.int32),
         ("count_off", np.int32), ("count_bits", np.bool_), ("key_close", np.bool_),
         ("key_mask", np.uint64), ("key_extra", np.bool_),
@@ -203,13 +212,19 @@ class LazyBytes:
             fr = dict(
                 piece=self.state_piece.tolist(), kind=self.piece_kind.tolist(),
                 lo=self.piece_lo.tolist(), hi=self.piece_hi.tolist(),
-                keys=rows_to_ints(self.piece_keys), req=rows_to_ints(self.piece_required),
+                keys=rows_to_ints(self.piece_keys), terms=self.terms(),
                 ext=self.piece_extras.tolist(), tail=self.piece_tail.tolist(),
                 period=self.piece_period.tolist(), off=self.count_off.tolist(),
                 bits=self.count_bits.tolist(), close=self.key_close.tolist(),
                 kmask=rows_to_ints(self.key_mask) if W else [], kextra=self.key_extra.tolist())
             object.__setattr__(self, "_fr", fr)
         return fr
+
+    def terms(self) -> list:
+        """Per piece, its terms as ``(required, forbidden)`` int bit sets."""
+        req, forb = rows_to_ints(self.term_required), rows_to_ints(self.term_forbidden)
+        at = self.piece_terms.tolist()
+        return [list(zip(req[a:b], forb[a:b])) for a, b in zip(at, at[1:])]
 
     def _lists(self):
         py = self._py
@@ -247,7 +262,7 @@ class LazyBytes:
                 x += 1
             return False
         return _keys_live(L["close"][q], L["kmask"][q], L["kextra"][q], L["keys"][p],
-                          L["req"][p], L["ext"][p], lo, hi, count, keys)
+                          L["terms"][p], L["ext"][p], lo, hi, count, keys)
 
     def guard(self, q: int, count: int, keys: int) -> bool:
         """Whether a frame at state ``q`` may end its piece now (``q`` accepting is not checked)."""
@@ -258,7 +273,7 @@ class LazyBytes:
             return True
         if count < L["lo"][p]:
             return False
-        return kind == COUNTED or L["req"][p] & ~keys == 0
+        return kind == COUNTED or _term_met(L["terms"][p], keys)
 
     def step(self, frame: tuple, stack: list, byte: int):
         """The top frame after ``byte`` from ``frame`` = ``(state, count, keys)`` and ``stack``
@@ -326,14 +341,17 @@ class LazyBytes:
         return f is not None and self.can_end(f, st)
 
 
-def _keys_live(close: bool, kmask: int, kextra: bool, keys_p: int, req: int, ext: bool,
+def _term_met(terms: list, k: int) -> bool:
+    """Whether the keys ``k`` meet one of ``terms`` (``(required, forbidden)`` bit sets)."""
+    return any(not r & ~k and not f & k for r, f in terms)
+
+
+def _keys_live(close: bool, kmask: int, kextra: bool, keys_p: int, terms: list, ext: bool,
                lo: int, hi: int, c: int, k: int) -> bool:
-    """Liveness of a key-set frame (see the module docstring); ints as bit sets."""
-    R = req & ~k
-    r = bin(R).count("1")
-    free = bin(keys_p & ~k).count("1")
-    if close and r == 0 and c >= lo:
-        return True
+    """Liveness of a key-set frame (see the module docstring); ints as bit sets. Under one
+    term, the object is one whose forbidden keys no member writes."""
+    if 0 <= hi < c:
+        return False
 
     def ok(c1: int, r1: int, free1: int) -> bool:
         if 0 <= hi < c1:
@@ -343,10 +361,20 @@ def _keys_live(close: bool, kmask: int, kextra: bool, keys_p: int, req: int, ext
             return False
         return ext or need <= free1
 
-    kq = kmask & ~k
-    if kq and ok(c + 1, r - 1 if kq & R else r, free - 1):
-        return True
-    return bool(kextra) and ok(c + 1, r, free)
+    for req, forb in terms:
+        if forb & k:
+            continue
+        R = req & ~k
+        r = bin(R).count("1")
+        if close and r == 0 and c >= lo:
+            return True
+        free = bin(keys_p & ~k & ~forb).count("1")
+        kq = kmask & ~k & ~forb
+        if kq and ok(c + 1, r - 1 if kq & R else r, free - 1):
+            return True
+        if kextra and ok(c + 1, r, free):
+            return True
+    return False
 
 
 def _rebuild(start, max_stack, arrays):
@@ -399,10 +427,22 @@ def _validate(a: dict, start: int, max_stack: int) -> None:
     if (lo < 0).any() or ((hi >= 0) & (hi < lo)).any() or (hi < -1).any():
         raise err("piece bounds must satisfy 0 <= lo <= hi (hi -1: unbounded)")
     W = a["piece_keys"].shape[1] if a["piece_keys"].ndim == 2 else -1
-    if a["piece_keys"].shape != (P, W) or a["piece_required"].shape != (P, W) or W < 1:
-        raise err("piece_keys and piece_required must have shape (P, W), W >= 1")
-    if (a["piece_required"] & ~a["piece_keys"]).any():
-        raise err("a required key no member can write")
+    if a["piece_keys"].shape != (P, W) or W < 1:
+        raise err("piece_keys must have shape (P, W), W >= 1")
+    at = a["piece_terms"]
+    T = a["term_required"].shape[0] if a["term_required"].ndim == 2 else -1
+    if at.shape != (P + 1,) or at[0] != 0 or at[-1] != T or (np.diff(at) < 0).any() or \
+            a["term_required"].shape != (T, W) or a["term_forbidden"].shape != (T, W):
+        raise err("piece_terms must rise from 0 to the number of terms T, one entry per piece "
+                  "and one more; term_required and term_forbidden must have shape (T, W)")
+    n_terms = np.diff(at)
+    if ((n_terms > 0) != (kind == KEY_SET)).any():
+        raise err("key-set pieces need at least one term, other pieces none")
+    owner = np.repeat(np.arange(P), n_terms)
+    if (a["term_required"] & ~a["piece_keys"][owner]).any():
+        raise err("a term requires a key no member can write")
+    if (a["term_required"] & a["term_forbidden"]).any():
+        raise err("a term requires a key it forbids")
     if a["key_mask"].shape != (S, W) or a["key_close"].shape != (S,) or a["key_extra"].shape != (S,):
         raise err("key_mask, key_close and key_extra need one entry per state")
     off, bits = a["count_off"], a["count_bits"]

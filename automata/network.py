@@ -15,7 +15,10 @@ parts small and lets the walk hold what the flat automaton would have copied:
 * a **key-set** piece (an object) holds the set of declared keys written: each member is a call of
   its value piece naming its key (``Call(value, key=i)``, or ``key=None`` for an undeclared key);
   a key is never written twice, the object ends only when its required keys are in the set, and
-  its members are counted (``lo..hi`` members: ``minProperties``/``maxProperties``).
+  its members are counted (``lo..hi`` members: ``minProperties``/``maxProperties``). Where
+  alternatives of an object differ only in the keys they require and forbid (``dependentRequired``,
+  ``not: {required}``), the piece holds their *terms*: it ends when some term's required keys are
+  written and none of its forbidden ones.
 
 :meth:`Network.build` links the pieces into a :class:`~.lazy_bytes.LazyBytes`, the form token
 masks walk (rows per configuration, on demand). The language is exactly the flat expansion's:
@@ -181,7 +184,7 @@ class _Spec:
     lo: int = 0
     hi: int | None = None
     n_keys: int = 0
-    required: tuple = ()
+    terms: tuple = (((), ()),)     # key sets: (required, forbidden) pairs, any one suffices
     body: object = field(default=None, repr=False)
 
 
@@ -297,18 +300,40 @@ class Network:
         return self._add(body, COUNTED, into, lo=lo, hi=hi)
 
     def key_set(self, body, n_keys: int, required: Iterable[int] = (), lo: int = 0,
-                hi: int | None = None, into: int | None = None) -> int:
+                hi: int | None = None, into: int | None = None,
+                terms: Iterable[tuple] | None = None) -> int:
         """Add a key-set piece with declared keys ``0 .. n_keys - 1`` (see the module docstring):
-        ``required`` keys must be written, between ``lo`` and ``hi`` members in all."""
+        ``required`` keys must be written, between ``lo`` and ``hi`` members in all.
+
+        ``terms``, instead of ``required``: ``(required, forbidden)`` pairs of keys; the object
+        may end when, for one of them, every required key is written and no forbidden one
+        (the union of objects that differ only in those). A term that requires a key it
+        forbids is dropped; at least one must be left."""
         n_keys = _count(n_keys, "n_keys")
         lo, hi = _count(lo, "lo"), _count(hi, "hi", allow_none=True)
         if hi is not None and hi < lo:
             raise AutomatonError(f"bounds {lo}..{hi} are inverted")
-        req = tuple(sorted(set(required)))
-        for r in req:
-            if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r < n_keys:
-                raise AutomatonError(f"required key {r!r} outside 0..{n_keys - 1}")
-        return self._add(body, KEY_SET, into, lo=lo, hi=hi, n_keys=n_keys, required=req)
+        if terms is None:
+            terms = [(required, ())]
+        elif tuple(required):
+            raise AutomatonError("give required keys or terms, not both")
+
+        def keys(xs, what: str) -> tuple:
+            xs = tuple(sorted(set(xs)))
+            for r in xs:
+                if isinstance(r, bool) or not isinstance(r, (int, np.integer)) \
+                        or not 0 <= r < n_keys:
+                    raise AutomatonError(f"{what} key {r!r} outside 0..{n_keys - 1}")
+            return tuple(map(int, xs))
+
+        kept = []
+        for req, forb in terms:
+            term = (keys(req, "required"), keys(forb, "forbidden"))
+            if not set(term[0]) & set(term[1]) and term not in kept:
+                kept.append(term)
+        if not kept:
+            raise AutomatonError("every term of the key set requires a key it forbids")
+        return self._add(body, KEY_SET, into, lo=lo, hi=hi, n_keys=n_keys, terms=tuple(kept))
 
     def build(self, top: int, max_depth: int | None = None) -> LazyBytes:
         """The linked byte form of piece ``top`` and what it calls (built once per arguments).

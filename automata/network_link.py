@@ -1,8 +1,9 @@
 """Link the pieces of a lazy network into one :class:`~.lazy_bytes.LazyBytes`.
 
-Pieces are linked callees first. A piece whose language is empty (or a key-set piece that cannot
-write one of its required keys) is dropped together with every call of it; the states that can
-then no longer end are trimmed. Each kept piece gets what the walk needs to decide liveness:
+Pieces are linked callees first. A piece whose language is empty (or a key-set piece none of
+whose terms can be met: each requires a key no member writes) is dropped together with every
+call of it; the states that can then no longer end are trimmed. Each kept piece gets what the
+walk needs to decide liveness:
 
 * a counted piece, the lasso of ``T(q)`` for each state: the numbers of ticks on the paths from
   ``q`` to an accepting state, found by following the sets of states reachable with ``0, 1, 2,
@@ -70,6 +71,7 @@ class _Kept:
         self.bits: dict[int, list] = {}
         self.close = self.kmask = self.kextra = None
         self.keys = 0
+        self.terms: list = []      # key sets: (required, forbidden) bit sets, subsumed ones out
         self.extras = False
         self.live = None
 
@@ -209,8 +211,8 @@ def _fresh_live(k: _Kept) -> bool:
         return any(bits[x if x < A + P else A + (x - A) % P]
                    for x in range(sp.lo, sp.lo + A + P) if hi < 0 or x <= hi)
     if sp.kind == KEY_SET:
-        return _keys_live(k.close[q], k.kmask[q], k.kextra[q], k.keys,
-                          sum(1 << i for i in sp.required), k.extras, sp.lo, hi, 0, 0)
+        return _keys_live(k.close[q], k.kmask[q], k.kextra[q], k.keys, k.terms, k.extras,
+                          sp.lo, hi, 0, 0)
     return True
 
 
@@ -324,7 +326,8 @@ def _variant(p: int, vk: tuple, sp, live_callees: dict, tables: dict) -> _Kept |
         return None
     live, proto = got
     k = _Kept(p, bp, [c for c in calls if live[c[0]] and live[c[2]]], sp)
-    for name in ("tail", "period", "bits", "close", "kmask", "kextra", "keys", "extras"):
+    for name in ("tail", "period", "bits", "close", "kmask", "kextra", "keys", "terms",
+                 "extras"):
         setattr(k, name, getattr(proto, name))
     k.live = live
     k.key = vk
@@ -340,7 +343,7 @@ def _kept_tables(p: int, bp: BytePiece, sp, calls: tuple):
     if table.flags.writeable:
         return _tables(p, bp, sp, listed)
     # (the entry holds the table, so its id names no other array while the entry lives)
-    key = (id(table), sp.kind, sp.lo, sp.hi, sp.n_keys, sp.required, calls)
+    key = (id(table), sp.kind, sp.lo, sp.hi, sp.n_keys, sp.terms, calls)
     got = TABLES.get(key)
     if got is None or got[0] is not table:
         got = (table, _tables(p, bp, sp, listed))
@@ -361,12 +364,26 @@ def _tables(p: int, bp: BytePiece, sp, calls: list):
         _lasso(k, live)
     elif sp.kind == KEY_SET:
         _key_tables(k, live)
-        if sum(1 << i for i in sp.required) & ~k.keys:
+        k.terms = _terms(sp.terms, k.keys)
+        if not k.terms:
             return False
     k.live = live
     if not _fresh_live(k):
         return False
     return live, k
+
+
+def _terms(terms: tuple, keys: int) -> list:
+    """A key set's terms as ``(required, forbidden)`` bit sets: those whose required keys some
+    member writes (``keys``), forbidding only such keys, none implied by another (a term that
+    requires and forbids no more than another adds nothing)."""
+    bits = []
+    for req, forb in terms:
+        r, f = sum(1 << i for i in req), sum(1 << i for i in forb) & keys
+        if not r & ~keys and (r, f) not in bits:
+            bits.append((r, f))
+    return [(r, f) for r, f in bits
+            if not any((r2, f2) != (r, f) and r2 & ~r == 0 and f2 & ~f == 0 for r2, f2 in bits)]
 
 
 def _empty() -> LazyBytes:
@@ -378,7 +395,8 @@ def _empty() -> LazyBytes:
         call_tick=np.zeros(0, bool), call_commit=np.zeros(0, np.int32),
         state_piece=np.zeros(1, np.int32), piece_kind=np.zeros(1, np.int8),
         piece_lo=np.zeros(1, np.int64), piece_hi=np.full(1, -1, np.int64),
-        piece_keys=np.zeros((1, 1), np.uint64), piece_required=np.zeros((1, 1), np.uint64),
+        piece_keys=np.zeros((1, 1), np.uint64), piece_terms=np.zeros(2, np.int32),
+        term_required=np.zeros((0, 1), np.uint64), term_forbidden=np.zeros((0, 1), np.uint64),
         piece_extras=np.zeros(1, bool), piece_tail=np.zeros(1, np.int32),
         piece_period=np.ones(1, np.int32), count_off=np.full(1, -1, np.int32),
         count_bits=np.zeros(0, bool), key_close=np.zeros(1, bool),
@@ -421,7 +439,8 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
     lo = np.zeros(P, np.int64)
     hi = np.full(P, -1, np.int64)
     pkeys = np.zeros((P, W), np.uint64)
-    preq = np.zeros((P, W), np.uint64)
+    pterms = np.zeros(P + 1, np.int32)
+    terms: list = []
     pext = np.zeros(P, bool)
     ptail = np.zeros(P, np.int32)
     pperiod = np.ones(P, np.int32)
@@ -448,7 +467,7 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
                 bits.extend(k.bits[q])
         elif sp.kind == KEY_SET:
             pkeys[i] = _words(k.keys, W)
-            preq[i] = _words(sum(1 << j for j in sp.required), W)
+            terms += k.terms
             pext[i] = k.extras
             at = ren[keep]
             key_close[at] = np.asarray(k.close, dtype=bool)[keep]
@@ -457,6 +476,7 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
             for w in range(W):        # a word of keys at a time (most objects: one)
                 key_mask[at, w] = np.array([(x >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for x in masks],
                                            dtype=np.uint64)
+        pterms[i + 1] = len(terms)
         for q, callee, r, tick, key in k.calls:
             edges.append((int(ren[q]), index[callee], int(ren[r]), bool(tick),
                           -1 if key is None else int(key)))
@@ -472,7 +492,10 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
         call_tick=np.array([e[3] for e in edges], dtype=bool),
         call_commit=np.array([e[4] for e in edges], dtype=np.int32),
         state_piece=state_piece, piece_kind=kinds, piece_lo=lo, piece_hi=hi, piece_keys=pkeys,
-        piece_required=preq, piece_extras=pext, piece_tail=ptail, piece_period=pperiod,
+        piece_terms=pterms,
+        term_required=np.array([_words(r, W) for r, _ in terms], np.uint64).reshape(-1, W),
+        term_forbidden=np.array([_words(f, W) for _, f in terms], np.uint64).reshape(-1, W),
+        piece_extras=pext, piece_tail=ptail, piece_period=pperiod,
         count_off=count_off, count_bits=np.array(bits, dtype=bool), key_close=key_close,
         key_mask=key_mask, key_extra=key_extra)
     depth = [0] * P

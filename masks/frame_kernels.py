@@ -38,8 +38,8 @@ __all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "fra
 AUTOMATON_FIELDS = (
     "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
     "call_tick", "call_commit", "state_piece", "piece_kind", "piece_lo", "piece_hi", "piece_keys",
-    "piece_required", "piece_extras", "piece_tail", "piece_period", "count_off", "count_bits",
-    "key_close", "key_mask", "key_extra",
+    "term_required", "piece_extras", "piece_tail", "piece_period", "count_off", "count_bits",
+    "key_close", "key_mask", "key_extra", "piece_terms", "term_forbidden",
 )
 
 _MASK = (1 << 30) - 1
@@ -100,38 +100,50 @@ def _count_live(t, c, lo, hi, tail, period, off, bits):
 
 
 @njit(cache=True, inline="always")
-def _keys_live(t, p, c, kw, row, lo, hi, piece_keys, piece_required, piece_extras, key_close,
-               key_mask, key_extra):
-    """Whether a key-set frame at ``t`` with count ``c`` and key words ``kw[row]`` can end."""
+def _keys_live(t, p, c, kw, row, lo, hi, piece_keys, terms, piece_extras, key_close, key_mask,
+               key_extra):
+    """Whether a key-set frame at ``t`` with count ``c`` and key words ``kw[row]`` can end,
+    under one of its piece's terms (``terms``: piece_terms, term_required, term_forbidden) that
+    no written key breaks."""
     if hi >= 0 and c > hi:
         return False
-    r = 0
-    free = 0
-    any_kq = False
-    kq_req = False
-    for w in range(kw.shape[1]):
-        R = piece_required[p, w] & ~kw[row, w]
-        r += _popcount(R)
-        free += _popcount(piece_keys[p, w] & ~kw[row, w])
-        kq = key_mask[t, w] & ~kw[row, w]
-        if kq != np.uint64(0):
-            any_kq = True
-            if kq & R != np.uint64(0):
-                kq_req = True
+    piece_terms, term_required, term_forbidden = terms
     ext = piece_extras[p]
-    if key_close[t] and r == 0 and c >= lo:
-        return True
-    if any_kq:
-        r1 = r - 1 if kq_req else r
-        if _members_ok(c + 1, r1, free - 1, lo, hi, ext):
+    for x in range(piece_terms[p], piece_terms[p + 1]):
+        r = 0
+        free = 0
+        any_kq = False
+        kq_req = False
+        broken = False
+        for w in range(kw.shape[1]):
+            F = term_forbidden[x, w]
+            if F & kw[row, w] != np.uint64(0):
+                broken = True
+                break
+            R = term_required[x, w] & ~kw[row, w]
+            r += _popcount(R)
+            free += _popcount(piece_keys[p, w] & ~kw[row, w] & ~F)
+            kq = key_mask[t, w] & ~kw[row, w] & ~F
+            if kq != np.uint64(0):
+                any_kq = True
+                if kq & R != np.uint64(0):
+                    kq_req = True
+        if broken:
+            continue
+        if key_close[t] and r == 0 and c >= lo:
             return True
-    return key_extra[t] and _members_ok(c + 1, r, free, lo, hi, ext)
+        if any_kq:
+            r1 = r - 1 if kq_req else r
+            if _members_ok(c + 1, r1, free - 1, lo, hi, ext):
+                return True
+        if key_extra[t] and _members_ok(c + 1, r, free, lo, hi, ext):
+            return True
+    return False
 
 
 @njit(cache=True, inline="always")
 def _live(t, c, kw, row, state_piece, piece_kind, piece_lo, piece_hi, piece_tail, piece_period,
-          count_off, count_bits, piece_keys, piece_required, piece_extras, key_close, key_mask,
-          key_extra):
+          count_off, count_bits, piece_keys, terms, piece_extras, key_close, key_mask, key_extra):
     """:func:`frame_live` with the arrays given one by one (taken out of the tuple once)."""
     p = state_piece[t]
     kind = piece_kind[p]
@@ -140,7 +152,7 @@ def _live(t, c, kw, row, state_piece, piece_kind, piece_lo, piece_hi, piece_tail
     if kind == 1:
         return _count_live(t, c, piece_lo[p], piece_hi[p], piece_tail[p], piece_period[p],
                            count_off[t], count_bits)
-    return _keys_live(t, p, c, kw, row, piece_lo[p], piece_hi[p], piece_keys, piece_required,
+    return _keys_live(t, p, c, kw, row, piece_lo[p], piece_hi[p], piece_keys, terms,
                       piece_extras, key_close, key_mask, key_extra)
 
 
@@ -149,16 +161,24 @@ def frame_live(a, t, c, keys):
     """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece
     (``a``: :func:`automaton_tuple`)."""
     return _live(t, c, keys.reshape(1, -1), 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
-                 a[19], a[13], a[14], a[15], a[20], a[21], a[22])
+                 a[19], a[13], (a[23], a[14], a[24]), a[15], a[20], a[21], a[22])
 
 
 @njit(cache=True, inline="always")
-def _has_required(piece_required, p, kw, row):
-    """Whether the key words ``kw[row]`` hold every required key of piece ``p``."""
-    for w in range(kw.shape[1]):
-        if piece_required[p, w] & ~kw[row, w] != np.uint64(0):
-            return False
-    return True
+def _term_met(terms, p, kw, row):
+    """Whether the key words ``kw[row]`` meet one of piece ``p``'s terms: its required keys
+    written, none of its forbidden ones."""
+    piece_terms, term_required, term_forbidden = terms
+    for x in range(piece_terms[p], piece_terms[p + 1]):
+        met = True
+        for w in range(kw.shape[1]):
+            if (term_required[x, w] & ~kw[row, w]) | (term_forbidden[x, w] & kw[row, w]) \
+                    != np.uint64(0):
+                met = False
+                break
+        if met:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -201,8 +221,8 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
         a[3], a[4], a[5], a[6], a[7], a[8])
     piece_lo, piece_hi, piece_tail, piece_period, count_off, count_bits = (
         a[11], a[12], a[16], a[17], a[18], a[19])
-    piece_keys, piece_required, piece_extras, key_close, key_mask, key_extra = (
-        a[13], a[14], a[15], a[20], a[21], a[22])
+    piece_keys, terms, piece_extras, key_close, key_mask, key_extra = (
+        a[13], (a[23], a[14], a[24]), a[15], a[20], a[21], a[22])
     max_ops = 2 * (n + cap) + 4
     min_base = n
     exact = False
@@ -247,7 +267,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                                         piece_period[sp], count_off[t], count_bits)
                 elif kind == 2:
                     alive = _keys_live(t, sp, c2, lk, p, piece_lo[sp], piece_hi[sp], piece_keys,
-                                       piece_required, piece_extras, key_close, key_mask, key_extra)
+                                       terms, piece_extras, key_close, key_mask, key_extra)
                 if not alive:
                     i = nodes[i, 2]
                     continue
@@ -306,7 +326,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                                                  piece_period[sp], count_off[r], count_bits)
                             elif kind == 2:
                                 ok = _keys_live(r, sp, c2, a_keys, s, piece_lo[sp], piece_hi[sp],
-                                                piece_keys, piece_required, piece_extras, key_close,
+                                                piece_keys, terms, piece_extras, key_close,
                                                 key_mask, key_extra)
                             else:
                                 ok = True
@@ -330,8 +350,8 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                             break
                         sp = state_piece[q]
                         kind = piece_kind[sp]
-                        if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _has_required(
-                                piece_required, sp, lk, d))):
+                        if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _term_met(
+                                terms, sp, lk, d))):
                             break
                         if cnt > 0:
                             q = a_ret[top]
@@ -360,7 +380,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                                              piece_period[sp], count_off[t], count_bits)
                         elif kind == 2:
                             ok = _keys_live(t, sp, c2, lk, d, piece_lo[sp], piece_hi[sp],
-                                            piece_keys, piece_required, piece_extras, key_close,
+                                            piece_keys, terms, piece_extras, key_close,
                                             key_mask, key_extra)
                         else:
                             ok = True
@@ -503,8 +523,8 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
             # set's names lead to states that read the keys); a state whose walk is another's
             # may die where that one leaves (see row_ways.twin_of)
             if lq[d] == 0 or not _live(lq[d], lc[d], lk, 0, a[9], a[10], a[11], a[12], a[16],
-                                       a[17], a[18], a[19], a[13], a[14], a[15], a[20], a[21],
-                                       a[22]):
+                                       a[17], a[18], a[19], a[13], (a[23], a[14], a[24]), a[15],
+                                       a[20], a[21], a[22]):
                 continue
             for j in range(rec[x, 5], rec[x + 1, 5]):
                 n_set = _set_token(out, touched, n_set, toks[j])

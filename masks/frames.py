@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tokenfsm.automata.lazy_bytes import rows_to_ints
+from tokenfsm.automata.lazy_bytes import _keys_live, _term_met, rows_to_ints
 
 from . import frame_kernels
 
@@ -81,7 +81,7 @@ class FrameAutomaton:
         self._lo = lb.piece_lo.tolist()
         self._hi = lb.piece_hi.tolist()
         self._keys = rows_to_ints(lb.piece_keys)
-        self._req = rows_to_ints(lb.piece_required)
+        self._terms = lb.terms()
         self._ext = lb.piece_extras.tolist()
         self._tail = lb.piece_tail.tolist()
         self._period = lb.piece_period.tolist()
@@ -168,25 +168,8 @@ class FrameAutomaton:
                     return True
                 x += 1
             return False
-        R = self._req[p] & ~k
-        r = bin(R).count("1")
-        if self._close[q] and r == 0 and c >= lo:
-            return True
-        free = bin(self._keys[p] & ~k).count("1")
-        ext = self._ext[p]
-
-        def ok(c1, r1, free1):
-            if 0 <= hi < c1:
-                return False
-            need = max(r1, lo - c1, 0)
-            if hi >= 0 and need > hi - c1:
-                return False
-            return ext or need <= free1
-
-        kq = self._kmask[q] & ~k
-        if kq and ok(c + 1, r - 1 if kq & R else r, free - 1):
-            return True
-        return bool(self._kextra[q]) and ok(c + 1, r, free)
+        return _keys_live(self._close[q], self._kmask[q], self._kextra[q], self._keys[p],
+                          self._terms[p], self._ext[p], lo, hi, c, k)
 
     def guard(self, q: int, c: int, k: int) -> bool:
         p = self._piece[q]
@@ -195,7 +178,7 @@ class FrameAutomaton:
             return True
         if c < self._lo[p]:
             return False
-        return kind == 1 or not (self._req[p] & ~k)
+        return kind == 1 or _term_met(self._terms[p], k)
 
     def can_end(self, x: int, stack) -> bool:
         """Every frame accepting, its guard holding."""
@@ -372,8 +355,11 @@ class FrameAutomaton:
         c1 = c + 1
         if hi >= 0 and c1 > hi:
             return False
-        need = max(bin(self._req[p] & ~k).count("1"), lo - c1, 0)
-        return not (hi >= 0 and need > hi - c1)
+        for req, forb in self._terms[p]:
+            need = max(bin(req & ~k).count("1"), lo - c1, 0)
+            if not forb & k and not (hi >= 0 and need > hi - c1):
+                return True
+        return False
 
     def far_frame(self, q: int):
         """A frame of state ``q`` whose count is far from its piece's bounds (count class -1),

@@ -135,6 +135,12 @@ def test_construction_errors_say_what():
         net.counted(Tick(), lo=3, hi=2)
     with pytest.raises(AutomatonError, match="required key"):
         net.key_set(Text(DFA.literal("{}")), 2, required=[2])
+    with pytest.raises(AutomatonError, match="forbidden key"):
+        net.key_set(Text(DFA.literal("{}")), 2, terms=[((0,), (5,))])
+    with pytest.raises(AutomatonError, match="requires a key it forbids"):
+        net.key_set(Text(DFA.literal("{}")), 2, terms=[((0,), (0,)), ((1,), (1,))])
+    with pytest.raises(AutomatonError, match="not both"):
+        net.key_set(Text(DFA.literal("{}")), 2, required=[0], terms=[((1,), ())])
     with pytest.raises(AutomatonError, match="tick marker"):
         Text(DFA.literal("a"), tick=0x100)
 
@@ -274,7 +280,7 @@ NAMES = ["a", "ab", "b", "c", "long key"]
 VALUES = ["[0-9]", "true|false", "[0-9]{1,2}", "null", '"[a-z]*"']
 
 
-def key_set_object(n: int, required, lo, hi, extras: bool, ws_n: int):
+def key_set_object(n: int, required, lo, hi, extras: bool, ws_n: int, terms=None):
     ws = whitespace_dfa(ws_n)
     colon, comma = separators(ws)
     net = Network()
@@ -287,6 +293,8 @@ def key_set_object(n: int, required, lo, hi, extras: bool, ws_n: int):
     m = choice(*members)
     body = concat(Text(DFA.literal("{")), Text(ws), optional(concat(m, star(concat(Text(comma), m)))),
                   Text(DFA.literal("}")))
+    if terms is not None:
+        return net, net.key_set(body, n, terms=terms, lo=lo, hi=hi), None
     obj = net.key_set(body, n, required=required, lo=lo, hi=hi)
     flat = object_dfa([Member(key_text(NAMES[i]), DFA.from_regex(VALUES[i]), i in required)
                        for i in range(n)],
@@ -308,6 +316,32 @@ def test_key_sets_are_the_any_order_object(n, data, extras, ws_n):
         assert lb.piece_kind[lb.state_piece[lb.start]] == KEY_SET
         for s in flat.examples(20, max_length=60):
             assert lb.accepts(s.encode()), s
+
+
+TERMS = st.lists(st.tuples(st.sets(st.integers(0, 3), max_size=2),
+                           st.sets(st.integers(0, 3), max_size=2)), min_size=1, max_size=3)
+
+
+@given(n=st.integers(1, 4), terms=TERMS, extras=st.booleans(),
+       bounds=st.sampled_from([(0, None), (1, 2), (2, None)]))
+def test_key_set_terms_are_the_union_of_their_objects(n, terms, extras, bounds):
+    # each term (required, forbidden keys) against the flat any-order object of the members it
+    # does not forbid, its required keys required: the key set is their union
+    terms = [(sorted(r & set(range(n))), sorted(f & set(range(n)))) for r, f in terms]
+    kept = [(r, f) for r, f in terms if not set(r) & set(f)]
+    lo, hi = bounds
+    if not kept:
+        with pytest.raises(AutomatonError, match="requires a key it forbids"):
+            key_set_object(n, [], lo, hi, extras, 0, terms)
+        return
+    net, obj, _ = key_set_object(n, [], lo, hi, extras, 0, terms)
+    colon = separators(whitespace_dfa(0))[0]
+    xmember = DFA.concat_all([DFA.from_regex(r'"x[0-9]"'), colon, DFA.from_regex("[0-9]")])
+    flat = DFA.union_all([object_dfa(
+        [Member(key_text(NAMES[i]), DFA.from_regex(VALUES[i]), i in r)
+         for i in range(n) if i not in f], xmember if extras else None, whitespace_dfa(0),
+        min_properties=lo, max_properties=hi, any_order=True) for r, f in kept]).minimize()
+    assert net.to_dfa(obj) == flat
 
 
 def test_key_set_never_offers_a_key_twice_nor_a_comma_after_the_last_key():

@@ -44,7 +44,8 @@ def counted_chars(lo, hi, cls=r"[\s\S]"):
     return net, net.counted(star(concat(Text(DFA.from_regex(cls)), Tick())), lo=lo, hi=hi)
 
 
-def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1, extra_name=r'"x[0-9]"'):
+def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1, extra_name=r'"x[0-9]"',
+            terms=None):
     ws = whitespace_dfa(ws_n)
     colon, comma = separators(ws)
     net = Network()
@@ -58,6 +59,8 @@ def key_set(n=3, required=(0,), lo=0, hi=None, extras=True, ws_n=1, extra_name=r
     m = choice(*members)
     body = concat(Text(DFA.literal("{")), Text(ws),
                   optional(concat(m, star(concat(Text(comma), m)))), Text(DFA.literal("}")))
+    if terms is not None:
+        return net, net.key_set(body, n, terms=terms, lo=lo, hi=hi)
     return net, net.key_set(body, n, required=required, lo=lo, hi=hi)
 
 
@@ -147,6 +150,22 @@ def test_key_set_masks_equal_the_flat_index(data, extras, seed):
         walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=30)
 
 
+@settings(max_examples=20)
+@given(data=st.data(), extras=st.booleans(), seed=st.integers(0, 99))
+def test_key_set_terms_masks_equal_the_flat_index(data, extras, seed):
+    # alternatives that differ in the keys they require and forbid, as terms of one key set
+    keys = st.sets(st.integers(0, 2), max_size=2)
+    terms = data.draw(st.lists(st.tuples(keys, keys).filter(lambda t: not t[0] & t[1]),
+                               min_size=2, max_size=3))
+    lo = data.draw(st.integers(0, 2))
+    hi = data.draw(st.one_of(st.none(), st.integers(max(lo, 2), 4)))
+    net, obj = key_set(3, (), lo, hi, extras, terms=terms)
+    index = PushdownIndex(net.build(obj), VOCAB)
+    flat = TokenIndex.build(net.to_dfa(obj), VOCAB)
+    for s in range(6):
+        walk_against_flat(index, flat, VOCAB, random.Random(seed * 10 + s), steps=30)
+
+
 @settings(max_examples=15)
 @given(lo=st.integers(0, 3), span=st.one_of(st.none(), st.integers(0, 3)), seed=st.integers(0, 99))
 def test_array_masks_equal_the_flat_index(lo, span, seed):
@@ -177,7 +196,8 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     # row_ways.ROW_WAYS walked on the configurations of counted pieces (near and far from their
     # bounds), key sets, arrays of counted items and recursion, against the naive walk
     nets = [counted_chars(0, 10**6), counted_chars(3, 40), counted_chars(2, None, r"[a\\]"),
-            key_set(3, (0, 2), 1, 3), array(2, 50)]
+            key_set(3, (0, 2), 1, 3), key_set(3, (), 0, 3, terms=[((0,), (1,)), ((1, 2), ())]),
+            array(2, 50)]
     rec, arr = arrays_of_counted_words(30)
     applied = {}
     for (net, p), depth in [(n, None) for n in nets] + [((rec, arr), 2)]:
