@@ -204,7 +204,8 @@ def _check_disjoint(members, keys: list, extra_keys: list) -> None:
 
 
 def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[tuple] | None,
-                 ws: DFA, min_properties: int = 0, max_properties: int | None = None) -> int:
+                 ws: DFA, min_properties: int = 0, max_properties: int | None = None,
+                 terms: Sequence[tuple] | None = None) -> int:
     """A key-set piece: objects whose members come in any order.
 
     Parameters
@@ -219,6 +220,9 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
     ws : DFA
     min_properties, max_properties : int
         Bounds on the number of members.
+    terms : sequence of (required, forbidden) pairs of member indices, optional
+        The object meets one of them (the members' ``required`` is then not read); see
+        :meth:`~tokenfsm.automata.network.Network.key_set`.
 
     Returns
     -------
@@ -239,6 +243,6 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
     alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
     body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
                   else EMPTY, Text(DFA.literal("}")))
-    required = [i for i, m in enumerate(members) if m.required]
-    return net.key_set(body, len(members), required=required, lo=min_properties,
-                       hi=max_properties)
+    if terms is None:
+        terms = [([i for i, m in enumerate(members) if m.required], ())]
+    return net.key_set(body, len(members), lo=min_properties, hi=max_properties, terms=terms)

@@ -42,6 +42,7 @@ import time
 import warnings
 import weakref
 from contextlib import nullcontext
+from dataclasses import replace
 
 from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
@@ -52,7 +53,7 @@ from . import ir
 from .algebra import TOP, Alternative, Rewriter, conjoin, trivial
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
-from .lower_containers import array_part, object_part, unique_arrays
+from .lower_containers import array_part, object_part, object_terms_part, unique_arrays
 from .lower_scalars import (any_scalar, any_value, number_part, patterned_string,
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
@@ -69,6 +70,7 @@ __all__ = ["Lowering", "MAX_REFERENCE_DEPTH", "canonical_texts", "shallow_texts"
 MAX_REFERENCE_DEPTH = 64
 
 _STRING_ONLY = frozenset({"string"})
+_NOT_OBJECTS = frozenset(TYPES) - {"object"}
 
 
 def canonical_texts() -> DFA:
@@ -368,7 +370,8 @@ class Lowering:
         substitution into JSON spellings, not one per alternative and then a product of the
         spelled automata (Handwritten allany22, nested negations of patterns: 5.5 s -> 1.4 s);
         where they share large length bounds, one counted piece whose body is the union of
-        their patterns (:meth:`.lower_lazy.CountedPieces.strings`)."""
+        their patterns (:meth:`.lower_lazy.CountedPieces.strings`). Objects that differ only in
+        the keys they require and forbid are one key set (:meth:`_object_terms`)."""
         b = self.budget
         keys = {}
         if self.tuning.string_unions:
@@ -401,9 +404,50 @@ class Lowering:
                 for text in patterned_strings_texts(distinct, b):
                     out = out.union(TypedLanguage.of({"string": text}, set(TYPES) - {"string"}),
                                     b)
+        merged = self._object_terms(alts) if len(alts) > 1 else {}
         for i, alt in enumerate(alts):
-            if i not in keys:
+            if i in merged:
+                if merged[i] is not None:
+                    out = out.union(merged[i], b)
+            elif i not in keys:
                 out = out.union(self.alternative(alt), b)
+        return out
+
+    def _object_terms(self, alts) -> dict:
+        """Alternatives alike but for the keys their objects require and forbid
+        (``dependentRequired``, ``not: {required: [...]}``), lowered as one: their objects one
+        key set with a term each (:func:`.lower_containers.object_terms_part`), their other
+        types once. ``{index: language}`` for the first of each such group, None for the
+        others."""
+        groups: dict = {}
+        for i, alt in enumerate(alts):
+            a, o = alt.assertions, alt.assertions.object
+            if alt.residual or a.values is not None or o is None or o.witnesses or \
+                    (a.types is not None and "object" not in a.types):
+                continue
+            alike = (a.types, id(a.string), id(a.number), id(a.array), a.unsupported,
+                     tuple(map(id, o.members)), tuple(map(id, o.names)), o.min_properties,
+                     o.max_properties)
+            groups.setdefault(alike, []).append(i)
+        out = {}
+        for group in groups.values():
+            if len(group) < 2:
+                continue
+            first = alts[group[0]]
+            a = first.assertions
+            terms = [(alts[i].assertions.object.required, alts[i].assertions.object.forbidden)
+                     for i in group]
+            got = object_terms_part(self, a.object, terms, first.ptr)
+            if got is None:
+                continue
+            part, ok, calls, cut = got
+            lang = TypedLanguage.of({"object": part}, set(TYPES) if ok else _NOT_OBJECTS, calls,
+                                    {} if cut is None else {"object": cut})
+            if a.types is None or a.types - {"object"}:
+                rest = replace(a, object=None, types=(a.types or frozenset(TYPES)) - {"object"})
+                lang = self.assertions(rest, first.ptr).union(lang, self.budget)
+            out[group[0]] = lang
+            out.update(dict.fromkeys(group[1:]))
         return out
 
     def _kept_as_text(self, target: str) -> bool:

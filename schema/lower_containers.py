@@ -188,18 +188,40 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
         return _object_part(lw, node, ptr)
 
 
-def _object_part(lw, node: ir.ObjectNode, ptr: str):
+def object_terms_part(lw, node: ir.ObjectNode, terms: list, ptr: str):
+    """``(dfa, complete, calls, cut)`` of the objects of the alternatives that are ``node`` with
+    ``required`` and ``forbidden`` replaced by each of ``terms`` (``(required, forbidden)``
+    pairs of names: ``dependentRequired``, ``not: {required: [...]}``), as one key-set piece
+    whose terms they are (:meth:`.lower_lazy.CountedPieces.key_set`); None where that is not
+    made (the caller unions the alternatives): objects in schema order, no counted pieces, a
+    small object, witnesses, or nothing declared that the terms' names would change."""
+    if lw.counted is None or not lw.any_order or node.witnesses or len(terms) < 2:
+        return None
+    if not lw.allow_extra_keys and not any(g.names() or g.patterns or g.additional is not None
+                                           for g in node.members):
+        return None   # (an object that declares nothing takes any key: each term decides)
+    return _object_part(lw, node, ptr, terms)
+
+
+def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
     b = lw.budget
     groups = node.members
     required = list(dict.fromkeys(node.required))
     required_set = set(required)
     forbidden = set(node.forbidden)
+    if terms is not None:
+        # every name a term reads is a declared member, none required or forbidden by itself
+        required, required_set, forbidden = [], set(), set()
+        named = [n for req, forb in terms for n in (*req, *forb)]
     names_value = None
     for s in node.names:
         v = names_value_of(lw, s)
         names_value = v if names_value is None else names_value.intersect(v, b)
     # declared names: every group's properties in merge order, then required names
     order = list(dict.fromkeys([n for g in groups for n in g.names()] + required))
+    own_names = set(order)
+    if terms is not None:
+        order = list(dict.fromkeys(order + named))
     lw.charge(sum(len(n) + 4 for n in order), "object", ptr)
     positive = [g for g in groups if not g.negated]
     declared = {n for g in positive for n in g.names()}
@@ -267,6 +289,14 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str):
         declared_names.append(name)
     regions, region_calls, region_cuts = _extra_members(lw, node, order, forbidden, patterns,
                                                         names_value, ptr)
+    if terms is not None:
+        terms = _term_bits(lw, node, terms, declared_names, own_names, patterns)
+        if terms is None:
+            return None
+        if not terms:
+            lw.empty_why.append(("no alternative of the object's required and absent keys can "
+                                 "be met", ptr))
+            return DFA.empty(), True, frozenset(), None
     calls |= region_calls
     cuts += region_cuts
     if witnesses and calls:
@@ -277,10 +307,12 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str):
     if lw.counted is not None and not witnesses:
         # the keys written held as a set, or the members counted, not a state per subset or
         # per count (lower_lazy)
-        got = lw.counted.key_set(lw, node, declared_names, members, regions) or \
-            lw.counted.members(lw, node, members, regions)
+        got = lw.counted.key_set(lw, node, declared_names, members, regions, terms) or \
+            (lw.counted.members(lw, node, members, regions) if terms is None else None)
         if got is not None:
-            return got[0], complete, got[1], _deeper(cuts)
+            return got[0], complete and not terms, got[1], _deeper(cuts)
+    if terms is not None:
+        return None
     extra = extra_texts(lw, regions, witnesses)
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
@@ -294,6 +326,33 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str):
                    witnesses=len(witnesses), budget=b,
                    compose_min_rows=lw.tuning.compose_min_rows)
     return d, complete, calls, _deeper(cuts)
+
+
+def _term_bits(lw, node: ir.ObjectNode, terms: list, names: list, own: set,
+               patterns: list) -> list:
+    """``terms`` as ``(required, forbidden)`` pairs of indices into the members ``names``: a
+    term requiring a name that has no member is dropped; a member that no group declares and
+    that no undeclared key may be (no ``additionalProperties``, pattern or
+    ``allow_extra_keys``) is written only where a term requires it, forbidden by the others.
+    None where a term leaves free a name that no group declares but an undeclared key may be:
+    there that alternative writes it as an undeclared key (in any spelling, any number of
+    times), which a member of the key set is not."""
+    index = {n: i for i, n in enumerate(names)}
+    rest = lw.allow_extra_keys or any(g.additional is not None for g in node.members)
+    undeclared = {n for n in index if n not in own}
+    open_ = {n for n in undeclared if rest or any(d.accepts(n) for d, _, _ in patterns)}
+    if any(open_ - set(req) - set(forb) for req, forb in terms):
+        return None
+    closed = {index[n] for n in undeclared - open_}
+    out = []
+    for req, forb in terms:
+        if any(n not in index for n in req):
+            continue
+        r = {index[n] for n in req}
+        f = {index[n] for n in forb if n in index} | (closed - r)
+        if not r & f and (r, f) not in out:
+            out.append((r, f))
+    return [(tuple(sorted(r)), tuple(sorted(f))) for r, f in out]
 
 
 def _deeper(cuts) -> int | None:

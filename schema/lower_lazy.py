@@ -17,6 +17,9 @@ an object with a long string property is a flat object calling a counted string.
 order of many declared keys holds the keys written as a set (a key-set piece), and one that takes
 undeclared keys and bounds its number of members (:data:`MAP_COUNT_MIN` or more) counts them
 there: a key set of no declared key, or the flat object without that bound, a tick after each key.
+Alternatives of an object that differ only in the keys they require and forbid
+(``dependentRequired``, ``not: {required: [...]}``) are one key set with a term per alternative
+(:func:`.lower_containers.object_terms_part`), not one object per alternative.
 
 The placeholders are control characters that JSON text never holds raw
 (:data:`~tokenfsm.automata.recursive.HOLES`). A product or complement cannot look inside one: the
@@ -276,7 +279,7 @@ class CountedPieces:
 
     # ------------------------------------------------------------------ objects
     def key_set(self, lw, node: ir.ObjectNode, names: list, members: list,
-                regions: list) -> tuple | None:
+                regions: list, terms: list | None = None) -> tuple | None:
         """``(placeholder DFA, calls)`` for the objects of ``node`` when they are a key-set
         piece, else None: their keys may come in any order (``property_order="any"``) and there
         are more than :data:`KEY_SET_MIN` of them (or their values, the undeclared members'
@@ -286,8 +289,16 @@ class CountedPieces:
         members past :data:`LAZY_STATES` states (a map: its members counted, in either order).
         ``names``, ``members``: the declared members kept (their value texts as
         :class:`.jsontext.Member`); ``regions``: the undeclared keys as (decoded names, value
-        texts) pairs."""
-        if not members:
+        texts) pairs; ``terms``: ``(required, forbidden)`` pairs of member indices, one of which
+        the object meets (alternatives that differ only in those, see
+        :func:`.lower_containers.object_terms_part`), None: the members' own ``required``."""
+        if terms is not None:
+            if not lw.any_order or not members:
+                return None
+            if len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
+                    _rows(v) for _, v in regions)) * len(terms) << len(members) <= self.threshold:
+                return None     # (small: the alternatives' flat objects, unioned)
+        elif not members:
             if not self._copies_pass(node, 0, regions):
                 return None
         elif not lw.any_order or (len(members) < 2 and not regions):
@@ -303,7 +314,7 @@ class CountedPieces:
                         for name, m in zip(names, members)]
             extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
             return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
-                                node.max_properties)
+                                node.max_properties, terms)
         return self._object(node, make)
 
     def members(self, lw, node: ir.ObjectNode, members: list, regions: list) -> tuple | None:

@@ -132,6 +132,127 @@ def test_one_declared_key_beside_undeclared_ones_is_a_key_set(value, required, e
         assert counted.lazy is not None
 
 
+def _dependent(props, required, deps, absent, extra):
+    """An object whose keys depend on others (``dependentRequired``) and that must not hold some
+    keys together (``not: {required}``): the rewriting's alternatives differ only in the keys
+    they require and forbid. Names ``k0..`` declared, ``u`` not."""
+    s = _object(props, required)
+    names = [f"k{i}" for i in range(len(props))] + ["u"]
+    s["dependentRequired"] = {names[k]: [names[v] for v in vs] for k, vs in deps.items()}
+    if absent:
+        s["not"] = {"required": [names[i] for i in absent]}
+    if extra is not None:
+        s["additionalProperties"] = extra
+    return s
+
+
+NAME_SETS = st.sets(st.integers(0, 5), max_size=2)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(LEAVES, min_size=5, max_size=5), required=st.lists(st.booleans(),
+       min_size=5, max_size=5), deps=st.dictionaries(st.integers(0, 5), NAME_SETS, max_size=2),
+       absent=NAME_SETS, extra=st.sampled_from([None, False, {"type": "integer"}]),
+       extra_keys=st.booleans())
+def test_objects_differing_in_required_keys_are_one_key_set(values, required, deps, absent,
+                                                           extra, extra_keys):
+    schema = _dependent(values, required, deps, absent, extra)
+    options = dict(whitespace=0, property_order="any", max_depth=2, allow_extra_keys=extra_keys)
+    try:
+        flat = compile_tuned(schema, FLAT, **options)
+    except SchemaError:
+        return
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is not None
+    assert counted.dfa == flat.dfa
+
+
+#: JSONSchemaBench Handwritten dep10 (MIT, see tests/data/schema/README.md): dependencies among
+#: pattern-named keys, seven alternatives that differ in the keys they require and forbid.
+DEP10 = {"additionalProperties": False, "allOf": [{"dependencies": {
+    "a": {"anyOf": [{"required": ["c"]}, {"required": ["b"]}]},
+    "b": {"not": {"required": ["c"]}}, "c": {"allOf": [{"required": ["e"]}, {"required": ["a"]}]},
+    "d": {"not": {"required": ["e"]}}, "e": {"anyOf": [{"required": ["c"]}, {"required": ["d"]}]}}}],
+    "minProperties": 4, "patternProperties": {"^[a-f]$": {"minItems": 2, "type": "array"}},
+    "type": "object"}
+
+
+def test_dependencies_among_pattern_keys_in_any_order_against_jsonschema():
+    # flat in any order: a budget error (250,761 states); one key set with a term for each
+    # alternative: every subset of the keys, in two orders, as jsonschema decides
+    cs = compile_json_schema(DEP10, whitespace=0, property_order="any", allow_extra_keys=True)
+    assert cs.lazy is not None and np.diff(cs.lazy.piece_terms).max() > 1
+    validator = __import__("jsonschema").Draft7Validator(DEP10)
+    rng = random.Random(0)
+    got = []
+    for k in range(8):
+        for keys in __import__("itertools").combinations("abcdefg", k):
+            for _ in range(2):
+                keys = rng.sample(keys, len(keys))
+                doc = {x: [1, 2] for x in keys}
+                want = validator.is_valid(doc)
+                assert cs.accepts(json.dumps(doc, separators=(",", ":"))) == want, doc
+                got.append(want)
+    assert sum(got) == 4       # abdf and acef, two orders each
+    assert not cs.accepts('{"a":[1,2],"b":[1,2],"d":[1,2],"f":[1]}')
+
+
+def test_undeclared_keys_that_some_alternative_leaves_free_are_not_terms():
+    # with undeclared keys allowed, an alternative that leaves "u" free writes it as an
+    # undeclared key (any spelling, any number of times), which a key set's member is not:
+    # the alternatives stay apart, the language the flat route's
+    schema = {"type": "object", "properties": {f"k{i}": {"type": "integer"} for i in range(5)},
+              "dependentRequired": {"k4": ["u"]}}
+    options = dict(whitespace=0, property_order="any", allow_extra_keys=True)
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is None or np.diff(counted.lazy.piece_terms).max() == 1
+    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert counted.accepts('{"\\u0075":1,"u":2,"k0":1}') and counted.accepts('{"k4":1,"u":2}')
+    assert not counted.accepts('{"k4":1}') and not counted.accepts('{"k4":1,"\\u0075":2}')
+    # without undeclared keys, "u" is written only where it is required: one key set
+    closed = compile_tuned(schema, COUNTED, whitespace=0, property_order="any")
+    assert np.diff(closed.lazy.piece_terms).max() == 2
+
+
+def test_dependent_keys_in_any_order_are_terms_of_one_key_set(qwen):
+    # 5 required keys, "shape" requiring 3 undeclared ones (Glaiveai2K calculate_area, closed);
+    # flat in any order the two alternatives' subsets of keys passed the budget
+    dims = {"type": "object", "properties": {k: {"type": "number"} for k in
+                                             ("radius", "length", "width", "base", "height")},
+            "required": ["radius", "length", "width", "base", "height"],
+            "dependencies": {"shape": ["circle", "rectangle", "triangle"]}}
+    options = dict(whitespace=0, property_order="any", strict=False)
+    cs = compile_json_schema(dims, **options)
+    lb = cs.lazy
+    assert lb is not None and np.diff(lb.piece_terms).max() == 2
+    validator = __import__("jsonschema").Draft7Validator(dims)
+    rng = random.Random(0)
+    names = ["radius", "length", "width", "base", "height", "shape", "circle", "rectangle",
+             "triangle"]     # (no other key: without allow_extra_keys none is written)
+    seen = set()
+    for _ in range(400):
+        keys = [n for n in names if rng.random() < 0.9]
+        rng.shuffle(keys)
+        doc = {k: rng.choice([1, 2.5, "x"]) for k in keys}
+        text = json.dumps(doc, separators=(",", ":"))
+        # (undeclared keys are written only where required: with "shape")
+        want = validator.is_valid(doc) and ("shape" in doc or not {"circle", "rectangle",
+                                                                  "triangle"} & set(doc))
+        seen.add(want)
+        assert cs.accepts(text) == want, text
+    assert seen == {True, False}
+    # and small enough for the flat route: the same masks at every step
+    small = {"properties": {"radius": {"enum": [1]}, "width": {"enum": [1]}},
+             "required": ["radius"], "dependencies": {"shape": ["circle"]}}
+    counted = compile_tuned(small, COUNTED, **options)
+    flat = compile_tuned(small, FLAT, **options)
+    assert np.diff(counted.lazy.piece_terms).max() == 2
+    index = PushdownIndex(counted.lazy, qwen)
+    flat_index = TokenIndex.build(flat.dfa, qwen)
+    for seed in range(4):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=25)
+
+
 def test_an_object_of_one_key_and_open_members_calls_their_value():
     # any value under undeclared keys is far past the threshold: the default tuning makes the
     # object a key set (its index lazy, not the flat copies of every value indexed up front)
