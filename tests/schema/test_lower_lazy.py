@@ -5,7 +5,9 @@ bounds under exclusions, and ``jsonschema`` on documents sampled under a memory 
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 import pathlib
 import random
 import subprocess
@@ -17,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenfsm.automata import Budget, BudgetExceeded
 from tokenfsm.automata.lazy_bytes import COUNTED as COUNTED_PIECE
 from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bitmask, unpack_bitmask
 from tokenfsm.masks.pushdown import PushdownIndex
@@ -195,6 +198,41 @@ def test_dependencies_among_pattern_keys_in_any_order_against_jsonschema():
                 got.append(want)
     assert sum(got) == 4       # abdf and acef, two orders each
     assert not cs.accepts('{"a":[1,2],"b":[1,2],"d":[1,2],"f":[1]}')
+
+
+MASKBENCH = pathlib.Path(os.environ.get("TOKENFSM_CORPORA", "/work/shared/corpora")) / "maskbench"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MASKBENCH.exists(), reason="maskbench corpus not available")
+def test_corpus_objects_with_key_terms_equal_the_flat_route():
+    # every Handwritten and Glaiveai2K schema whose objects in any order become key sets of
+    # several terms: the language the flat route's wherever that builds under its budget
+    seen = dict(terms=0, equal=0, flat_over=0)
+    for name in ("Handwritten", "Glaiveai2K"):
+        with gzip.open(MASKBENCH / f"{name}.jsonl.gz", "rt") as fh:
+            rows = [json.loads(line) for line in fh if '"required"' in line]
+        for row in rows:
+            for extra_keys in (False, True):
+                options = dict(whitespace=0, property_order="any", allow_extra_keys=extra_keys,
+                               strict=False, max_depth=2)
+                try:
+                    got = compile_tuned(row["schema"], DEFAULT_TUNING, budget=Budget(
+                        max_states=200_000, max_seconds=10), **options)
+                except (BudgetExceeded, SchemaError):
+                    continue
+                if got.lazy is None or np.diff(got.lazy.piece_terms).max() < 2:
+                    continue
+                seen["terms"] += 1
+                try:
+                    flat = compile_tuned(row["schema"], FLAT, budget=Budget(
+                        max_states=60_000, max_seconds=10), **options)
+                except BudgetExceeded:
+                    seen["flat_over"] += 1
+                    continue
+                assert flat.dfa == got.dfa, (row["name"], extra_keys)
+                seen["equal"] += 1
+    assert seen["equal"] >= 40, seen
 
 
 def test_undeclared_keys_that_some_alternative_leaves_free_are_not_terms():
