@@ -100,6 +100,13 @@ def _count_live(t, c, lo, hi, tail, period, off, bits):
 
 
 @njit(cache=True, inline="always")
+def _terms(a):
+    """The key sets' terms of an automaton tuple, as :func:`_keys_live` and :func:`_term_met`
+    take them: ``(piece_terms, term_required, term_forbidden)``."""
+    return a[23], a[14], a[24]
+
+
+@njit(cache=True, inline="always")
 def _keys_live(t, p, c, kw, row, lo, hi, piece_keys, terms, piece_extras, key_close, key_mask,
                key_extra):
     """Whether a key-set frame at ``t`` with count ``c`` and key words ``kw[row]`` can end,
@@ -161,7 +168,7 @@ def frame_live(a, t, c, keys):
     """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece
     (``a``: :func:`automaton_tuple`)."""
     return _live(t, c, keys.reshape(1, -1), 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
-                 a[19], a[13], (a[23], a[14], a[24]), a[15], a[20], a[21], a[22])
+                 a[19], a[13], _terms(a), a[15], a[20], a[21], a[22])
 
 
 @njit(cache=True, inline="always")
@@ -222,7 +229,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
     piece_lo, piece_hi, piece_tail, piece_period, count_off, count_bits = (
         a[11], a[12], a[16], a[17], a[18], a[19])
     piece_keys, terms, piece_extras, key_close, key_mask, key_extra = (
-        a[13], (a[23], a[14], a[24]), a[15], a[20], a[21], a[22])
+        a[13], _terms(a), a[15], a[20], a[21], a[22])
     max_ops = 2 * (n + cap) + 4
     min_base = n
     exact = False
@@ -523,7 +530,7 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
             # set's names lead to states that read the keys); a state whose walk is another's
             # may die where that one leaves (see row_ways.twin_of)
             if lq[d] == 0 or not _live(lq[d], lc[d], lk, 0, a[9], a[10], a[11], a[12], a[16],
-                                       a[17], a[18], a[19], a[13], (a[23], a[14], a[24]), a[15],
+                                       a[17], a[18], a[19], a[13], _terms(a), a[15],
                                        a[20], a[21], a[22]):
                 continue
             for j in range(rec[x, 5], rec[x + 1, 5]):

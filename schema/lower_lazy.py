@@ -292,21 +292,16 @@ class CountedPieces:
         texts) pairs; ``terms``: ``(required, forbidden)`` pairs of member indices, one of which
         the object meets (alternatives that differ only in those, see
         :func:`.lower_containers.object_terms_part`), None: the members' own ``required``."""
-        if terms is not None:
-            if not lw.any_order or not members:
+        if not members:
+            if terms is not None or not self._copies_pass(node, 0, regions):
                 return None
-            if len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
-                    _rows(v) for _, v in regions)) * len(terms) << len(members) <= self.threshold:
-                return None     # (small: the alternatives' flat objects, unioned)
-        elif not members:
-            if not self._copies_pass(node, 0, regions):
-                return None
-        elif not lw.any_order or (len(members) < 2 and not regions):
+        elif not lw.any_order or (terms is None and len(members) < 2 and not regions):
             return None
         elif len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
-                _rows(v) for _, v in regions)) << len(members) <= self.threshold:
-            # a state per subset of keys, each holding the values that may follow: small
-            # objects of small values stay flat (their rows are made up front)
+                _rows(v) for _, v in regions)) * len(terms or [()]) << len(members) \
+                <= self.threshold:
+            # a state per subset of keys (per alternative, with terms), each holding the values
+            # that may follow: small objects of small values stay flat (rows made up front)
             return None
 
         def make() -> int:
