@@ -1336,8 +1336,8 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit :
         Per shared walk ``e``: its skeleton is ``e_sk_*[e_sk_ptr[e]:e_sk_ptr[e + 1]]``.
     max_visited : int
-        Give up once this many trie nodes have been visited (-1: never), or once a quarter of
-        that has been visited by 32 states or more at a pace that would pass twice as many
+        Give up once this many trie nodes have been visited (-1: never), or once an eighth of
+        that has been visited by 8 states or more at a pace that would pass twice as many
         over all states, returning empty rows and ``visited = -1``; the caller may then walk a
         smaller trie.
 
@@ -1469,10 +1469,10 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             # clear this unit's own bits; the group's shared ones stay until the group is done
             _clear_bits(cur_bits, cur_list, k_in, k, node_bit)
             done += 1
-            # over the limit, or bound to be: at least a quarter of it walked by 32 states or
+            # over the limit, or bound to be: at least an eighth of it walked by 8 states or
             # more, at a pace that would pass twice the limit over all the states
             if max_visited >= 0 and (max_visited < visited or (
-                    done >= 32 and 4 * visited >= max_visited
+                    done >= 8 and 8 * visited >= max_visited
                     and visited * n_units > 2 * max_visited * done)):
                 return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
                         0, -1)
