@@ -42,6 +42,8 @@ _TICK = 1 << 30
 _STATE = _TICK - 1
 #: Entries of :meth:`FrameAutomaton.walk_token`'s table of hops (emptied when full).
 HOPS_KEPT = 1 << 18
+#: Stacks whose arrays :meth:`FrameAutomaton._stack_arrays` keeps (emptied when full).
+STACKS_KEPT = 1 << 14
 
 
 def pack(q: int, count: int, keys: int) -> int:
@@ -132,6 +134,9 @@ class FrameAutomaton:
         # (state, token) -> (state after the token's bytes, ticks) when they move by the table
         # alone, False when they call, pop or die: a token is then one lookup
         self._hops: dict = {}
+        # stack -> its arrays for the kernels (a stack stays while a member is written, and
+        # every row made there reads it)
+        self._stacks: dict = {}
 
     # -- frames -------------------------------------------------------------------------------
     def check_frame(self, x, top: bool) -> int:
@@ -368,18 +373,27 @@ class FrameAutomaton:
         return pack(q, lo, 0) if lo <= hi else None
 
     def _stack_arrays(self, x: int, stack: tuple):
+        """``(q, c, keys, st_ret, st_cnt, st_keys)`` of frame ``x`` over ``stack`` as the
+        kernels take them; a stack's arrays are kept for the rows made over it (the kernels only
+        read them; writeable still: a read-only array is another Numba type, compiled again)."""
         W = self.W
         q, c, k = unpack(x)
-        n = len(stack)
-        st_ret = np.zeros(n, dtype=np.int32)
-        st_cnt = np.zeros(n, dtype=np.int64)
-        st_keys = np.zeros((n, W), dtype=np.uint64)
-        for i, f in enumerate(stack):
-            fq, fc, fk = unpack(f)
-            st_ret[i], st_cnt[i] = fq, fc
-            st_keys[i] = [(fk >> (64 * w)) & _LOW64 for w in range(W)]
         keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
-        return q, c, keys, st_ret, st_cnt, st_keys
+        got = self._stacks.get(stack)
+        if got is None:
+            n = len(stack)
+            st_ret = np.zeros(n, dtype=np.int32)
+            st_cnt = np.zeros(n, dtype=np.int64)
+            st_keys = np.zeros((n, W), dtype=np.uint64)
+            for i, f in enumerate(stack):
+                fq, fc, fk = unpack(f)
+                st_ret[i], st_cnt[i] = fq, fc
+                st_keys[i] = [(fk >> (64 * w)) & _LOW64 for w in range(W)]
+            got = (st_ret, st_cnt, st_keys)
+            if len(self._stacks) >= STACKS_KEPT:
+                self._stacks.clear()
+            self._stacks[stack] = got
+        return (q, c, keys) + got
 
     def fill(self, trie, roots, x: int, stack: tuple, can_end: bool, eos_ids, out,
              touched) -> tuple:

@@ -501,24 +501,23 @@ class PushdownIndex:
                                                      False, end)
         return self._keep(q, key, made, t0)
 
-    def _frame_row(self, x: int, stack: tuple):
+    def _frame_row(self, x: int, stack: tuple, top: int, below: tuple):
         """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
-        their counts classified (:meth:`.frames.FrameAutomaton.key_frame`)."""
+        their counts classified (:meth:`.frames.FrameAutomaton.key_frame`): ``top`` is ``x``'s
+        key frame, ``below`` those of the stack's frames."""
         fa = self._frames
-        kf = fa.key_frame
         rows = self._rows
         q = x & 0xFFFFFFFF
-        top = kf(x)
         n = len(stack)
         end = fa.can_end(x, stack)
         hit = key = None
         if q in self._exact_q:
-            key = (top, tuple([kf(f) for f in stack]) if n else (), True, end)
+            key = (top, below, True, end)
             hit = rows.get(key)
         if hit is None:
             for u in self._used.get(q, ()):
                 if u <= n:
-                    key = (top, tuple([kf(f) for f in stack[n - u:]]) if u else (), False, end)
+                    key = (top, below[n - u:] if u else (), False, end)
                     hit = rows.get(key)
                     if hit is not None:
                         break
@@ -529,8 +528,7 @@ class PushdownIndex:
         t0 = time.perf_counter()
         made = self._make_row(x, stack, end)
         _, used, exact, _ = made
-        below = stack if exact else stack[n - used:] if used else ()
-        key = (top, tuple([kf(f) for f in below]), exact, end)
+        key = (top, below if exact else below[n - used:] if used else (), exact, end)
         return self._keep(q, key, made, t0)
 
     def _kept(self, key, entry):
@@ -711,6 +709,7 @@ class PushdownIndex:
                 stack_keys[stack] = below
             seen = (top, below)
         else:
+            below = ()
             seen = top
         by_class = self._by_class
         hit = by_class.get(seen)
@@ -719,7 +718,7 @@ class PushdownIndex:
             if hit[0][2] is not None:
                 self._met_again(hit)
             return hit
-        entry = self._frame_row(x, stack)
+        entry = self._frame_row(x, stack, top, below)
         if len(by_class) >= self._max_rows:
             by_class.clear()
         by_class[seen] = entry
