@@ -16,8 +16,9 @@ The kernels:
 * :func:`scc_ids` and :func:`relaxed_blocks` find the states whose walks agree until they leave
   their strongly connected component (the string bodies of a schema's string properties).
 * :func:`simulated_pairs` decides whether a state of a shared region simulates another state,
-  which may then take that one's walk (:func:`.row_ways.twin_of`); :func:`inside_names` finds
-  the states inside a key set's names (:func:`.row_ways.key_name_regions`).
+  which may then take that one's walk (:func:`.row_ways.twin_of`), among the candidates near it
+  :func:`nearest_body` finds; :func:`inside_names` finds the states inside a key set's names
+  (:func:`.row_ways.key_name_regions`).
 * :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
@@ -61,6 +62,7 @@ __all__ = [
     "component_signatures",
     "component_walk",
     "simulated_pairs",
+    "nearest_body",
     "inside_names",
     "walk_masks",
     "state_transitions",
@@ -1175,12 +1177,15 @@ def simulated_pairs(table, comp, quiet, g, q):
     Returns ``(ok, pairs)``: ``pairs`` as ``q' * n + g'`` (empty where not ``ok``)."""
     n, c = table.shape
     cr = comp[g]
-    first = np.int64(q) * n + g
-    seen = set()
-    seen.add(first)
-    queue = [first]
+    # the pairs met: the first ``g'`` met with each ``q'`` in an array (nearly every ``q'`` meets
+    # one), the others in a set
+    mate = np.full(n, -1, dtype=np.int64)
+    more = set()
+    mate[q] = g
+    queue = [np.int64(q) * n + g]
     head = 0
-    while head < len(queue):
+    ok = True
+    while head < len(queue) and ok:
         x = queue[head]
         head += 1
         a = x // n
@@ -1190,18 +1195,62 @@ def simulated_pairs(table, comp, quiet, g, q):
             ta = table[a, k]
             if tb == 0:
                 if ta != 0:
-                    return False, np.zeros(0, dtype=np.int64)
+                    ok = False
+                    break
             elif comp[tb] == cr:
                 if not quiet[ta]:
-                    return False, np.zeros(0, dtype=np.int64)
+                    ok = False
+                    break
                 y = np.int64(ta) * n + tb
-                if y not in seen:
-                    seen.add(y)
+                if mate[ta] < 0:
+                    mate[ta] = tb
                     queue.append(y)
-    out = np.empty(len(queue), dtype=np.int64)
-    for i in range(len(queue)):
+                elif mate[ta] != tb and y not in more:
+                    more.add(y)
+                    queue.append(y)
+    m = len(queue) if ok else 0
+    out = np.empty(m, dtype=np.int64)
+    for i in range(m):
         out[i] = queue[i]
-    return True, out
+    return ok, out
+
+
+@njit(cache=True)
+def nearest_body(table, quiet, shared, q, max_states):
+    """The first state met breadth first from ``q`` over ``quiet`` states (a level at a time,
+    the smallest of a level first) that lies in a ``shared`` region and moves to itself (see
+    :func:`.row_ways.twin_of`); -1 if none before ``max_states`` states are met."""
+    n, c = table.shape
+    seen = np.zeros(n, dtype=np.bool_)
+    seen[q] = True
+    level = np.empty(n, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    level[0] = q
+    size = 1
+    n_seen = 1
+    found = -1
+    while found < 0 and size > 0 and n_seen < max_states:
+        for i in range(size):
+            s = level[i]
+            if shared[s] and (found < 0 or s < found):
+                for k in range(c):
+                    if table[s, k] == s:
+                        found = s
+                        break
+        if found < 0:
+            m = 0
+            for i in range(size):
+                s = level[i]
+                for k in range(c):
+                    t = table[s, k]
+                    if quiet[t] and not seen[t]:
+                        seen[t] = True
+                        nxt[m] = t
+                        m += 1
+            level, nxt = nxt, level
+            size = m
+            n_seen += m
+    return found
 
 
 @njit(cache=True)

@@ -312,6 +312,7 @@ class PushdownIndex:
         self._twins: dict = {}       # (row_ways.twin_of, per state)
         self._name_bodies: dict = {}  # (row_ways._name_body, per body state)
         self._quiet = None           # (row_ways._quiet)
+        self._shared_states = None   # (row_ways.region_flags: its second flags, an array)
         # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need
         self._bands = ByteLRU(None, self._cache_bytes // 4)
         self._all_words = np.arange(self._n_words, dtype=np.int32)   # (a whole row's indices)

@@ -172,8 +172,9 @@ def region_flags(index):
                 index._comp = comp
                 index._comp_size = size
                 index._names_from = names_from
+                index._shared_states = any_stack[comp]
                 flags = index._flags = ((any_stack & ~accepts)[comp].tolist(),
-                                       any_stack[comp].tolist())
+                                       index._shared_states.tolist())
                 index.stats["regions_s"] += time.perf_counter() - t0
     return flags
 
@@ -299,19 +300,10 @@ def _bodies_near(index, q: int) -> list:
     """Candidate twins of ``q`` (see :func:`twin_of`): the states on the cycle through the
     first state met, breadth first from ``q`` over quiet states, that moves to itself in a
     shared region; that state first. [] if none within :data:`TWIN_SEARCH_STATES`."""
-    tab = index._region_table
-    quiet = _quiet(index)
-    shared = region_flags(index)[1]
-    seen = {q}
-    level = [q]
-    while level and len(seen) < TWIN_SEARCH_STATES:
-        for s in level:
-            if shared[s] and (tab[s] == s).any():
-                return _name_body(index, s)
-        nxt = np.unique(tab[level])
-        level = [t for t in nxt[quiet[nxt]].tolist() if t not in seen]
-        seen.update(level)
-    return []
+    region_flags(index)
+    g = kernels.nearest_body(index._region_table, _quiet(index), index._shared_states, q,
+                             TWIN_SEARCH_STATES)
+    return _name_body(index, int(g)) if g >= 0 else []
 
 
 def _name_body(index, g: int) -> list:

@@ -397,6 +397,33 @@ def test_simulated_pairs_follow_the_definition(data):
         assert set(pairs.tolist()) == want
 
 
+
+def _naive_nearest_body(table, quiet, shared, q, max_states):
+    """The first state met breadth first from ``q`` over quiet states that lies in a shared
+    region and moves to itself (see :func:`tokenfsm.masks.row_ways.twin_of`): the definition,
+    a level at a time as sets."""
+    seen, level = {q}, [q]
+    while level and len(seen) < max_states:
+        for s in level:
+            if shared[s] and s in table[s].tolist():
+                return s
+        level = sorted({t for s in level for t in table[s].tolist() if quiet[t]} - seen)
+        seen.update(level)
+    return -1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_nearest_body_follows_the_definition(data):
+    table = _random_table(data, 12)
+    n = table.shape[0]
+    quiet = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
+    shared = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
+    q = data.draw(st.integers(1, n - 1))
+    max_states = data.draw(st.integers(1, n + 1))
+    assert kernels.nearest_body(table, quiet, shared, q, max_states) == \
+        _naive_nearest_body(table, quiet, shared, q, max_states)
+
 def _naive_inside_names(table, comp, names):
     """The states inside names (see :func:`kernels.inside_names`): a set walk per state."""
     n = table.shape[0]
