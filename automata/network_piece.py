@@ -387,7 +387,7 @@ def _one_text(parts: _Parts) -> BytePiece | None:
             if to:
                 calls[(s, k)] = (to, bool(c.tick))
     return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
-                          int(b.start), parts.byte_cls, parts.call_specs)
+                          int(b.start), parts.byte_cls, parts.call_specs, _time_check(parts.meter))
 
 
 def _after_placeholder(tab: np.ndarray, byte_classes, s: int, h) -> int:
@@ -487,10 +487,11 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
     table = np.array(rows, dtype=np.int64).reshape(-1, J)
     accepting = np.array(acc, dtype=bool)
     return _ticks_and_minimize(table, accepting, extras, 1, J, n_calls, byte_cls, call_specs,
-                               index)
+                               index, _time_check(meter))
 
 
-def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, call_specs, index):
+def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, call_specs, index,
+                        check=None):
     """Move forced ticks onto the moves into them, trim, minimise."""
     TICK = J + n_calls
     n = table.shape[0]
@@ -527,10 +528,15 @@ def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, c
                                                module=index)
                 r, tick = int(tick_to[r]), True
             calls[(q, c)] = (r, tick)
-    return _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs)
+    return _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs, check)
 
 
-def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePiece:
+def _time_check(meter):
+    """The check of ``meter``'s deadline for a long refinement, or None without one."""
+    return meter.check_time if meter.deadline is not None else None
+
+
+def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs, check=None) -> BytePiece:
     n, J = tab.shape
     tgt = tab & STATE_MASK
     # the moves as edges (table moves, then each call to the state it returns to)
@@ -541,8 +547,8 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
     ok = src > 0
     src, dst = src[ok], dst[ok]
     # reachable from the start, then co-reachable among those (every callee reads some text)
-    reach = _closure(np.array([start]), src, dst, n)
-    live = _closure(np.flatnonzero(accepting & reach), dst, src, n, within=reach)
+    reach = _closure(np.array([start]), src, dst, n, check=check)
+    live = _closure(np.flatnonzero(accepting & reach), dst, src, n, within=reach, check=check)
     live[0] = False
     if not live[start]:
         return BytePiece(byte_cls, np.zeros((1, J), np.int32), np.zeros(1, bool), 0, (), call_specs)
@@ -552,6 +558,8 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
     # the coarsest partition that refines acceptance and that moves (class, tick) and calls
     # (call, tick) respect: Hopcroft's on the live states as a partial automaton whose symbols
     # are those pairs
+    if check is not None:
+        check()
     idx = np.flatnonzero(keep)
     call_rows: dict[int, list] = {}
     for (q, c), (r, tick) in sorted(calls.items()):
@@ -565,7 +573,7 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
     T[rows, 2 * cols + (tab[idx][rows, cols] >= TICK_BIT)] = local[tgt[idx][rows, cols]]
     for (q, c), (r, tick) in calls.items():
         T[local[q], 2 * (J + c) + tick] = local[r]
-    block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k)
+    block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k, check=check)
     block = np.zeros(n, dtype=np.int64)
     block[idx] = np.asarray(block_of[:k], dtype=np.int64) + 1
     # renumber blocks: the start's block first, then in order of first appearance (BFS), each
@@ -600,13 +608,16 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs) -> BytePi
 
 
 def _closure(seeds: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
-             within: np.ndarray | None = None) -> np.ndarray:
+             within: np.ndarray | None = None, check=None) -> np.ndarray:
     """The states reached from ``seeds`` over the edges ``src -> dst`` (only through states of
-    ``within`` when given), as a bool array of ``n``: a level at a time."""
+    ``within`` when given), as a bool array of ``n``: a level at a time (``check`` called before
+    each: each reads every edge)."""
     seen = np.zeros(n, dtype=bool)
     seen[seeds] = True
     frontier = seen.copy()
     while True:
+        if check is not None:
+            check()
         nxt = np.zeros(n, dtype=bool)
         nxt[dst[frontier[src]]] = True
         if within is not None:

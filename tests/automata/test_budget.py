@@ -209,15 +209,29 @@ def _bounded_any():
     return ANY.repeat(0, 20000)
 
 
+@functools.cache
+def _long_run():
+    return DFA.from_regex("[a-z]").repeat(0, 40000)
+
+
+def _piece_of(dfa, budget):
+    from tokenfsm.automata.network import Text
+    from tokenfsm.automata.network_piece import build_piece
+
+    return build_piece(Text(dfa), 0, budget)
+
+
 @pytest.mark.parametrize("make", [
     lambda b: DFA.from_regex(r"(a|b)*a(a|b){20}", budget=b),             # subset blow-up
     lambda b: DFA.from_regex(r"[\s\S]{0,190000}", budget=b),             # a long NFA first
     lambda b: _bounded_any().intersect(DFA.excluding(MARKERS), budget=b),
-], ids=["blowup", "long", "product"])
+    lambda b: _piece_of(_long_run(), b),         # a network piece's trim and minimisation
+], ids=["blowup", "long", "product", "piece"])
 def test_time_budget_stops_within_ten_percent(make):
     limit = 0.5
     budget = Budget(max_states=10**8, max_cells=10**10, max_visits=10**10, max_seconds=limit)
     _bounded_any()
+    _long_run()
     t0 = time.perf_counter()
     with pytest.raises(BudgetExceeded) as e:
         make(budget)
