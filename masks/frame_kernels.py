@@ -32,8 +32,7 @@ from numba import njit
 
 from .pd_kernels import _live_roots, _set_token, _take
 
-__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "frame_live",
-           "set_tokens"]
+__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "set_tokens"]
 
 AUTOMATON_FIELDS = (
     "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
@@ -156,30 +155,6 @@ def _keys_live(t, p, c, kw, row, lo, hi, piece_keys, terms, piece_extras, key_cl
                 live = True
         x += 1
     return live
-
-
-@njit(cache=True, inline="always")
-def _live(t, c, kw, row, state_piece, piece_kind, piece_lo, piece_hi, piece_tail, piece_period,
-          count_off, count_bits, piece_keys, terms, piece_extras, key_close, key_mask, key_extra):
-    """:func:`frame_live` with the arrays given one by one (taken out of the tuple once)."""
-    p = state_piece[t]
-    kind = piece_kind[p]
-    live = True
-    if kind == 1:
-        live = _count_live(t, c, piece_lo[p], piece_hi[p], piece_tail[p], piece_period[p],
-                           count_off[t], count_bits)
-    elif kind != 0:
-        live = _keys_live(t, p, c, kw, row, piece_lo[p], piece_hi[p], piece_keys, terms,
-                          piece_extras, key_close, key_mask, key_extra)
-    return live
-
-
-@njit(cache=True)
-def frame_live(a, t, c, keys):
-    """Whether a frame at state ``t`` with count ``c`` and key words ``keys`` can end its piece
-    (``a``: :func:`automaton_tuple`)."""
-    return _live(t, c, keys.reshape(1, -1), 0, a[9], a[10], a[11], a[12], a[16], a[17], a[18],
-                 a[19], a[13], _terms(a), a[15], a[20], a[21], a[22])
 
 
 @njit(cache=True, inline="always")
@@ -549,8 +524,9 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
             t = lq[d]
             if t == 0:
                 continue
-            # (_live's test written out: that helper, inlined with helpers of its own inlined,
-            # keeps the reference counting of its arrays, about 80 ns a call)
+            # (the frame's test written out as in _walk_ranges: a helper dispatching on the kind,
+            # inlined with the helpers it inlines, keeps the reference counting of its arrays,
+            # about 80 ns a call)
             sp = state_piece[t]
             kind = piece_kind[sp]
             alive = True
