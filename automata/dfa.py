@@ -516,7 +516,7 @@ class DFA:
                     row.append(j)
             delta[index[p]] = row
         return DFA._minimal_of(classes, delta, accepting, start,
-                               check=meter.check_time if meter.deadline is not None else None)
+                               check=meter.time_check)
 
     def _product_arrays(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
                         dead_if_either: bool) -> "DFA":
@@ -565,7 +565,7 @@ class DFA:
         accepting = (np.flatnonzero(acc) + 1).tolist()
         delta = np.vstack(rows).tolist()
         return DFA._minimal_of(classes, delta, accepting, 1,
-                               check=meter.check_time if meter.deadline is not None else None)
+                               check=meter.time_check)
 
     def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in both (product over reachable pairs, under ``budget``)."""

@@ -333,6 +333,12 @@ class Meter:
             self._next_clock = self.states + self.clock_every() + 1
             self.check_time()
 
+    @property
+    def time_check(self):
+        """:meth:`check_time` where this construction has a deadline, else None (for the long
+        loops that take a ``check``)."""
+        return self.check_time if self.deadline is not None else None
+
     def check_time(self) -> None:
         if self.deadline is not None:
             now = time.perf_counter()

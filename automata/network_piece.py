@@ -387,7 +387,7 @@ def _one_text(parts: _Parts) -> BytePiece | None:
             if to:
                 calls[(s, k)] = (to, bool(c.tick))
     return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
-                          int(b.start), parts.byte_cls, parts.call_specs, _time_check(parts.meter))
+                          int(b.start), parts.byte_cls, parts.call_specs, parts.meter.time_check)
 
 
 def _after_placeholder(tab: np.ndarray, byte_classes, s: int, h) -> int:
@@ -487,7 +487,7 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
     table = np.array(rows, dtype=np.int64).reshape(-1, J)
     accepting = np.array(acc, dtype=bool)
     return _ticks_and_minimize(table, accepting, extras, 1, J, n_calls, byte_cls, call_specs,
-                               index, _time_check(meter))
+                               index, meter.time_check)
 
 
 def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, call_specs, index,
@@ -531,12 +531,8 @@ def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, c
     return _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs, check)
 
 
-def _time_check(meter):
-    """The check of ``meter``'s deadline for a long refinement, or None without one."""
-    return meter.check_time if meter.deadline is not None else None
-
-
-def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs, check=None) -> BytePiece:
+def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
+                   check=None) -> BytePiece:
     n, J = tab.shape
     tgt = tab & STATE_MASK
     # the moves as edges (table moves, then each call to the state it returns to)
