@@ -59,7 +59,7 @@ from .lower_scalars import (any_scalar, any_value, number_part, patterned_string
                             values_lang)
 from .refs import pointer
 from .stack import _OpenValues
-from .strings import json_string
+from .strings import json_string, json_string_outside
 from .tuning import DEFAULT_TUNING, Tuning
 from .twins import ContentKeys
 
@@ -969,15 +969,17 @@ class Lowering:
     def key_region(self, value: DFA) -> DFA:
         """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied).
         Where ``value`` leaves out a few names only (the declared ones: the usual region), every
-        string's texts but those names' spellings: a product with a small automaton, not every
-        spelling of every other name made again."""
+        string's texts but those names' spellings (:func:`.strings.json_string_outside`, or a
+        product with a small automaton under exclusions), not every spelling of every other
+        name made again."""
         key = (value, self.excludes)
         got = KEY_REGIONS.get(key)
         if got is None:
             names = value.complement().minimize()
             if names.num_states <= KEY_REGION_STATES and names.is_finite():
                 got = self.cached_string(0, None, (), (), self.excludes).difference(
-                    json_string(names, budget=self.budget), self.budget)
+                    json_string(names, budget=self.budget), self.budget) if self.excludes \
+                    else json_string_outside(names, self.budget)
             else:
                 got = json_string(value, excludes=self.excludes, budget=self.budget)
             KEY_REGIONS.put(key, got, nbytes=_dfa_bytes(value) + _dfa_bytes(got))

@@ -31,17 +31,20 @@ homomorphic image is the textbook closure of regular languages under substitutio
 
 from __future__ import annotations
 
+from functools import lru_cache
+from operator import itemgetter
 from typing import Iterable
 
 from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import MAX_CODEPOINT, CharSet
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.automata.errors import Budget
+from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
 from tokenfsm.automata.regex_ast import Alt, Chars, Node, Seq
 
 from .numbers import fixed_width_range
 
-__all__ = ["json_encode", "json_string", "string_value", "literal_json_string", "escape_image"]
+__all__ = ["json_encode", "json_string", "string_value", "literal_json_string", "escape_image",
+           "json_string_outside"]
 
 # decoded character -> the letter of its short escape
 SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r",
@@ -241,3 +244,263 @@ def literal_json_string(s: str) -> DFA:
     (True, True, True, True)
     """
     return json_string(DFA.literal(s))
+
+
+# ------------------------------------------------------------------ strings outside a set of names
+
+def _outside_by_product(names: DFA, budget: Budget | None) -> DFA:
+    """:func:`json_string_outside` as the definition says: every string's texts less the
+    names' (the reference way)."""
+    return _AnyText.get().text.difference(json_string(names, budget=budget), budget)
+
+
+#: A names' character class with more characters than this is not followed character by
+#: character (:func:`_outside_tracked` gives up, the product is made instead).
+TRACKED_CLASS_MAX = 64
+
+_HEX_UPPER = "ABCDEF"
+
+
+def _escaped(c: int) -> list[str]:
+    """The escaped spellings of code point ``c`` after nothing, hex digits in upper case (each
+    read in either case)."""
+    out = []
+    letter = SHORT_ESCAPES.get(chr(c))
+    if letter is not None:
+        out.append("\\" + letter)
+    if c <= 0xFFFF:
+        out.append("\\u%04X" % c)
+    else:
+        v = c - 0x10000
+        out.append("\\u%04X\\u%04X" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
+    return out
+
+
+class _AnyText:
+    """Every string's texts (every spelling, ``S``), made once, with what
+    :func:`_outside_tracked` reads of them: the classes with the characters that an escape
+    reads its own way split off, and the state of the body and after a backslash."""
+
+    _made = None
+
+    def __init__(self):
+        text = self.text = json_string(DFA.universal())
+        self.body = text.delta[text.start][text.class_of('"')]
+        self.after_backslash = text.delta[self.body][text.class_of("\\")]
+        fixed = set(map(ord, '"\\/bfnrtu0123456789abcdefABCDEF'))
+        self.fixed = frozenset(fixed)
+        self.parts = self.split(fixed, [(cs, k) for k, cs in enumerate(text.classes)])
+
+    @classmethod
+    def get(cls) -> "_AnyText":
+        if cls._made is None:
+            cls._made = cls()
+        return cls._made
+
+    def split(self, chars, parts) -> list:
+        """``parts`` (class, class of S) with ``chars`` split off one by one, sorted by their
+        first character."""
+        mine: dict[int, list[int]] = {}
+        for c in chars:
+            mine.setdefault(self.text.class_of(chr(c)), []).append(c)
+        out = []
+        for cs, k in parts:
+            if len(cs) > 1 and k in mine:
+                out += [(CharSet._trusted(((c, c),)), k) for c in mine[k]]
+                cs = cs - CharSet.from_chars("".join(map(chr, mine[k])))
+                if not cs:
+                    continue
+            out.append((cs, k))
+        out.sort(key=lambda p: p[0].ranges[0][0])
+        return out
+
+
+@lru_cache(maxsize=4096)
+def _escaped(c: int) -> tuple[str, ...]:
+    """The escaped spellings of code point ``c`` after the backslash, hex digits in upper case
+    (each read in either case)."""
+    out = []
+    letter = SHORT_ESCAPES.get(chr(c))
+    if letter is not None:
+        out.append(letter)
+    if c <= 0xFFFF:
+        out.append("u%04X" % c)
+    else:
+        v = c - 0x10000
+        out.append("u%04X\\u%04X" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
+    return tuple(out)
+
+
+#: States :func:`_outside_tracked` makes between two charges of its budget.
+_CHARGE_EVERY = 256
+
+
+def _outside_tracked(names: DFA, budget: Budget | None) -> DFA | None:
+    """:func:`json_string_outside` built at once, its states numbered as the canonical form
+    numbers them: the texts of every string (``S``, minimal) read while the decoded prefix
+    is followed through ``names`` (``N``, minimal, finite). A state is a state of ``S`` once
+    the prefix has left ``N``'s live states; before, a live state ``n`` of ``N`` in the body
+    of the string, or, inside an escape, ``S``'s state with what the escape may still become
+    (the rest of each spelling of a character leading on from ``n``, with the state it leads
+    to). Minimal as built: two body states differ by their names (``N`` is minimal), two
+    escape states by what they may still read, and automata of distinct states of ``S`` by
+    infinitely many texts, which no finite set of names removes. None where a class of
+    ``names`` leading on holds more than :data:`TRACKED_CLASS_MAX` characters, or ``names`` is
+    infinite."""
+    n_dfa = names.minimize()
+    any_text = _AnyText.get()
+    text = any_text.text
+    if n_dfa.start == 0:
+        return text
+    if not n_dfa.is_finite():
+        return None
+    # the characters leading on from each live state of N, with where they lead
+    onward: dict[int, list[tuple[int, int]]] = {}
+    for n in range(1, len(n_dfa.delta)):
+        out = onward[n] = []
+        for cs, t in zip(n_dfa.classes, n_dfa.delta[n]):
+            if t == 0:
+                continue
+            if len(cs) > TRACKED_CLASS_MAX:
+                return None
+            for lo, hi in cs.ranges:
+                out += [(c, t) for c in range(lo, hi + 1)]
+    # the alphabet: S's classes, with every character that a state below reads its own way
+    # split off (escape letters and hex digits, the names' literal characters)
+    literal = {c for out in onward.values() for c, _ in out
+               if c not in any_text.fixed and chr(c) in LITERAL_OK}
+    parts = any_text.split(literal, any_text.parts) if literal else any_text.parts
+    classes = [cs for cs, _ in parts]
+    column = {cs.ranges[0][0]: j for j, (cs, _) in enumerate(parts) if len(cs) == 1}
+    s_rows = [[row[k] for _, k in parts] for row in text.delta]
+    body, after_backslash = any_text.body, any_text.after_backslash
+    backslash, quote = column[ord("\\")], column[ord('"')]
+
+    # what an escape may still become, as a trie of the rest of the spellings whose equal
+    # subtries are one (their states are one): a leaf is a body state
+    tries: dict = {}
+
+    def trie(entries) -> object:
+        if not entries[0][0]:
+            return ("b", entries[0][1])     # (spellings are prefix-free: all end here)
+        ahead: dict[str, list] = {}
+        for r, t in entries:
+            ahead.setdefault(r[0], []).append((r[1:], t))
+        node = frozenset((x, trie(sub)) for x, sub in ahead.items())
+        return tries.setdefault(node, node)
+
+    # a body state's moves, by N's state: its literal characters, the escape, the closing quote
+    body_moves = {}
+    for n, out in onward.items():
+        got = {column[c]: ("b", t) for c, t in out if chr(c) in LITERAL_OK}
+        if out:
+            got[backslash] = ("e", after_backslash,
+                              trie([(sp, t) for c, t in out for sp in _escaped(c)]))
+        if n in n_dfa.accepting:
+            got[quote] = 0
+        body_moves[n] = sorted(got.items())
+
+    def escape_moves(phase: int, node: frozenset) -> list:
+        """The moves of the escape state ``(phase, node)``, by column."""
+        got = {}
+        for x, sub in node:
+            for ch in (x, x.lower()) if x in _HEX_UPPER else (x,):
+                j = column[ord(ch)]
+                p = s_rows[phase][j]
+                leaf = isinstance(sub, tuple)
+                if p == 0 or (leaf and p != body):
+                    raise AssertionError("a spelling that the texts of strings do not hold")
+                got[j] = sub if leaf else ("e", p, sub)
+        return sorted(got.items())
+
+    meter = (budget or DEFAULT_BUDGET).meter("json_string_outside")
+    meter.width = len(classes)
+    start = ("s",)
+    ids: dict = {start: 1}
+    order: list = [start]
+    delta: list = [[0] * len(classes)]
+    known: dict[int, list] = {}       # S's state -> its row, once every target is numbered
+    moved: dict[int, list] = {}       # column -> (state, target) where it is not S's move
+    i = charged = 0
+    while i < len(order):
+        key = order[i]
+        i += 1
+        if isinstance(key, int):
+            phase, changes = key, ()
+        elif key[0] == "b":
+            phase, changes = body, body_moves[key[1]]
+        elif key[0] == "e":
+            phase, changes = key[1], escape_moves(key[1], key[2])
+        else:
+            phase, changes = text.start, ((quote, ("b", n_dfa.start)),)
+        row = known.get(phase)
+        if row is not None:
+            row = row.copy()
+            targets = changes
+        else:
+            targets = s_rows[phase].copy()
+            for j, k in changes:
+                targets[j] = k
+            targets = enumerate(targets)
+            row = [0] * len(classes)
+        for j, k in targets:
+            if k != 0:
+                got = ids.get(k)
+                if got is None:
+                    got = ids[k] = len(order) + 1
+                    order.append(k)
+                row[j] = got
+            else:
+                row[j] = 0
+        for j, _ in changes:
+            moved.setdefault(j, []).append((i, row[j]))
+        if phase not in known and all(t == 0 or t in ids for t in s_rows[phase]):
+            known[phase] = [ids[t] if t else 0 for t in s_rows[phase]]
+        delta.append(row)
+        if len(order) - charged >= _CHARGE_EVERY:
+            meter.add(len(order) - charged)
+            charged = len(order)
+    meter.add(len(order) - charged)
+    accepting = {ids[s] for s in text.accepting if s in ids}
+    # Columns of one class of S that no state tells apart (a hex digit in both cases, where no
+    # name has either literally) are one class: the breadth-first numbering over the first of
+    # each is the same. Every state of S is reached, so columns of two classes of S differ.
+    first: dict = {}
+    keep, merged = [], []
+    for j, (cs, k) in enumerate(parts):
+        sig = (k, tuple(moved.get(j, ())))
+        f = first.get(sig)
+        if f is None:
+            first[sig] = len(keep)
+            keep.append(j)
+            merged.append([cs])
+        else:
+            merged[f].append(cs)
+    merged = [m[0] if len(m) == 1 else CharSet.union_of_disjoint(m) for m in merged]
+    if len(keep) < len(classes):
+        pick = itemgetter(*keep) if len(keep) > 1 else (lambda row: (row[keep[0]],))
+        delta = list(map(pick, delta))
+    return DFA(merged, delta, accepting, 1, _minimal=True)
+
+
+#: The ways to build :func:`json_string_outside`, all with the same (canonical) result: name ->
+#: function of ``(names, budget)`` giving the DFA, or None where it does not apply. The tests
+#: run every entry on the same names.
+OUTSIDE_WAYS = {
+    "product": _outside_by_product,
+    "tracked": _outside_tracked,
+}
+#: The way that defines the result.
+OUTSIDE_REFERENCE = "product"
+
+
+def json_string_outside(names: DFA, budget: Budget | None = None) -> DFA:
+    """The quoted JSON string texts, every spelling, whose decoded value is not in ``names``
+    (a finite language): the keys of undeclared members beside declared ones.
+
+    >>> d = json_string_outside(DFA.literal("age"))
+    >>> d.accepts('"name"'), d.accepts('"age"'), d.accepts('"\\u0061ge"'), d.accepts('"ag"')
+    (True, False, False, True)
+    """
+    got = _outside_tracked(names, budget)
+    return got if got is not None else _outside_by_product(names, budget)

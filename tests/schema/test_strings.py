@@ -8,8 +8,10 @@ from hypothesis import given, strategies as st
 
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
+from tokenfsm.schema import strings as strings_mod
 from tokenfsm.schema.strings import (
-    escape_image, json_encode, json_string, literal_json_string, string_value,
+    escape_image, json_encode, json_string, json_string_outside, literal_json_string,
+    string_value,
 )
 
 # value automata over decoded characters, with a Python predicate for each
@@ -189,3 +191,36 @@ def test_undeclared_key_regions_are_every_other_name_spelled(names, excludes):
         assert Lowering(resolve({}), excludes=excludes).key_region(value) is lw.key_region(value)
         other = Lowering(resolve({}), excludes=(*excludes, "zz")).key_region(value)
         assert other.equivalent(json_string(value, excludes=(*excludes, "zz")))
+
+
+# characters that a name's spellings read their own way: hex letters in both cases, escape
+# letters, a quote, a backslash, controls, non-ASCII and astral ones (a surrogate pair each)
+_NAME_CHARS = list('aAbBfFuU09_/"\\\n\x01\u00e9\u2028\U0001F600\U0001F601')
+
+
+@given(names=st.lists(st.text(st.sampled_from(_NAME_CHARS), max_size=4), max_size=5),
+       other=st.text(st.sampled_from(_NAME_CHARS), max_size=4), seed=st.integers(0, 2 ** 32))
+def test_every_way_to_the_strings_outside_names_gives_one_automaton(names, other, seed):
+    # the ways declared in OUTSIDE_WAYS give the reference's canonical automaton (or None where
+    # they do not apply), and it holds every spelling of every other string, none of the names
+    left_out = DFA.union_all([DFA.literal(n) for n in names]) if names else DFA.empty()
+    got = {way: make(left_out, None) for way, make in strings_mod.OUTSIDE_WAYS.items()}
+    want = got[strings_mod.OUTSIDE_REFERENCE]
+    for d in [*got.values(), json_string_outside(left_out)]:
+        assert d is not None
+        assert (d.classes, d.delta, d.accepting, d.start) == \
+            (want.classes, want.delta, want.accepting, want.start)
+    rng = random.Random(seed)
+    for n in names:
+        assert not want.accepts(respell(n, rng))
+    assert want.accepts(respell(other, rng)) == (other not in names)
+    assert not want.accepts(respell(other, rng)[1:])            # (no opening quote)
+
+
+@pytest.mark.parametrize("names", [DFA.from_regex("[\u0100-\u0200]x"), DFA.from_regex("a+")])
+def test_strings_outside_names_too_wide_to_follow(names):
+    # a class of more than TRACKED_CLASS_MAX characters, or infinitely many names: the tracked
+    # way does not apply, and the product answers
+    assert strings_mod._outside_tracked(names, None) is None
+    assert json_string_outside(names).equivalent(
+        json_string(DFA.universal()).difference(json_string(names)))
