@@ -397,7 +397,7 @@ def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names
         return [], frozenset(), []    # declared keys only: the names left free are not needed
     taken = DFA.union_all([DFA.literal(n) for n in list(declared) + sorted(forbidden)]) \
         if declared or forbidden else DFA.empty()
-    free = DFA.universal().difference(taken, b)
+    free = taken.complement()
     if names_value is not None:
         free = free.intersect(names_value, b)
     if len(patterns) > MAX_PATTERNS:
