@@ -153,6 +153,18 @@ class LazyBytes:
             raise AutomatonError(f"LazyBytes arrays: missing {missing}, unknown {extra}")
         a = {n: np.ascontiguousarray(arrays[n], dtype=t) for n, t in self._ARRAYS}
         _validate(a, int(start), int(max_stack))
+        self._set(a, start, max_stack)
+
+    @classmethod
+    def _draft(cls, *, start: int, max_stack: int, **arrays) -> "LazyBytes":
+        """An automaton of arrays not checked: a construction's draft, read while it completes
+        the arrays of the automaton it returns (which is checked)."""
+        self = cls.__new__(cls)
+        self._set({n: np.ascontiguousarray(arrays[n], dtype=t) for n, t in cls._ARRAYS},
+                  start, max_stack)
+        return self
+
+    def _set(self, a: dict, start: int, max_stack: int) -> None:
         for name, arr in a.items():
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)

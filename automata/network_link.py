@@ -518,7 +518,7 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
         return depth[i]
 
     max_stack = chain(0)
-    draft = LazyBytes(start=starts[0], max_stack=max_stack, **arrays)
+    draft = LazyBytes._draft(start=starts[0], max_stack=max_stack, **arrays)
     for i in range(1, P):
         if draft.accepting[starts[i]] and draft.guard(starts[i], 0, 0):
             raise AutomatonError(f"piece {pieces[i].p} is called but accepts the empty text; a "
