@@ -29,6 +29,7 @@ onto transitions follows counting automata (Turonova et al., OOPSLA 2020).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 
@@ -569,6 +570,9 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
     T[rows, 2 * cols + (tab[idx][rows, cols] >= TICK_BIT)] = local[tgt[idx][rows, cols]]
     for (q, c), (r, tick) in calls.items():
         T[local[q], 2 * (J + c) + tick] = local[r]
+    # symbols that no state moves on tell no states apart: most (a move with a tick and one
+    # without are two symbols, and most pieces tick nowhere)
+    T = T[:, (T[:k] != k).any(axis=0)]
     block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k, check=check)
     block = np.zeros(n, dtype=np.int64)
     block[idx] = np.asarray(block_of[:k], dtype=np.int64) + 1
@@ -577,19 +581,22 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
     nb = int(block.max()) + 1
     rep = np.full(nb, n, dtype=np.int64)
     np.minimum.at(rep, block[idx], idx)
-    number = np.zeros(nb, dtype=np.int64)
+    number = [0] * nb
     number[block[start]] = 1
     order = [int(rep[block[start]])]
     succ_blocks = np.where(tgt > 0, block[tgt], 0)
+    block_list, rep_list = block.tolist(), rep.tolist()
     i = 0
     while i < len(order):
         q = order[i]
         i += 1
-        row = succ_blocks[q]
-        for b in row[row > 0].tolist() + [int(block[r]) for _, r, _ in call_rows.get(q, ())]:
+        # each block once, in the order of its first column, then the calls' returns
+        for b in chain(dict.fromkeys(succ_blocks[q].tolist()),
+                       [block_list[r] for _, r, _ in call_rows.get(q, ())]):
             if b and not number[b]:
                 number[b] = len(order) + 1
-                order.append(int(rep[b]))
+                order.append(rep_list[b])
+    number = np.array(number, dtype=np.int64)
     m = len(order) + 1
     kept = np.array(order, dtype=np.int64)
     out = np.zeros((m, J), dtype=np.int32)
