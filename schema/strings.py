@@ -31,7 +31,6 @@ homomorphic image is the textbook closure of regular languages under substitutio
 
 from __future__ import annotations
 
-from functools import lru_cache
 from operator import itemgetter
 from typing import Iterable
 
@@ -315,7 +314,7 @@ class _AnyText:
         return out
 
 
-@lru_cache(maxsize=4096)
+@byte_lru_cache("schema.strings.escaped", 1 << 20)
 def _escaped(c: int) -> tuple[str, ...]:
     """The escaped spellings of code point ``c`` after the backslash, hex digits in upper case
     (each read in either case)."""
