@@ -101,7 +101,7 @@ class _NFA:
 
     def __init__(self, J: int):
         self.J = J
-        self.rows: list = []           # per state: int array of targets per byte class, or None
+        self.rows: list = []           # per state: targets per byte class (-1: none), or None
         self.extra: list[list] = []    # per state: (symbol, target) for calls and TICK
         self.eps: list[list] = []
 
@@ -341,14 +341,13 @@ class _Assembly:
             nfa.new()
         parts.meter.add(n - 1)
         marker = colmap < 0
-        cols = np.where(marker, 0, colmap)
+        block = tab[:, np.where(marker, 0, colmap)].astype(np.int64)
+        block[:, marker] = 0
+        rows = np.where(block > 0, block + base, -1).tolist()
+        ticks = tab[:, b.byte_classes[t.tick]].tolist() if t.tick is not None else None
         for s in range(1, n):
-            row = tab[s, cols].astype(np.int64)
-            row[marker] = 0
-            tick_to = 0
-            if t.tick is not None:
-                tick_to = int(tab[s, b.byte_classes[t.tick]])
-            nfa.rows[base + s] = np.where(row > 0, row + base, -1)
+            tick_to = ticks[s] if ticks is not None else 0
+            nfa.rows[base + s] = rows[s]
             if tick_to:
                 nfa.extra[base + s].append((self.tick, base + tick_to))
             for h, c in t.calls:      # a placeholder: one text of the called piece
@@ -450,8 +449,8 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
             order.append(subset)
         return k
 
-    # the rows as lists of targets (-1: none): a subset's row is a few list passes
-    lists = [None if r is None else r.tolist() for r in nfa.rows]
+    # (the rows are lists of targets: a subset's row is a few list passes)
+    lists = nfa.rows
     i = 0
     while i < len(order):
         S = order[i]
