@@ -253,26 +253,11 @@ def _outside_by_product(names: DFA, budget: Budget | None) -> DFA:
     return _AnyText.get().text.difference(json_string(names, budget=budget), budget)
 
 
-#: A names' character class with more characters than this is not followed character by
-#: character (:func:`_outside_tracked` gives up, the product is made instead).
+#: A class of characters leading on in the names with more characters than this is not
+#: followed one character at a time (:func:`_outside_tracked` gives up, the product is made).
 TRACKED_CLASS_MAX = 64
 
 _HEX_UPPER = "ABCDEF"
-
-
-def _escaped(c: int) -> list[str]:
-    """The escaped spellings of code point ``c`` after nothing, hex digits in upper case (each
-    read in either case)."""
-    out = []
-    letter = SHORT_ESCAPES.get(chr(c))
-    if letter is not None:
-        out.append("\\" + letter)
-    if c <= 0xFFFF:
-        out.append("\\u%04X" % c)
-    else:
-        v = c - 0x10000
-        out.append("\\u%04X\\u%04X" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
-    return out
 
 
 class _AnyText:
@@ -305,7 +290,7 @@ class _AnyText:
         out = []
         for cs, k in parts:
             if len(cs) > 1 and k in mine:
-                out += [(CharSet._trusted(((c, c),)), k) for c in mine[k]]
+                out += [(CharSet.of(c), k) for c in mine[k]]
                 cs = cs - CharSet.from_chars("".join(map(chr, mine[k])))
                 if not cs:
                     continue
