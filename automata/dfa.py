@@ -88,7 +88,7 @@ class DFA:
     """
 
     __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
-                 "_seg_class", "_hash", "_bytes", "_dist", "_edges", "_groups")
+                 "_seg_class", "_hash", "_bytes", "_dist", "_edges", "_groups", "_complement")
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
@@ -104,6 +104,7 @@ class DFA:
         self._dist = None
         self._edges = None
         self._groups = None
+        self._complement = None     # the minimal automaton this one is the complement of
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -582,7 +583,11 @@ class DFA:
         return self._product(other, lambda x, y: x != y, "symmetric_difference", budget, False)
 
     def complement(self) -> "DFA":
-        """Every string not in the language (over all Unicode scalar values)."""
+        """Every string not in the language (over all Unicode scalar values). The result keeps
+        the minimal automaton it was made from: its own complement is that one, not made again
+        (the names left to undeclared keys are complemented twice, once each way)."""
+        if self._complement is not None:
+            return self._complement
         m = self.minimize()
         # complete automaton: flip acceptance; the old dead state becomes an accepting sink
         n = len(m.delta)
@@ -595,7 +600,9 @@ class DFA:
         acc.discard(0)
         acc.add(sink)
         start = m.start if m.start != 0 else sink
-        return DFA._minimal_of(m.classes, delta, acc, start)
+        got = DFA._minimal_of(m.classes, delta, acc, start)
+        got._complement = m
+        return got
 
     __and__ = intersect
     __or__ = union
