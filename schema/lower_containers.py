@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import json
 from contextlib import nullcontext
+from dataclasses import replace
 
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
@@ -191,11 +192,15 @@ def object_part(lw, node: ir.ObjectNode, ptr: str):
 def object_terms_part(lw, node: ir.ObjectNode, terms: list, ptr: str):
     """``(dfa, complete, calls, cut)`` of the objects of the alternatives that are ``node`` with
     ``required`` and ``forbidden`` replaced by each of ``terms`` (``(required, forbidden)``
-    pairs of names: ``dependentRequired``, ``not: {required: [...]}``), as one key-set piece
-    whose terms they are (:meth:`.lower_lazy.CountedPieces.key_set`); None where that is not
-    made (the caller unions the alternatives): objects in schema order, no counted pieces, a
-    small object, witnesses, or nothing declared that the terms' names would change."""
-    if lw.counted is None or not lw.any_order or node.witnesses or len(terms) < 2:
+    pairs of names: ``dependentRequired``, ``not: {required: [...]}``), in any order: one
+    key-set piece whose terms they are (:meth:`.lower_lazy.CountedPieces.key_set`), or where
+    that is not made (a small object, no counted pieces) the union of one flat object per
+    term. Every name a term reads is a declared member of each: written at most once, in its
+    shortest spelling, as declared names are (an alternative that leaves it free does not
+    take it as an undeclared key, which could repeat). None where this is not made (the
+    caller unions the alternatives): objects in schema order, witnesses, or nothing declared
+    that the terms' names would change."""
+    if not lw.any_order or node.witnesses or len(terms) < 2:
         return None
     if not lw.allow_extra_keys and not any(g.names() or g.patterns or g.additional is not None
                                            for g in node.members):
@@ -291,8 +296,6 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
                                                         names_value, ptr)
     if terms is not None:
         terms = _term_bits(lw, node, terms, declared_names, own_names, patterns)
-        if terms is None:
-            return None
         if not terms:
             lw.empty_why.append(("no alternative of the object's required and absent keys can "
                                  "be met", ptr))
@@ -311,8 +314,6 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
             (lw.counted.members(lw, node, members, regions) if terms is None else None)
         if got is not None:
             return got[0], complete and not terms, got[1], _deeper(cuts)
-    if terms is not None:
-        return None
     extra = extra_texts(lw, regions, witnesses)
     if extra is not None and node.max_properties is not None:
         lw.charge(node.max_properties, "object", ptr)
@@ -321,11 +322,18 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
     glue = _rows(colon) + _rows(comma)
     lw.charge(sum(len(m_name) + 2 + glue + _rows(m.value)
                   for m_name, m in zip(declared_names, members)), "object", ptr)
-    d = object_dfa(members, extra, lw.ws, min_properties=node.min_properties,
-                   max_properties=node.max_properties, any_order=lw.any_order,
-                   witnesses=len(witnesses), budget=b,
-                   compose_min_rows=lw.tuning.compose_min_rows)
-    return d, complete, calls, _deeper(cuts)
+
+    def flat(members) -> DFA:
+        return object_dfa(members, extra, lw.ws, min_properties=node.min_properties,
+                          max_properties=node.max_properties, any_order=lw.any_order,
+                          witnesses=len(witnesses), budget=b,
+                          compose_min_rows=lw.tuning.compose_min_rows)
+    if terms is None:
+        return flat(members), complete, calls, _deeper(cuts)
+    # one object per term: its required members, without its forbidden ones
+    d = DFA.union_all([flat([replace(m, required=i in req) for i, m in enumerate(members)
+                             if i not in forb]) for req, forb in terms], b)
+    return d, False, calls, _deeper(cuts)
 
 
 def _term_bits(lw, node: ir.ObjectNode, terms: list, names: list, own: set,
@@ -334,16 +342,12 @@ def _term_bits(lw, node: ir.ObjectNode, terms: list, names: list, own: set,
     term requiring a name that has no member is dropped; a member that no group declares and
     that no undeclared key may be (no ``additionalProperties``, pattern or
     ``allow_extra_keys``) is written only where a term requires it, forbidden by the others.
-    None where a term leaves free a name that no group declares but an undeclared key may be:
-    there that alternative writes it as an undeclared key (in any spelling, any number of
-    times), which a member of the key set is not."""
+    One that an undeclared key may be is free where a term neither requires nor forbids it."""
     index = {n: i for i, n in enumerate(names)}
     rest = lw.allow_extra_keys or any(g.additional is not None for g in node.members)
     undeclared = {n for n in index if n not in own}
-    open_ = {n for n in undeclared if rest or any(d.accepts(n) for d, _, _ in patterns)}
-    if any(open_ - set(req) - set(forb) for req, forb in terms):
-        return None
-    closed = {index[n] for n in undeclared - open_}
+    closed = {index[n] for n in undeclared
+              if not rest and not any(d.accepts(n) for d, _, _ in patterns)}
     out = []
     for req, forb in terms:
         if any(n not in index for n in req):
