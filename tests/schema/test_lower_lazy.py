@@ -137,7 +137,9 @@ def test_one_declared_key_beside_undeclared_ones_is_a_key_set(value, required, e
         return
     counted = compile_tuned(schema, COUNTED, **options)
     assert counted.dfa == flat.dfa
-    if value == {"type": "integer"}:
+    closed = compile_tuned({**schema, "additionalProperties": False}, FLAT, **options)
+    if value == {"type": "integer"} and closed.dfa != flat.dfa:
+        # (where some undeclared member has a value: a 9-character date has none)
         assert counted.lazy is not None
 
 
