@@ -170,22 +170,28 @@ def array_piece(net: Network, prefix: Sequence[int], items: int | None, ws: DFA,
 @dataclass(frozen=True)
 class LazyMember:
     """A declared property of :func:`object_piece`: its name (written in its shortest JSON
-    spelling, as :func:`.jsontext.key_text`) or its key texts as a DFA, its value piece, and
-    whether it is required."""
+    spelling, as :func:`.jsontext.key_text`) or its key texts as a DFA, its value, and whether
+    it is required.
+
+    ``value`` is a piece number (the value is a call of it) or the value texts as a DFA written
+    in place, prefix-free (no text goes on past a whole value: strings, objects, arrays,
+    literals) and without placeholders: the member's key is then written by a call reading the
+    text's last character. Members may share a name when their values tell them apart (the
+    values of one property that different alternatives of an object allow: each member one of
+    them, its key a term reads; see :func:`object_piece`)."""
 
     key: str | DFA
-    value: int
+    value: int | DFA
     required: bool = False
 
 
 def _check_disjoint(members, keys: list, extra_keys: list) -> None:
-    """Key texts that could be read as two members (same name, or texts that overlap)."""
+    """Key texts that could be read as two members (texts given as automata that overlap a
+    name or each other; members that share a name are one key text, see :class:`LazyMember`)."""
     names: dict = {}
     for i, m in enumerate(members):
         if isinstance(m.key, str):
-            if m.key in names:
-                raise AutomatonError(f"key texts {names[m.key]} and {i} overlap (both {m.key!r})")
-            names[m.key] = i
+            names.setdefault(m.key, i)
     # distinct names have distinct shortest spellings, and JSON strings are prefix-free: only
     # key texts given as automata need a product, against the names at once and each other
     others = [(i, k) for i, k in enumerate(keys) if not isinstance(members[i].key, str)]
@@ -201,6 +207,25 @@ def _check_disjoint(members, keys: list, extra_keys: list) -> None:
         for j, b in others[:n]:
             if not (a & b).is_empty():
                 raise AutomatonError(f"key texts {j} and {i} overlap")
+
+
+def _last_characters(value: DFA) -> list[tuple[CharSet, DFA]]:
+    """``value`` (prefix-free) as ``(last characters, texts before them)`` pairs, one per class
+    of characters that ends a text: each text is one of the second's followed by one of the
+    first's."""
+    d = value.minimize()
+    final = d.accepting
+    if any(t for f in final for t in d.delta[f]):
+        raise AutomatonError("a value written in place must be prefix-free (no text goes on "
+                             "past another)")
+    out = []
+    for c, cs in enumerate(d.classes):
+        ends = frozenset(q for q in range(1, len(d.delta)) if d.delta[q][c] in final)
+        if not ends:
+            continue
+        delta = [[0 if t in final else t for t in row] for row in d.delta]
+        out.append((cs, DFA.from_parts(d.classes, delta, ends, d.start)))
+    return out
 
 
 def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[tuple] | None,
@@ -222,7 +247,8 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
         Bounds on the number of members.
     terms : sequence of (required, forbidden) pairs of member indices, optional
         The object meets one of them (the members' ``required`` is then not read); see
-        :meth:`~tokenfsm.automata.network.Network.key_set`.
+        :meth:`~tokenfsm.automata.network.Network.key_set`. Each forbids all but one, at most,
+        of the members that share a name.
 
     Returns
     -------
@@ -231,18 +257,45 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
     Raises
     ------
     AutomatonError
-        Two key texts that overlap (a key would not say which member it starts).
+        Two key texts that overlap (a key would not say which member it starts), a value
+        written in place that is not prefix-free, a term leaving members of one name free.
+    NondeterministicCall
+        Members of one name whose values the walk cannot tell apart (called values that begin
+        alike; see :class:`LazyMember`), from :meth:`~tokenfsm.automata.network.Network.build`.
     """
     colon, comma = separators(ws)
     w = Text(ws)
     keys = [DFA.literal(json.dumps(m.key, ensure_ascii=False)) if isinstance(m.key, str)
             else m.key for m in members]
     _check_disjoint(members, keys, [k for k, _ in (extras or ())])
-    alts = [concat(Text(k), Text(colon), Call(m.value, key=i), w)
-            for i, (k, m) in enumerate(zip(keys, members))]
+    # members of one name share its key text; a value written in place ends in a call that
+    # reads its last character and writes the key
+    by_key: dict = {}
+    for i, m in enumerate(members):
+        by_key.setdefault(m.key if isinstance(m.key, str) else ("dfa", i), []).append(i)
+    last: dict = {}
+    alts = []
+    for group in by_key.values():
+        values = []
+        for i in group:
+            v = members[i].value
+            if isinstance(v, DFA):
+                for chars, stem in _last_characters(v):
+                    if chars not in last:
+                        last[chars] = net.piece(Text(DFA.from_charset(chars)))
+                    values.append(concat(Text(stem), Call(last[chars], key=i)))
+            else:
+                values.append(Call(v, key=i))
+        alts.append(concat(Text(keys[group[0]]), Text(colon),
+                           values[0] if len(values) == 1 else choice(*values), w))
     alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
     body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
                   else EMPTY, Text(DFA.literal("}")))
     if terms is None:
         terms = [([i for i, m in enumerate(members) if m.required], ())]
+    shared = [g for g in by_key.values() if len(g) > 1]
+    for req, forb in terms:
+        if any(len(set(g) - set(forb)) > 1 for g in shared):
+            raise AutomatonError(f"the term {(tuple(req), tuple(forb))} leaves two members of "
+                                 "one name free (the name could be written twice)")
     return net.key_set(body, len(members), lo=min_properties, hi=max_properties, terms=terms)

@@ -121,6 +121,33 @@ def test_object_piece_is_the_any_order_object(n, data, extras):
         jsonschema.validate(dict(pairs), schema)
 
 
+@pytest.mark.parametrize("ws_n", [0, 1])
+def test_members_sharing_a_name_are_the_union_of_objects(ws_n):
+    # "t" is a member per class of values (two string enums written in place, the key written
+    # by a call reading the closing quote), "u" a member per first byte (calls); each term picks
+    # one member of a name at most: the union of one flat object per term
+    ws = whitespace_dfa(ws_n)
+    one, two = DFA.from_regex('"(a|b)"'), DFA.literal('"cd"')
+    obj, num = DFA.literal("{}"), DFA.from_regex(INTEGER)
+    net = Network()
+    members = [LazyMember("t", one), LazyMember("t", two), LazyMember("n", value_piece(net, num)),
+               LazyMember("u", value_piece(net, obj)), LazyMember("u", value_piece(net, num))]
+    terms = [((0,), (1, 4)), ((1,), (0, 3)), ((), (0, 1, 3))]
+    p = object_piece(net, members, None, ws, terms=terms)
+    values = [one, two, num, obj, num]
+    flat = DFA.union_all([object_dfa(
+        [Member(key_text(m.key), values[i], i in req) for i, m in enumerate(members)
+         if i not in forb], None, ws, any_order=True) for req, forb in terms])
+    assert net.to_dfa(p) == flat
+    lb = net.build(p)
+    assert lb.accepts(b'{"u":{},"t":"a","n":2}') and lb.accepts(b'{"t":"cd","u":7}')
+    assert not lb.accepts(b'{"u":{},"t":"cd"}') and not lb.accepts(b'{"t":"a","t":"cd"}')
+    with pytest.raises(AutomatonError, match="prefix-free"):
+        object_piece(net, [LazyMember("t", num)], None, ws)
+    with pytest.raises(AutomatonError, match="two members of one name free"):
+        object_piece(net, members, None, ws, terms=[((), (0,))])
+
+
 def test_objects_accept_valid_documents_with_their_keys_as_written():
     # every order of the keys of a valid document, undeclared keys among the declared ones
     net, p, _, schema = object_case(4, {0, 1}, 0, None, True)
