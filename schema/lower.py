@@ -53,7 +53,8 @@ from . import ir
 from .algebra import TOP, Alternative, Rewriter, conjoin, trivial
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
-from .lower_containers import array_part, object_part, object_terms_part, unique_arrays
+from .lower_containers import (array_part, object_part, object_terms_part, object_union_part,
+                               unique_arrays)
 from .lower_scalars import (any_scalar, any_value, number_part, patterned_string,
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
@@ -70,6 +71,7 @@ __all__ = ["Lowering", "MAX_REFERENCE_DEPTH", "canonical_texts", "shallow_texts"
 MAX_REFERENCE_DEPTH = 64
 
 _STRING_ONLY = frozenset({"string"})
+_OBJECTS_ONLY = frozenset({"object"})
 _NOT_OBJECTS = frozenset(TYPES) - {"object"}
 
 
@@ -370,8 +372,10 @@ class Lowering:
         substitution into JSON spellings, not one per alternative and then a product of the
         spelled automata (Handwritten allany22, nested negations of patterns: 5.5 s -> 1.4 s);
         where they share large length bounds, one counted piece whose body is the union of
-        their patterns (:meth:`.lower_lazy.CountedPieces.strings`). Objects that differ only in
-        the keys they require and forbid are one key set (:meth:`_object_terms`)."""
+        their patterns (:meth:`.lower_lazy.CountedPieces.strings`). In any order, alternatives
+        that are objects only are lowered as one (:meth:`_object_union`), and others that
+        differ only in the keys they require and forbid are one key set
+        (:meth:`_object_terms`)."""
         b = self.budget
         keys = {}
         if self.tuning.string_unions:
@@ -404,7 +408,9 @@ class Lowering:
                 for text in patterned_strings_texts(distinct, b):
                     out = out.union(TypedLanguage.of({"string": text}, set(TYPES) - {"string"}),
                                     b)
-        merged = self._object_terms(alts) if len(alts) > 1 else {}
+        merged = self._object_union(alts) if len(alts) > 1 else {}
+        if len(alts) > 1:
+            merged.update(self._object_terms(alts, merged))
         for i, alt in enumerate(alts):
             if i in merged:
                 if merged[i] is not None:
@@ -413,16 +419,16 @@ class Lowering:
                 out = out.union(self.alternative(alt), b)
         return out
 
-    def _object_terms(self, alts) -> dict:
+    def _object_terms(self, alts, taken) -> dict:
         """Alternatives alike but for the keys their objects require and forbid
         (``dependentRequired``, ``not: {required: [...]}``), lowered as one: their objects one
         key set with a term each (:func:`.lower_containers.object_terms_part`), their other
         types once. ``{index: language}`` for the first of each such group, None for the
-        others."""
+        others; ``taken``: alternatives lowered already."""
         groups: dict = {}
         for i, alt in enumerate(alts):
             a, o = alt.assertions, alt.assertions.object
-            if alt.residual or a.values is not None or o is None or o.witnesses or \
+            if i in taken or alt.residual or a.values is not None or o is None or o.witnesses or \
                     (a.types is not None and "object" not in a.types):
                 continue
             alike = (a.types, id(a.string), id(a.number), id(a.array), a.unsupported,
@@ -449,6 +455,28 @@ class Lowering:
             out[group[0]] = lang
             out.update(dict.fromkeys(group[1:]))
         return out
+
+    def _object_union(self, alts) -> dict:
+        """Alternatives that are objects and nothing else, keys in any order, lowered as one
+        (:func:`.lower_containers.object_union_part`: the members of one are the members of
+        all, a key set where it can be): ``{index: language}`` for the first of them, None for
+        the others; empty where that is not made (schema order, fewer than two)."""
+        if not self.any_order:
+            return {}
+        group = [i for i, alt in enumerate(alts) if not alt.residual
+                 and alt.assertions.values is None and not alt.assertions.unsupported
+                 and alt.assertions.types == _OBJECTS_ONLY and alt.assertions.object is not None
+                 and not alt.assertions.object.witnesses]
+        if len(group) < 2:
+            return {}
+        got = object_union_part(self, [alts[i].assertions.object for i in group],
+                                [alts[i].ptr for i in group])
+        if got is None:
+            return {}
+        part, ok, calls, cut = got
+        lang = TypedLanguage.of({"object": part}, set(TYPES) if ok else _NOT_OBJECTS, calls,
+                                {} if cut is None else {"object": cut})
+        return {group[0]: lang, **dict.fromkeys(group[1:])}
 
     def _kept_as_text(self, target: str) -> bool:
         """A recursive target being lowered stays a residual (followed by :meth:`reference`,

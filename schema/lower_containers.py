@@ -43,8 +43,9 @@ from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text,
                        separators)
 from .refs import pointer
 
-__all__ = ["array_part", "object_part", "names_value", "unique_arrays", "MAX_PATTERNS",
-           "MAX_WITNESSES"]
+__all__ = ["array_part", "object_part", "object_terms_part", "object_union_part", "names_value",
+           "unique_arrays", "MAX_PATTERNS", "MAX_WITNESSES", "UNION_OBJECTS", "UNION_ASSIGNMENTS",
+           "UNION_TERMS"]
 
 #: Undeclared keys are split by every subset of the patterns they match: at most this many
 #: patterns (more is unsupported).
@@ -52,6 +53,13 @@ MAX_PATTERNS = 4
 #: At most this many witness conditions on one object (negated member conditions): an object
 #: automaton tracks which of them its members met so far (a subset of them).
 MAX_WITNESSES = 4
+#: A union of at most this many objects in any order may be one key set
+#: (:func:`object_union_part`), through at most this many combinations of the members that
+#: tell its alternatives apart, leaving at most this many terms; past any of them each
+#: alternative is its own object.
+UNION_OBJECTS = 8
+UNION_ASSIGNMENTS = 1024
+UNION_TERMS = 32
 
 
 # ---------------------------------------------------------------- arrays
@@ -208,7 +216,188 @@ def object_terms_part(lw, node: ir.ObjectNode, terms: list, ptr: str):
     return _object_part(lw, node, ptr, terms)
 
 
-def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
+def object_union_part(lw, nodes: list, ptrs: list):
+    """``(dfa, complete, calls, cut)`` of the objects of any of ``nodes`` (alternatives of a
+    union that are objects only, at ``ptrs``), keys in any order; None in schema order (the
+    caller unions the alternatives).
+
+    Every name an alternative declares, requires or forbids is a member of each alternative
+    that may write it (declared there, or taken as an undeclared key): written at most once,
+    in its shortest spelling, with that alternative's values. Where the alternatives take the
+    same undeclared keys and values, they are one key-set piece (:func:`_union_key_set`);
+    otherwise, on the flat route and for small objects, the union of each alternative's
+    object over those members."""
+    if not lw.any_order or len(nodes) < 2 or any(n.witnesses for n in nodes):
+        return None
+    named = tuple(dict.fromkeys(x for n in nodes for x in
+                                [y for g in n.members for y in g.names()]
+                                + list(n.required) + list(n.forbidden)))
+    if lw.counted is not None and len(nodes) <= UNION_OBJECTS and len(
+            {(tuple(map(id, n.names)), n.min_properties, n.max_properties) for n in nodes}) == 1:
+        got = _union_key_set(lw, nodes, ptrs, named)
+        if got is not None:
+            return got
+    got = [_object_part(lw, n, p, named=named) for n, p in zip(nodes, ptrs)]
+    cuts = [c for g in got if g[3] is not None for c in [g[3]]]
+    return (DFA.union_all([g[0] for g in got], lw.budget), any(g[1] for g in got),
+            frozenset().union(*(g[2] for g in got)), min(cuts) if cuts else None)
+
+
+def _union_key_set(lw, nodes: list, ptrs: list, named: tuple):
+    """:func:`object_union_part` as one key-set piece, or None.
+
+    A name whose values differ between alternatives is one member per class of values that the
+    same alternatives allow (a cell of their Venn diagram); its members are told apart by the
+    value's first character (each a call of its values), or else written in place (prefix-free
+    values without calls, such as the string enums that tag most unions). The key set's terms
+    are the combinations of those members, and of the presence of names some alternatives
+    require, that meet some alternative."""
+    b = lw.budget
+    alts = []
+    for n, p in zip(nodes, ptrs):
+        got: dict = {}
+        _object_part(lw, n, p, named=named, collect=got)
+        if got:                           # (else no object of that alternative exists)
+            alts.append(got)
+    if len(alts) < 2:
+        return None
+    regions = alts[0]["regions"]
+    if any(len(g["regions"]) != len(regions) or not all(
+            k1 == k2 and v1 == v2 for (k1, v1), (k2, v2) in zip(regions, g["regions"]))
+            for g in alts[1:]):
+        return None
+    A = frozenset(range(len(alts)))
+    members: list = []              # (name, value texts, language)
+    always: list = []               # members every term requires
+    variables: list = []            # per name that tells alternatives apart: its choices
+    for name in dict.fromkeys(x for g in alts for x in g["names"]):
+        values = []
+        for g in alts:
+            i = g["names"].index(name) if name in g["names"] else None
+            values.append(None if i is None else (g["members"][i].value, g["langs"][i],
+                                                  g["members"][i].required))
+        required_by = frozenset(a for a, v in enumerate(values) if v is not None and v[2])
+        cells = _value_cells([v and v[:2] for v in values], b)
+        if cells is None:
+            return None
+        if len(cells) > 1 and not _apart(cells):
+            if any(c[2].calls or not _prefix_free(c[1]) for c in cells):
+                return None
+            cells = [(S, W, None) for S, W, _ in cells]      # (written in place)
+        first = len(members)
+        members += [(name, W, lang) for _, W, lang in cells]     # (lang None: in place)
+        if len(cells) == 1 and cells[0][0] == A and required_by in (frozenset(), A):
+            if required_by:
+                always.append(first)
+            continue
+        idx = range(first, len(members))
+        variables.append([(A - required_by, (), tuple(idx))] + [
+            (S, (i,), tuple(j for j in idx if j != i)) for i, (S, _, _) in zip(idx, cells)])
+    terms = _union_terms(variables, always, A)
+    if terms is None:
+        return None
+    got = lw.counted.union_key_set(lw, nodes, members, regions, terms)
+    if got is None:
+        return None
+    calls = frozenset().union(*(g["region_calls"] for g in alts), *(
+        lang.calls for _, _, lang in members if lang is not None))
+    return got[0], False, got[1] | calls, _deeper([c for g in alts for c in g["cuts"]])
+
+
+def _value_cells(values: list, budget) -> list | None:
+    """The values of one name by the alternatives that allow them: ``[(alternatives, texts,
+    language)]``, the texts disjoint; ``values`` per alternative ``(texts, language)`` or None
+    (the name is not written there). None where a product would have to look inside a call."""
+    cells: list = []
+    for a, v in enumerate(values):
+        if v is None:
+            continue
+        dfa, lang = v
+        same = next((c for c in cells if c[1] is dfa), None) or \
+            next((c for c in cells if c[1] == dfa), None)
+        if same is not None:
+            same[0] = same[0] | {a}
+            continue
+        if lang.calls or any(c[2].calls for c in cells):
+            return None
+        new, rest = [], dfa
+        for S, W, la in cells:
+            both, only = W.intersect(dfa, budget), W.difference(dfa, budget)
+            if not both.is_empty():
+                new.append([S | {a}, both, la])
+            if not only.is_empty():
+                new.append([S, only, la])
+            rest = rest.difference(W, budget)
+        if not rest.is_empty():
+            new.append([frozenset([a]), rest, lang])
+        cells = new
+    return [tuple(c) for c in cells]
+
+
+def _first_characters(d: DFA):
+    """The characters that begin a text of ``d`` (minimal: a state that reaches no text is the
+    dead state); None if none does."""
+    out = None
+    for c, t in enumerate(d.delta[d.start]):
+        if t:
+            out = d.classes[c] if out is None else out | d.classes[c]
+    return out
+
+
+def _apart(cells) -> bool:
+    """Whether the texts of ``cells`` begin with different characters (calls told apart by
+    their first byte)."""
+    firsts = [_first_characters(W.minimize()) for _, W, _ in cells]
+    return all(not (x & y) for i, x in enumerate(firsts) for y in firsts[:i]
+               if x is not None and y is not None)
+
+
+def _prefix_free(d: DFA) -> bool:
+    """Whether no text of ``d`` goes on past another (a value written in place ends where its
+    last character is read)."""
+    m = d.minimize()
+    return not any(t for f in m.accepting for t in m.delta[f])
+
+
+def _union_terms(variables: list, always: list, A: frozenset) -> list | None:
+    """The key set's terms: per combination of the ``variables``' choices (``(alternatives met,
+    required members, forbidden members)``) that meets an alternative, its required and
+    forbidden members; a name written or not in the same combinations either way is left free
+    (not where it has several members: one of them at most). None past :data:`UNION_TERMS`."""
+    total = 1
+    for v in variables:
+        total *= len(v)
+    if total > UNION_ASSIGNMENTS:
+        return None
+    kept = {combo for combo in itertools.product(*(range(len(v)) for v in variables))
+            if A.intersection(*(v[c][0] for v, c in zip(variables, combo)))}
+    for k, v in enumerate(variables):       # a name of one member: free where both ways meet
+        if len(v) != 2:
+            continue
+        pairs = {}
+        for combo in kept:
+            pairs.setdefault(combo[:k] + combo[k + 1:], set()).add(combo[k])
+        kept = {c for c in kept if pairs[c[:k] + c[k + 1:]] != {0, 1}} | {
+            rest[:k] + (-1,) + rest[k:] for rest, got in pairs.items() if got == {0, 1}}
+    if len(kept) > UNION_TERMS:
+        return None
+    terms = []
+    for combo in sorted(kept):
+        req, forb = list(always), []
+        for v, c in zip(variables, combo):
+            if c >= 0:
+                req += v[c][1]
+                forb += v[c][2]
+        terms.append((tuple(req), tuple(forb)))
+    return terms
+
+
+def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None,
+                 named: tuple = (), collect: dict | None = None):
+    """See :func:`object_part`; ``terms``: see :func:`object_terms_part`; ``named``: names
+    other alternatives of a union declare, members here too where this object may write them
+    (see :func:`object_union_part`); ``collect``: a dict that gets the members and the
+    undeclared ones, instead of their automaton (None returned)."""
     b = lw.budget
     groups = node.members
     required = list(dict.fromkeys(node.required))
@@ -227,6 +416,8 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
     own_names = set(order)
     if terms is not None:
         order = list(dict.fromkeys(order + named))
+    elif named:
+        order = list(dict.fromkeys(order + list(named)))
     lw.charge(sum(len(n) + 4 for n in order), "object", ptr)
     positive = [g for g in groups if not g.negated]
     declared = {n for g in positive for n in g.names()}
@@ -249,11 +440,16 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
     patterns = [(d, subs, pat) for pat, (d, subs) in patterns.items()]
     witnesses = _witness_sets(lw, node, ptr)
     by_name = [dict(g.properties or ()) for g in groups]
+    rest = lw.allow_extra_keys or has_additional
     members = []
+    langs = []
     declared_names: list = []
     calls = frozenset()
     cuts = []
     for name in order:
+        if terms is None and name not in own_names and not rest and \
+                not any(d.accepts(name) for d, _, _ in patterns):
+            continue       # another alternative's name, which no undeclared key here may be
         p = pointer(ptr, "properties", name)
         req = name in required_set
         drop_why = None
@@ -291,9 +487,14 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None):
                           ((v.intersect(wv, b), bits | 1 << i), (v.difference(wv, b), bits))]
         members.append(Member(key_text(name), value, req,
                               tuple((v, bt) for v, bt in pieces if not v.is_empty())))
+        langs.append(lang)
         declared_names.append(name)
     regions, region_calls, region_cuts = _extra_members(lw, node, order, forbidden, patterns,
                                                         names_value, ptr)
+    if collect is not None:
+        collect.update(names=declared_names, members=members, langs=langs, regions=regions,
+                       region_calls=region_calls, cuts=cuts + region_cuts)
+        return None
     if terms is not None:
         terms = _term_bits(lw, node, terms, declared_names, own_names, patterns)
         if not terms:

@@ -19,7 +19,10 @@ undeclared keys and bounds its number of members (:data:`MAP_COUNT_MIN` or more)
 there: a key set of no declared key, or the flat object without that bound, a tick after each key.
 Alternatives of an object that differ only in the keys they require and forbid
 (``dependentRequired``, ``not: {required: [...]}``) are one key set with a term per alternative
-(:func:`.lower_containers.object_terms_part`), not one object per alternative.
+(:func:`.lower_containers.object_terms_part`), not one object per alternative; so are the
+alternatives of a union of objects whose values differ (:meth:`CountedPieces.union_key_set`): a
+member per class of values that the same alternatives allow, the combinations that meet an
+alternative its terms.
 
 The placeholders are control characters that JSON text never holds raw
 (:data:`~tokenfsm.automata.recursive.HOLES`). A product or complement cannot look inside one: the
@@ -312,6 +315,27 @@ class CountedPieces:
                                 node.max_properties, terms)
         return self._object(node, make)
 
+    def union_key_set(self, lw, nodes: list, members: list, regions: list,
+                      terms: list) -> tuple | None:
+        """``(placeholder DFA, calls)`` for the objects of a union of ``nodes`` as one key-set
+        piece (:func:`.lower_containers.object_union_part`), else None (its members' values and
+        the subsets of its keys make a small flat object). ``members``: ``(name, value texts,
+        language)``, the language None where the value is written in place; ``regions``: the
+        undeclared keys as (decoded names, value texts) pairs; ``terms``: see
+        :meth:`key_set`."""
+        node = nodes[0]
+        size = sum(_rows(v) for _, v, _ in members) + sum(_rows(v) for _, v in regions)
+        if size * len(terms) << min(len(members), 20) <= self.threshold:
+            return None
+
+        def make() -> int:
+            declared = [LazyMember(name, v if lang is None else self._text_piece(v.minimize()))
+                        for name, v, lang in members]
+            extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+            return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
+                                node.max_properties, terms)
+        return self._object(node, make, ("counted", node.ptr, tuple(map(id, nodes))))
+
     def members(self, lw, node: ir.ObjectNode, members: list, regions: list) -> tuple | None:
         """``(placeholder DFA, calls)`` for the objects of ``node`` when the number of their
         members is counted, else None: they declare keys and take undeclared ones, and their
@@ -342,10 +366,11 @@ class CountedPieces:
         return bool(regions) and cap >= max(MAP_COUNT_MIN, declared + 1) and \
             cap * sum(_rows(k) + _rows(v) for k, v in regions) > self.threshold
 
-    def _object(self, node: ir.ObjectNode, make) -> tuple | None:
+    def _object(self, node: ir.ObjectNode, make, key: tuple | None = None) -> tuple | None:
         """:meth:`_counted` for an object's piece, which a conflict inlines by its place (see
-        :meth:`conflicting`)."""
-        key = self.target(node)
+        :meth:`conflicting`); ``key``: its target, if not ``node``'s own (the alternatives of a
+        union made one piece)."""
+        key = key or self.target(node)
         if self._place(node.ptr) in self.inline:
             return None
         self._objects.add(key)

@@ -300,6 +300,84 @@ def test_dependent_keys_in_any_order_are_terms_of_one_key_set(qwen):
         _walk(index, flat_index, qwen, random.Random(seed), steps=25)
 
 
+TAGS = st.sampled_from([["x"], ["y"], ["x", "y"], ["z"]])
+UNION_VALUES = ["x", "y", "z", 1, 2.5, True, None, {}, {"k": 1}, [1], "ab"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(alts=st.lists(st.tuples(TAGS, st.dictionaries(st.sampled_from("abc"), LEAVES, max_size=2),
+                               st.lists(st.sampled_from("abct"), max_size=2)),
+                     min_size=2, max_size=3),
+       kind=st.sampled_from(["anyOf", "oneOf"]), extra_keys=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
+def test_unions_of_objects_in_any_order_equal_the_flat_route(alts, kind, extra_keys, seed):
+    # alternatives tagged by "t" (enums that may overlap) with members of their own: one key set
+    # where it can be (a member per class of values the same alternatives allow), the flat
+    # route's language, and with undeclared keys allowed what jsonschema decides
+    schema = {"type": "object", kind: [
+        {"properties": {"t": {"enum": tags}, **props}, "required": req} for tags, props, req in
+        alts]}
+    counted = _same_as_flat(schema, whitespace=0, property_order="any", max_depth=2,
+                            allow_extra_keys=extra_keys)
+    if counted is None or not extra_keys:
+        return
+    validator = __import__("jsonschema").Draft202012Validator(schema)
+    rng = random.Random(seed)
+    for _ in range(60):
+        doc = {k: rng.choice(UNION_VALUES) for k in rng.sample("tabcu", rng.randint(0, 4))}
+        want = validator.is_valid(doc)
+        assert counted.accepts(json.dumps(doc, separators=(",", ":"))) == want, doc
+
+
+#: Github_trivial o14485 (MIT, see tests/data/schema/README.md): alternatives tagged by an enum.
+TAGGED = {"type": "object", "oneOf": [
+    {"type": "object", "required": ["type"], "properties": {
+        "email": {"type": "string"}, "type": {"type": "string", "enum": ["addUser"]},
+        "userId": {"type": "integer"}}},
+    {"type": "object", "required": ["type"], "properties": {
+        "email": {"type": "string"}, "type": {"type": "string", "enum": ["removeUser"]},
+        "userId": {"type": "integer"}}}]}
+
+
+def test_a_tagged_union_in_any_order_is_one_key_set(qwen):
+    # each alternative flat in any order copied any value per subset of keys (391 ms); one key
+    # set whose tag is a member per alternative, its value written in place
+    options = dict(whitespace=0, property_order="any", allow_extra_keys=True)
+    cs = compile_json_schema(TAGGED, **options)
+    assert cs.lazy is not None and np.diff(cs.lazy.piece_terms).max() == 2
+    for text, ok in [('{"userId":1,"type":"addUser"}', True),
+                     ('{"x":[],"type":"removeUser","email":"a"}', True),
+                     ('{"type":"addUser","type":"removeUser"}', False),
+                     ('{"type":"addUser","type":"addUser"}', False),
+                     ('{"email":"a","userId":2}', False), ('{"type":"add"}', False),
+                     ('{"type":"addUser","userId":"1"}', False)]:
+        assert cs.accepts(text) is ok, text
+    # masks against the flat index at every step (small objects: no undeclared keys)
+    closed = dict(whitespace=0, property_order="any")
+    counted = compile_tuned(TAGGED, COUNTED, **closed)
+    flat = compile_tuned(TAGGED, FLAT, **closed)
+    assert counted.lazy is not None and counted.dfa == flat.dfa
+    index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
+    for seed in range(4):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=20)
+
+
+def test_union_members_told_apart_by_their_first_byte_are_calls():
+    # "lose" is an object in one alternative and any value in the other (an undeclared key
+    # there): a member for objects, one for the rest, each a call (Github_trivial o19070)
+    schema = {"type": "object", "oneOf": [
+        {"properties": {"id": {"type": "string"}, "win": {}}, "required": ["id", "win"]},
+        {"properties": {"id": {"type": "string"}, "lose": {"type": "object"}},
+         "required": ["id", "lose"]}]}
+    options = dict(whitespace=0, property_order="any", allow_extra_keys=True, max_depth=2)
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is not None
+    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert counted.accepts('{"lose":1,"id":"a","win":2}')
+    assert not counted.accepts('{"lose":{},"id":"a","win":2}')      # both: not oneOf
+    assert counted.accepts('{"lose":{},"id":"a"}')
+
+
 def test_an_object_of_one_key_and_open_members_calls_their_value():
     # any value under undeclared keys is far past the threshold: the default tuning makes the
     # object a key set (its index lazy, not the flat copies of every value indexed up front)
