@@ -363,8 +363,11 @@ class Rewriter:
         track = track or uneval_p is not None or uneval_i is not None
         own = Alternative(node.assertions, (), node.ptr,
                           _own_evaluation(node.assertions) if track else None)
-        out = self._conjunction([[own]] + [self._dnf(a, expanding, track)
-                                           for a in node.applicators])
+        # (a oneOf beside the schema's own keywords: its branches disjoint within them, such as
+        # objects tagged by an enum under "type": "object", need not negate one another)
+        out = self._conjunction([[own]] + [
+            self._one_of(a, expanding, track, node.assertions) if isinstance(a, ir.OneOf)
+            else self._dnf(a, expanding, track) for a in node.applicators])
         if out is None:
             return None
         if uneval_p is not None:
@@ -375,24 +378,29 @@ class Rewriter:
             out = [self._unevaluated_items(a, uneval_i, at) for a in out]
         return out
 
-    def _one_of(self, node: ir.OneOf, expanding, track):
+    def _one_of(self, node: ir.OneOf, expanding, track, context: ir.Assertions = TOP):
+        """The branches of ``node``, each with the negations of those it may meet; ``context``:
+        assertions that hold wherever the oneOf is read (its schema's own), within which two
+        branches may be disjoint."""
         subs = node.parts
         positive = [self._dnf(s, expanding, track) for s in subs]
         branches = []
         for i, s in enumerate(subs):
             parts = [positive[i]]
             for j, o in enumerate(subs):
-                if j != i and not self._disjoint(positive[i], positive[j]):
+                if j != i and not self._disjoint(positive[i], positive[j], context):
                     parts.append(self._negate(o, expanding))
             branches.append(self._conjunction(parts))
         return self._disjunction(branches)
 
-    def _disjoint(self, a, b) -> bool:
-        """Whether no alternative of ``a`` meets one of ``b`` (then ``a`` implies ``not b``)."""
+    def _disjoint(self, a, b, context: ir.Assertions = TOP) -> bool:
+        """Whether no alternative of ``a`` meets one of ``b`` where ``context`` holds (then
+        ``a`` implies ``not b`` there)."""
         if a is None or b is None or len(a) * len(b) > MAX_ALTERNATIVES:
             return False
         for x, y in product(a, b):
-            if x.residual or y.residual or not _empty(conjoin(x.assertions, y.assertions), self):
+            if x.residual or y.residual or not _empty(
+                    conjoin(conjoin(context, x.assertions), y.assertions), self):
                 return False
         return True
 

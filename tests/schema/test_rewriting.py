@@ -121,6 +121,25 @@ def test_disjoint_branches_need_no_negation():
     assert all(not a.residual and a.assertions.types == {"object"} for a in alts)
 
 
+def test_branches_disjoint_within_their_schema_need_no_negation():
+    # the branches say no type, their schema says "object": there a branch whose tag differs is
+    # disjoint from the others (a string would meet every branch, but the schema allows none)
+    schema = {"type": "object", "oneOf": [
+        {"required": ["kind"], "properties": {"kind": {"enum": [k]}, "v": {"type": "integer"}}}
+        for k in ("a", "b", "c", "d")]}
+    schema_ir = resolve(schema)
+    alts = Rewriter(schema_ir).alternatives(schema_ir.root)
+    assert len(alts) == 4
+    assert all(not a.residual and a.assertions.types == {"object"} for a in alts)
+    agree(schema, [{"kind": "a"}, {"kind": "b", "v": 1}, {"kind": "e"}, {"v": 1}, {},
+                   {"kind": "c", "v": "x"}, {"kind": "d", "w": []}, "a", 1])
+    # without the schema's type, the branches meet on other types: negated, and exact
+    loose = {"oneOf": schema["oneOf"]}
+    loose_ir = resolve(loose)
+    assert len(Rewriter(loose_ir).alternatives(loose_ir.root)) > 4
+    agree(loose, [{"kind": "a"}, {"kind": "e"}, "a", 1, None])
+
+
 def test_a_compilation_leaves_no_cyclic_garbage():
     # every structure of a compilation is freed when it ends, without waiting for the collector
     schema = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"},
