@@ -34,6 +34,7 @@ import json
 from contextlib import nullcontext
 from dataclasses import replace
 
+from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
 
@@ -44,8 +45,7 @@ from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text,
 from .refs import pointer
 
 __all__ = ["array_part", "object_part", "object_terms_part", "object_union_part", "names_value",
-           "unique_arrays", "MAX_PATTERNS", "MAX_WITNESSES", "UNION_OBJECTS", "UNION_ASSIGNMENTS",
-           "UNION_TERMS"]
+           "unique_arrays", "MAX_PATTERNS", "MAX_WITNESSES", "UNION_OBJECTS", "UNION_TERMS"]
 
 #: Undeclared keys are split by every subset of the patterns they match: at most this many
 #: patterns (more is unsupported).
@@ -54,11 +54,9 @@ MAX_PATTERNS = 4
 #: automaton tracks which of them its members met so far (a subset of them).
 MAX_WITNESSES = 4
 #: A union of at most this many objects in any order may be one key set
-#: (:func:`object_union_part`), through at most this many combinations of the members that
-#: tell its alternatives apart, leaving at most this many terms; past any of them each
-#: alternative is its own object.
+#: (:func:`object_union_part`) of at most this many terms (the combinations of the members that
+#: tell its alternatives apart); past either, each alternative is its own object.
 UNION_OBJECTS = 8
-UNION_ASSIGNMENTS = 1024
 UNION_TERMS = 32
 
 
@@ -307,7 +305,9 @@ def _union_key_set(lw, nodes: list, ptrs: list, named: tuple):
 def _value_cells(values: list, budget) -> list | None:
     """The values of one name by the alternatives that allow them: ``[(alternatives, texts,
     language)]``, the texts disjoint; ``values`` per alternative ``(texts, language)`` or None
-    (the name is not written there). None where a product would have to look inside a call."""
+    (the name is not written there). Values that begin with other characters than every cell
+    are a cell of their own, calls and all; None where a product would have to look inside a
+    call."""
     cells: list = []
     for a, v in enumerate(values):
         if v is None:
@@ -317,6 +317,10 @@ def _value_cells(values: list, budget) -> list | None:
             next((c for c in cells if c[1] == dfa), None)
         if same is not None:
             same[0] = same[0] | {a}
+            continue
+        first = _first_characters(dfa.minimize())
+        if first and all(first.isdisjoint(_first_characters(c[1].minimize())) for c in cells):
+            cells.append([frozenset([a]), dfa, lang])      # (values of other types: disjoint)
             continue
         if lang.calls or any(c[2].calls for c in cells):
             return None
@@ -334,22 +338,17 @@ def _value_cells(values: list, budget) -> list | None:
     return [tuple(c) for c in cells]
 
 
-def _first_characters(d: DFA):
+def _first_characters(d: DFA) -> CharSet:
     """The characters that begin a text of ``d`` (minimal: a state that reaches no text is the
-    dead state); None if none does."""
-    out = None
-    for c, t in enumerate(d.delta[d.start]):
-        if t:
-            out = d.classes[c] if out is None else out | d.classes[c]
-    return out
+    dead state)."""
+    return CharSet.union_of_disjoint(d.classes[c] for c, t in enumerate(d.delta[d.start]) if t)
 
 
 def _apart(cells) -> bool:
     """Whether the texts of ``cells`` begin with different characters (calls told apart by
     their first byte)."""
     firsts = [_first_characters(W.minimize()) for _, W, _ in cells]
-    return all(not (x & y) for i, x in enumerate(firsts) for y in firsts[:i]
-               if x is not None and y is not None)
+    return all(x.isdisjoint(y) for i, x in enumerate(firsts) for y in firsts[:i])
 
 
 def _prefix_free(d: DFA) -> bool:
@@ -360,36 +359,35 @@ def _prefix_free(d: DFA) -> bool:
 
 
 def _union_terms(variables: list, always: list, A: frozenset) -> list | None:
-    """The key set's terms: per combination of the ``variables``' choices (``(alternatives met,
-    required members, forbidden members)``) that meets an alternative, its required and
-    forbidden members; a name written or not in the same combinations either way is left free
-    (not where it has several members: one of them at most). None past :data:`UNION_TERMS`."""
-    total = 1
-    for v in variables:
-        total *= len(v)
-    if total > UNION_ASSIGNMENTS:
-        return None
-    kept = {combo for combo in itertools.product(*(range(len(v)) for v in variables))
-            if A.intersection(*(v[c][0] for v, c in zip(variables, combo)))}
-    for k, v in enumerate(variables):       # a name of one member: free where both ways meet
-        if len(v) != 2:
-            continue
-        pairs = {}
-        for combo in kept:
-            pairs.setdefault(combo[:k] + combo[k + 1:], set()).add(combo[k])
-        kept = {c for c in kept if pairs[c[:k] + c[k + 1:]] != {0, 1}} | {
-            rest[:k] + (-1,) + rest[k:] for rest, got in pairs.items() if got == {0, 1}}
-    if len(kept) > UNION_TERMS:
-        return None
-    terms = []
-    for combo in sorted(kept):
-        req, forb = list(always), []
-        for v, c in zip(variables, combo):
-            if c >= 0:
-                req += v[c][1]
-                forb += v[c][2]
-        terms.append((tuple(req), tuple(forb)))
-    return terms
+    """The key set's terms: per alternative, every combination of the ``variables``' choices
+    (``(alternatives met, required members, forbidden members)``; the first: the name absent)
+    that meets it, its required and forbidden members. A name that alternative may write with
+    any of its values or leave out is left free where it is one member, and else is one term
+    per member it may be (the others forbidden: one of them at most). None past
+    :data:`UNION_TERMS`."""
+    terms: dict = {}
+    for a in sorted(A):
+        per = []
+        for v in variables:
+            ok = [c for c in v if a in c[0]]
+            if len(ok) == len(v) and len(v) > 2:
+                cells = v[0][2]
+                ok = [(A, (), tuple(j for j in cells if j != i)) for i in cells]
+            elif len(ok) == len(v):
+                ok = [(A, (), ())]
+            per.append(ok)
+        count = 1
+        for ok in per:
+            count *= len(ok)
+        if count > UNION_TERMS:
+            return None       # (distinct combinations, each a term of its own)
+        for combo in itertools.product(*per):
+            req = tuple(always) + tuple(i for c in combo for i in c[1])
+            forb = tuple(i for c in combo for i in c[2])
+            terms[(req, forb)] = None
+            if len(terms) > UNION_TERMS:
+                return None
+    return list(terms)
 
 
 def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None,

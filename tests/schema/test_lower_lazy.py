@@ -376,6 +376,18 @@ def test_union_members_told_apart_by_their_first_byte_are_calls():
     assert counted.accepts('{"lose":1,"id":"a","win":2}')
     assert not counted.accepts('{"lose":{},"id":"a","win":2}')      # both: not oneOf
     assert counted.accepts('{"lose":{},"id":"a"}')
+    # values of other types need no product: a counted string (a call) beside an integer
+    schema = {"type": "object", "anyOf": [
+        {"properties": {"v": {"type": "string", "maxLength": 600}, "a": {"type": "integer"}},
+         "required": ["a"], "additionalProperties": False},
+        {"properties": {"v": {"type": "integer"}, "b": {"type": "boolean"}}, "required": ["b"],
+         "additionalProperties": False}]}
+    options = dict(whitespace=0, property_order="any")
+    counted = compile_tuned(schema, COUNTED, **options)
+    assert counted.lazy is not None and np.diff(counted.lazy.piece_terms).max() > 1
+    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert counted.accepts('{"v":"' + "x" * 600 + '","a":1}') and counted.accepts('{"b":true,"v":3}')
+    assert not counted.accepts('{"b":true,"v":"x"}') and not counted.accepts('{"v":3,"a":1}')
 
 
 def test_an_object_of_one_key_and_open_members_calls_their_value():
