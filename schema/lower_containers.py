@@ -326,7 +326,8 @@ def _value_cells(values: list, budget) -> list | None:
             return None
         new, rest = [], dfa
         for S, W, la in cells:
-            both, only = W.intersect(dfa, budget), W.difference(dfa, budget)
+            only = W.difference(dfa, budget)
+            both = W if only.is_empty() else W.intersect(dfa, budget)    # (W within dfa)
             if not both.is_empty():
                 new.append([S | {a}, both, la])
             if not only.is_empty():
