@@ -218,13 +218,12 @@ def _last_characters(value: DFA) -> list[tuple[CharSet, DFA]]:
     if any(t for f in final for t in d.delta[f]):
         raise AutomatonError("a value written in place must be prefix-free (no text goes on "
                              "past another)")
+    delta = [[0 if t in final else t for t in row] for row in d.delta]
     out = []
     for c, cs in enumerate(d.classes):
         ends = frozenset(q for q in range(1, len(d.delta)) if d.delta[q][c] in final)
-        if not ends:
-            continue
-        delta = [[0 if t in final else t for t in row] for row in d.delta]
-        out.append((cs, DFA.from_parts(d.classes, delta, ends, d.start)))
+        if ends:
+            out.append((cs, DFA.from_parts(d.classes, delta, ends, d.start)))
     return out
 
 
@@ -269,28 +268,10 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
             else m.key for m in members]
     _check_disjoint(members, keys, [k for k, _ in (extras or ())])
     # members of one name share its key text; a value written in place ends in a call that
-    # reads its last character and writes the key
+    # reads its last character and writes the key (all checked before a piece is added)
     by_key: dict = {}
     for i, m in enumerate(members):
         by_key.setdefault(m.key if isinstance(m.key, str) else ("dfa", i), []).append(i)
-    last: dict = {}
-    alts = []
-    for group in by_key.values():
-        values = []
-        for i in group:
-            v = members[i].value
-            if isinstance(v, DFA):
-                for chars, stem in _last_characters(v):
-                    if chars not in last:
-                        last[chars] = net.piece(Text(DFA.from_charset(chars)))
-                    values.append(concat(Text(stem), Call(last[chars], key=i)))
-            else:
-                values.append(Call(v, key=i))
-        alts.append(concat(Text(keys[group[0]]), Text(colon),
-                           values[0] if len(values) == 1 else choice(*values), w))
-    alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
-    body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
-                  else EMPTY, Text(DFA.literal("}")))
     if terms is None:
         terms = [([i for i, m in enumerate(members) if m.required], ())]
     shared = [g for g in by_key.values() if len(g) > 1]
@@ -298,4 +279,22 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
         if any(len(set(g) - set(forb)) > 1 for g in shared):
             raise AutomatonError(f"the term {(tuple(req), tuple(forb))} leaves two members of "
                                  "one name free (the name could be written twice)")
+    split = {i: _last_characters(m.value) for i, m in enumerate(members)
+             if isinstance(m.value, DFA)}
+    last: dict = {}
+    alts = []
+    for group in by_key.values():
+        values = []
+        for i in group:
+            for chars, stem in split.get(i, ()):
+                if chars not in last:
+                    last[chars] = net.piece(Text(DFA.from_charset(chars)))
+                values.append(concat(Text(stem), Call(last[chars], key=i)))
+            if i not in split:
+                values.append(Call(members[i].value, key=i))
+        alts.append(concat(Text(keys[group[0]]), Text(colon),
+                           values[0] if len(values) == 1 else choice(*values), w))
+    alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
+    body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
+                  else EMPTY, Text(DFA.literal("}")))
     return net.key_set(body, len(members), lo=min_properties, hi=max_properties, terms=terms)

@@ -236,7 +236,7 @@ def object_union_part(lw, nodes: list, ptrs: list):
         if got is not None:
             return got
     got = [_object_part(lw, n, p, named=named) for n, p in zip(nodes, ptrs)]
-    cuts = [c for g in got if g[3] is not None for c in [g[3]]]
+    cuts = [g[3] for g in got if g[3] is not None]
     return (DFA.union_all([g[0] for g in got], lw.budget), any(g[1] for g in got),
             frozenset().union(*(g[2] for g in got)), min(cuts) if cuts else None)
 

@@ -142,10 +142,12 @@ def test_members_sharing_a_name_are_the_union_of_objects(ws_n):
     lb = net.build(p)
     assert lb.accepts(b'{"u":{},"t":"a","n":2}') and lb.accepts(b'{"t":"cd","u":7}')
     assert not lb.accepts(b'{"u":{},"t":"cd"}') and not lb.accepts(b'{"t":"a","t":"cd"}')
+    n = len(net)
     with pytest.raises(AutomatonError, match="prefix-free"):
-        object_piece(net, [LazyMember("t", num)], None, ws)
+        object_piece(net, [LazyMember("t", one), LazyMember("u", num)], None, ws)
     with pytest.raises(AutomatonError, match="two members of one name free"):
         object_piece(net, members, None, ws, terms=[((), (0,))])
+    assert len(net) == n                 # (refused before a piece is added)
 
 
 def test_objects_accept_valid_documents_with_their_keys_as_written():
