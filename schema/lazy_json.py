@@ -60,7 +60,7 @@ from .jsontext import separators
 from .strings import escape_image
 
 __all__ = ["string_piece", "array_piece", "object_piece", "value_piece", "LazyMember",
-           "TICK_MARK"]
+           "TICK_MARK", "prefix_free"]
 
 #: The character that marks the end of one decoded character inside a string body's automaton
 #: (a control character, which JSON text never holds raw between quotes).
@@ -209,13 +209,20 @@ def _check_disjoint(members, keys: list, extra_keys: list) -> None:
                 raise AutomatonError(f"key texts {j} and {i} overlap")
 
 
+def prefix_free(value: DFA) -> bool:
+    """Whether no text of ``value`` goes on past another: what a value written in place in a
+    key-set piece must be (see :class:`LazyMember`)."""
+    d = value.minimize()
+    return not any(t for f in d.accepting for t in d.delta[f])
+
+
 def _last_characters(value: DFA) -> list[tuple[CharSet, DFA]]:
     """``value`` (prefix-free) as ``(last characters, texts before them)`` pairs, one per class
     of characters that ends a text: each text is one of the second's followed by one of the
     first's."""
     d = value.minimize()
     final = d.accepting
-    if any(t for f in final for t in d.delta[f]):
+    if not prefix_free(d):
         raise AutomatonError("a value written in place must be prefix-free (no text goes on "
                              "past another)")
     delta = [[0 if t in final else t for t in row] for row in d.delta]

@@ -42,6 +42,7 @@ from . import ir
 from .ecma import ecma_pattern_dfa
 from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text, object_dfa,
                        separators)
+from .lazy_json import prefix_free
 from .refs import pointer
 
 __all__ = ["array_part", "object_part", "object_terms_part", "object_union_part", "names_value",
@@ -279,7 +280,7 @@ def _union_key_set(lw, nodes: list, ptrs: list, named: tuple):
         if cells is None:
             return None
         if len(cells) > 1 and not _apart(cells):
-            if any(c[2].calls or not _prefix_free(c[1]) for c in cells):
+            if any(c[2].calls or not prefix_free(c[1]) for c in cells):
                 return None
             cells = [(S, W, None) for S, W, _ in cells]      # (written in place)
         first = len(members)
@@ -350,13 +351,6 @@ def _apart(cells) -> bool:
     their first byte)."""
     firsts = [_first_characters(W.minimize()) for _, W, _ in cells]
     return all(x.isdisjoint(y) for i, x in enumerate(firsts) for y in firsts[:i])
-
-
-def _prefix_free(d: DFA) -> bool:
-    """Whether no text of ``d`` goes on past another (a value written in place ends where its
-    last character is read)."""
-    m = d.minimize()
-    return not any(t for f in m.accepting for t in m.delta[f])
 
 
 def _union_terms(variables: list, always: list, A: frozenset) -> list | None:
