@@ -75,6 +75,13 @@ _OBJECTS_ONLY = frozenset({"object"})
 _NOT_OBJECTS = frozenset(TYPES) - {"object"}
 
 
+def _object_language(part) -> TypedLanguage:
+    """The typed language of an object part ``(dfa, complete, calls, cut)`` and nothing else."""
+    dfa, complete, calls, cut = part
+    return TypedLanguage.of({"object": dfa}, set(TYPES) if complete else _NOT_OBJECTS, calls,
+                            {} if cut is None else {"object": cut})
+
+
 def canonical_texts() -> DFA:
     """JSON texts whose every number is written canonically (no exponent, no trailing fraction
     zeros, no ``-0``... as :data:`.jsontext.CANONICAL_NUMBER`), at any depth: what complements
@@ -408,8 +415,9 @@ class Lowering:
                 for text in patterned_strings_texts(distinct, b):
                     out = out.union(TypedLanguage.of({"string": text}, set(TYPES) - {"string"}),
                                     b)
-        merged = self._object_union(alts) if len(alts) > 1 else {}
+        merged: dict = {}
         if len(alts) > 1:
+            merged = self._object_union(alts)
             merged.update(self._object_terms(alts, merged))
         for i, alt in enumerate(alts):
             if i in merged:
@@ -446,9 +454,7 @@ class Lowering:
             got = object_terms_part(self, a.object, terms, first.ptr)
             if got is None:
                 continue
-            part, ok, calls, cut = got
-            lang = TypedLanguage.of({"object": part}, set(TYPES) if ok else _NOT_OBJECTS, calls,
-                                    {} if cut is None else {"object": cut})
+            lang = _object_language(got)
             if a.types is None or a.types - {"object"}:
                 rest = replace(a, object=None, types=(a.types or frozenset(TYPES)) - {"object"})
                 lang = self.assertions(rest, first.ptr).union(lang, self.budget)
@@ -473,10 +479,7 @@ class Lowering:
                                 [alts[i].ptr for i in group])
         if got is None:
             return {}
-        part, ok, calls, cut = got
-        lang = TypedLanguage.of({"object": part}, set(TYPES) if ok else _NOT_OBJECTS, calls,
-                                {} if cut is None else {"object": cut})
-        return {group[0]: lang, **dict.fromkeys(group[1:])}
+        return {group[0]: _object_language(got), **dict.fromkeys(group[1:])}
 
     def _kept_as_text(self, target: str) -> bool:
         """A recursive target being lowered stays a residual (followed by :meth:`reference`,
