@@ -183,27 +183,37 @@ def misuse(call):
         check((m.state, repr(m), bm.tobytes()) == before, "the matcher or its bitmask moved")
 
 
-def time_budget_honoured(make, seconds):
+def time_budget_honoured(make, seconds, tries=3):
     """``make(budget)`` under ``Budget(max_seconds=seconds)`` (no other limit in reach) must stop
     with a ``BudgetExceeded`` of kind "seconds" within 10% of ``seconds`` (and 20 ms) either way,
     and the caller have it, with what was built freed, within 25% (freeing a large automaton
-    takes longer in a worker that shares the machine with others: 7% alone, up to 16% here)."""
+    takes longer in a worker that shares the machine with others: 7% alone, up to 16% here).
+
+    These are wall-clock bounds, which a machine busy with other work can push past however the
+    construction behaves (a worker descheduled for 200 ms): the bound must hold in one of
+    ``tries`` runs, where a construction that looks at the clock too seldom, or leaves too much to
+    free, misses it in every run."""
     import time
 
     from tokenfsm.automata import BudgetExceeded
 
-    budget = Budget(max_states=10**8, max_cells=10**10, max_visits=10**10, max_seconds=seconds)
-    t0 = time.perf_counter()
-    try:
-        make(budget)
-    except BudgetExceeded as e:
-        kind, reached = e.kind, e.reached
-    else:
-        raise AssertionError("finished within the time budget: the case is too small")
-    elapsed = time.perf_counter() - t0            # (the exception and its frames are gone)
-    return check(kind == "seconds" and 0.9 * seconds <= reached <= 1.1 * seconds + 0.02
-                 and elapsed <= 1.25 * seconds,
-                 f"{kind}: stopped after {reached:.3f} s, returned after {elapsed:.3f} s")
+    runs = []
+    for _ in range(tries):
+        budget = Budget(max_states=10**8, max_cells=10**10, max_visits=10**10,
+                        max_seconds=seconds)
+        t0 = time.perf_counter()
+        try:
+            make(budget)
+        except BudgetExceeded as e:
+            kind, reached = e.kind, e.reached
+        else:
+            raise AssertionError("finished within the time budget: the case is too small")
+        elapsed = time.perf_counter() - t0        # (the exception and its frames are gone)
+        check(kind == "seconds", f"stopped for {kind}, not for time")
+        runs.append((round(reached, 3), round(elapsed, 3)))
+        if 0.9 * seconds <= reached <= 1.1 * seconds + 0.02 and elapsed <= 1.25 * seconds:
+            return True
+    raise AssertionError(f"(stopped after, returned after) in seconds, each run: {runs}")
 
 
 def many_distinct_characters(n):
