@@ -26,7 +26,9 @@ Where it is not exact (always on the sound side, so an emitted text is valid):
   (``1.0``) when the schema declares draft 6 or later (drafts 3 and 4 do not count ``1.0`` as an
   integer); numbers with a bound other than zero, or with ``multipleOf``, have no exponent form;
 * keys are written in schema order (or any order with ``property_order="any"``) and in their
-  shortest spelling; undeclared keys come after the declared ones;
+  shortest spelling; undeclared keys come after the declared ones, and never write a printable
+  ASCII character as ``\\u0061`` (as serializers write them; every spelling of each declared
+  name must be kept out of them, which would take five states per character);
 * strings with ``format`` or ``pattern`` are written with one plain spelling per character
   (literal where JSON allows it, else the short escape, else ``\\uXXXX``): the format or pattern is
   the schema's contract, no model writes ``\\u0040`` in an e-mail address, and every spelling

@@ -57,7 +57,7 @@ from tokenfsm.automata.network import (
 )
 
 from .jsontext import separators
-from .strings import escape_image
+from .strings import escape_image, escape_policy
 
 __all__ = ["string_piece", "array_piece", "object_piece", "value_piece", "LazyMember",
            "TICK_MARK", "prefix_free"]
@@ -77,10 +77,9 @@ def value_piece(net: Network, dfa: DFA) -> int:
 def _marked(value: DFA, escapes: str, budget) -> DFA:
     """The spellings of the decoded strings ``value``, each character followed by the mark
     (``(C mark)*`` for every string: any number of characters, each in any allowed spelling)."""
-    if escapes not in ("all", "minimal"):
-        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
-    mark, minimal = DFA.literal(_MARK), escapes == "minimal"
-    return value.substitute(lambda cs: DFA.concat_all([escape_image(cs, minimal), mark]),
+    mark = DFA.literal(_MARK)
+    escape_policy(escapes)
+    return value.substitute(lambda cs: DFA.concat_all([escape_image(cs, escapes), mark]),
                             budget=budget)
 
 
@@ -107,8 +106,8 @@ def string_piece(net: Network, min_length: int = 0, max_length: int | None = Non
     excludes : iterable of str
         Substrings the text between the quotes must not contain (as written, before
         unescaping), across characters and across tokens.
-    escapes : {"all", "minimal"}
-        Every spelling JSON allows, or the plain one of each character (see
+    escapes : {"all", "minimal", "plain-ascii"}
+        The spellings of a policy of :data:`.strings.ESCAPES` (see
         :func:`.strings.json_encode`).
     value : DFA, optional
         Decoded strings the text must spell, whatever their length (an automaton over code

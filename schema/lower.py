@@ -998,21 +998,23 @@ class Lowering:
         return self._strings[key]
 
     def key_region(self, value: DFA) -> DFA:
-        """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied).
-        Where ``value`` leaves out a few names only (the declared ones: the usual region), every
-        string's texts but those names' spellings (:func:`.strings.json_string_outside`, or a
-        product with a small automaton under exclusions), not every spelling of every other
-        name made again."""
+        """Quoted texts of undeclared keys with decoded names in ``value`` (exclusions applied),
+        spelled as :data:`KEY_ESCAPES` says. Where ``value`` leaves out a few names only (the
+        declared ones: the usual region), every string's texts but those names' spellings
+        (:func:`.strings.json_string_outside`, or a product with a small automaton under
+        exclusions), not every spelling of every other name made again."""
         key = (value, self.excludes)
         got = KEY_REGIONS.get(key)
         if got is None:
             names = value.complement().minimize()
+            b, esc = self.budget, KEY_ESCAPES
             if names.num_states <= KEY_REGION_STATES and names.is_finite():
-                got = self.cached_string(0, None, (), (), self.excludes).difference(
-                    json_string(names, budget=self.budget), self.budget) if self.excludes \
-                    else json_string_outside(names, self.budget)
+                got = json_string(DFA.universal(), excludes=self.excludes, escapes=esc,
+                                  budget=b).difference(json_string(names, escapes=esc, budget=b),
+                                                       b) if self.excludes \
+                    else json_string_outside(names, b, escapes=esc)
             else:
-                got = json_string(value, excludes=self.excludes, budget=self.budget)
+                got = json_string(value, excludes=self.excludes, escapes=esc, budget=b)
             KEY_REGIONS.put(key, got, nbytes=_dfa_bytes(value) + _dfa_bytes(got))
         return got
 
@@ -1063,6 +1065,13 @@ class _AnyCopied:
 #: :meth:`Lowering.key_region` spells the names left out where they are finite and their
 #: automaton has at most this many states.
 KEY_REGION_STATES = 2_000
+
+#: The spelling of undeclared keys (a policy of :data:`.strings.ESCAPES`): printable ASCII never
+#: as ``\\u0061``, as serializers write keys (``json.dumps`` escapes only what is not ASCII).
+#: Every spelling of a declared name must be kept out of the undeclared keys beside it, and
+#: ``\\uXXXX`` would take five states per character of those names: the undeclared keys beside
+#: five names of 47 characters are 251 states in every spelling, 58 in this one.
+KEY_ESCAPES = "plain-ascii"
 
 #: Key regions by (decoded names, exclusions), kept across compilations: the same objects'
 #: undeclared keys recur from schema to schema (one function's arguments, a Kubernetes

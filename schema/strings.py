@@ -53,6 +53,35 @@ LITERAL_OK = ~(CharSet.of('"', "\\") | CharSet.range(0, 0x1F))
 BMP = CharSet.range(0, 0xFFFF)
 _QUOTE = DFA.literal('"')
 ASTRAL = CharSet.range(0x10000, MAX_CODEPOINT)
+PRINTABLE_ASCII = CharSet.range(0x20, 0x7E)
+
+#: The spelling policies of string texts, by name: ``(short, coded)``, whether a character that
+#: JSON lets a string hold literally may also take its short escape (``\/`` for ``/``), and the
+#: characters that may be written ``\uXXXX`` (a surrogate pair past the BMP). Every character may
+#: be written literally where JSON allows it, and takes its short escape where it has one and
+#: may not be literal.
+#:
+#: * ``"all"``: every spelling JSON allows.
+#: * ``"minimal"``: one plain spelling per character (literal, else the short escape, else
+#:   ``\u00XX``).
+#: * ``"plain-ascii"``: a printable ASCII character as itself or its short escape (``\"``,
+#:   ``\\``, ``\/``), never ``\u0061``; every other character every way (``\u00e9`` as
+#:   ``json.dumps`` writes it by default). What serializers write, and the spelling of
+#:   undeclared keys (:func:`json_string_outside`).
+ESCAPES = {
+    "all": (True, CharSet.any()),
+    "minimal": (False, ~(LITERAL_OK | CharSet.from_chars("".join(SHORT_ESCAPES)))),
+    "plain-ascii": (True, ~PRINTABLE_ASCII),
+}
+
+
+def escape_policy(escapes: str) -> tuple:
+    """The entry of :data:`ESCAPES` named ``escapes`` (a ``ValueError`` for any other)."""
+    got = ESCAPES.get(escapes) if isinstance(escapes, str) else None
+    if got is None:
+        raise ValueError(f"escapes must be one of {', '.join(map(repr, ESCAPES))}, "
+                         f"got {escapes!r}")
+    return got
 
 
 def _lit(s: str) -> Node:
@@ -88,17 +117,18 @@ def _surrogate_pairs(lo: int, hi: int) -> list[Node]:
     return out
 
 
-def escape_image_node(cs: CharSet, minimal: bool = False) -> Node:
-    """The regex tree of the JSON spellings of any one character of ``cs``: all of them, or with
-    ``minimal`` only the plainest (literal where allowed, else the short escape, else ``\\uXXXX``)."""
+def escape_image_node(cs: CharSet, escapes: str = "all") -> Node:
+    """The regex tree of the JSON spellings of any one character of ``cs`` that the policy
+    ``escapes`` allows (see :data:`ESCAPES`)."""
+    short, coded = escape_policy(escapes)
     parts: list[Node] = []
     literal = cs & LITERAL_OK
     if literal:
         parts.append(Chars(literal))
     for ch, letter in SHORT_ESCAPES.items():
-        if ch in cs and not (minimal and ch in LITERAL_OK):
+        if ch in cs and (short or ch not in LITERAL_OK):
             parts.append(_lit("\\" + letter))
-    coded = cs - LITERAL_OK - CharSet.from_chars("".join(SHORT_ESCAPES)) if minimal else cs
+    coded = cs & coded
     parts.extend(_hex4(lo, hi) for lo, hi in (coded & BMP).ranges)
     for lo, hi in (coded & ASTRAL).ranges:
         parts.extend(_surrogate_pairs(lo, hi))
@@ -106,23 +136,24 @@ def escape_image_node(cs: CharSet, minimal: bool = False) -> Node:
 
 
 @byte_lru_cache("schema.strings.escape_image", 8 << 20)
-def escape_image(cs: CharSet, minimal: bool = False) -> DFA:
+def escape_image(cs: CharSet, escapes: str = "all") -> DFA:
     """The automaton of the JSON spellings (inside quotes) of any one character of ``cs``.
 
     Parameters
     ----------
     cs : CharSet
         Decoded characters.
-    minimal : bool
-        False: every spelling JSON allows (literal, short escape, ``\\uXXXX`` in either case,
-        surrogate pairs). True: one plain spelling per character where possible -- literal
-        when JSON allows it, else the short escape, else ``\\u00XX`` (either case).
+    escapes : str
+        A spelling policy of :data:`ESCAPES`: ``"all"``, every spelling JSON allows (literal,
+        short escape, ``\\uXXXX`` in either case, surrogate pairs); ``"minimal"``, one plain
+        spelling per character (literal when JSON allows it, else the short escape, else
+        ``\\u00XX`` in either case); ``"plain-ascii"``, printable ASCII never ``\\uXXXX``.
 
     Returns
     -------
     DFA
     """
-    return DFA.from_ast(escape_image_node(cs, minimal))
+    return DFA.from_ast(escape_image_node(cs, escapes))
 
 
 def json_encode(value: DFA, budget: Budget | None = None, *, escapes: str = "all") -> DFA:
@@ -133,21 +164,20 @@ def json_encode(value: DFA, budget: Budget | None = None, *, escapes: str = "all
     value : DFA
         The allowed decoded values.
     budget : Budget, optional
-    escapes : {"all", "minimal"}
+    escapes : {"all", "minimal", "plain-ascii"}
         ``"all"``: every spelling JSON allows. ``"minimal"``: each character written the plain way
         only (see :func:`escape_image`), a subset that is far smaller for automata with many
-        classes (every ``\\uXXXX`` alternative costs states).
+        classes (every ``\\uXXXX`` alternative costs states). ``"plain-ascii"``: printable ASCII
+        never as ``\\uXXXX`` (see :data:`ESCAPES`).
 
     Returns
     -------
     DFA
         Texts between the quotes that ``json.loads`` decodes to a member of ``value``: all of
-        them, or (``"minimal"``) one plain spelling of each value.
+        them, or those the policy allows (with ``"minimal"`` one plain spelling of each value).
     """
-    if escapes not in ("all", "minimal"):
-        raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
-    minimal = escapes == "minimal"
-    return value.substitute(lambda cs: escape_image(cs, minimal), budget=budget)
+    escape_policy(escapes)
+    return value.substitute(lambda cs: escape_image(cs, escapes), budget=budget)
 
 
 def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all",
@@ -162,14 +192,15 @@ def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all
         Substrings the emitted text between the quotes must not contain. They are matched on the
         text as written, before unescaping: excluding ``"\\\\n"`` forbids the escape, not a newline
         written as ``\\u000a``. An empty collection gives exactly the automaton without it.
-    escapes : {"all", "minimal"}
+    escapes : {"all", "minimal", "plain-ascii"}
         Which spellings to allow, see :func:`json_encode`. The schema compiler uses
         ``"minimal"`` for strings under ``format`` or ``pattern`` (the schema's contract is the
         decoded text; no model writes ``\\u0040`` in an e-mail address, and every spelling of
-        every character multiplies the automaton) and ``"all"`` for unconstrained and
-        length-only strings, property names and ``const``/``enum`` members. A ``"minimal"``
-        language does not hold every spelling of its values, so its complement is not the
-        complement of its values: the compiler marks it incomplete.
+        every character multiplies the automaton), ``"plain-ascii"`` for undeclared keys
+        (:func:`json_string_outside`) and ``"all"`` for unconstrained and length-only strings,
+        property names and ``const``/``enum`` members. A language that does not hold every
+        spelling of its values has a complement that is not the complement of its values: the
+        compiler marks it incomplete.
     budget : Budget, optional
 
     Returns
@@ -180,10 +211,8 @@ def json_string(value: DFA, *, excludes: Iterable[str] = (), escapes: str = "all
     quote = _QUOTE
     if not excludes:
         # quotes added in the same construction as the encoding: one determinisation
-        if escapes not in ("all", "minimal"):
-            raise ValueError(f"escapes must be 'all' or 'minimal', got {escapes!r}")
-        minimal = escapes == "minimal"
-        return value.substitute(lambda cs: escape_image(cs, minimal), budget=budget,
+        escape_policy(escapes)
+        return value.substitute(lambda cs: escape_image(cs, escapes), budget=budget,
                                 prefix=quote, suffix=quote)
     body = json_encode(value, budget=budget, escapes=escapes)
     body = body.intersect(DFA.excluding(excludes, budget=budget), budget=budget)
@@ -247,10 +276,11 @@ def literal_json_string(s: str) -> DFA:
 
 # ------------------------------------------------------------------ strings outside a set of names
 
-def _outside_by_product(names: DFA, budget: Budget | None) -> DFA:
+def _outside_by_product(names: DFA, budget: Budget | None, escapes: str = "all") -> DFA:
     """:func:`json_string_outside` as the definition says: every string's texts less the
     names' (the reference way)."""
-    return _AnyText.get().text.difference(json_string(names, budget=budget), budget)
+    return _AnyText.get(escapes).text.difference(
+        json_string(names, escapes=escapes, budget=budget), budget)
 
 
 #: A class of characters leading on in the names with more characters than this is not
@@ -261,14 +291,15 @@ _HEX_UPPER = "ABCDEF"
 
 
 class _AnyText:
-    """Every string's texts (every spelling, ``S``), made once, with what
-    :func:`_outside_tracked` reads of them: the classes with the characters that an escape
-    reads its own way split off, and the state of the body and after a backslash."""
+    """Every string's texts (``S``, the spellings of a policy of :data:`ESCAPES`), made once
+    per policy, with what :func:`_outside_tracked` reads of them: the classes with the
+    characters that an escape reads its own way split off, and the state of the body and after
+    a backslash."""
 
-    _made = None
+    _made: dict = {}
 
-    def __init__(self):
-        text = self.text = json_string(DFA.universal())
+    def __init__(self, escapes: str):
+        text = self.text = json_string(DFA.universal(), escapes=escapes)
         self.body = text.delta[text.start][text.class_of('"')]
         self.after_backslash = text.delta[self.body][text.class_of("\\")]
         fixed = set(map(ord, '"\\/bfnrtu0123456789abcdefABCDEF'))
@@ -276,10 +307,11 @@ class _AnyText:
         self.parts = self.split(fixed, [(cs, k) for k, cs in enumerate(text.classes)])
 
     @classmethod
-    def get(cls) -> "_AnyText":
-        if cls._made is None:
-            cls._made = cls()
-        return cls._made
+    def get(cls, escapes: str = "all") -> "_AnyText":
+        got = cls._made.get(escapes)
+        if got is None:
+            got = cls._made[escapes] = cls(escapes)
+        return got
 
     def split(self, chars, parts) -> list:
         """``parts`` (class, class of S) with ``chars`` split off one by one, sorted by their
@@ -300,18 +332,20 @@ class _AnyText:
 
 
 @byte_lru_cache("schema.strings.escaped", 1 << 20)
-def _escaped(c: int) -> tuple[str, ...]:
-    """The escaped spellings of code point ``c`` after the backslash, hex digits in upper case
-    (each read in either case)."""
+def _escaped(c: int, escapes: str = "all") -> tuple[str, ...]:
+    """The escaped spellings of code point ``c`` after the backslash that the policy
+    ``escapes`` allows, hex digits in upper case (each read in either case)."""
+    short, coded = escape_policy(escapes)
     out = []
     letter = SHORT_ESCAPES.get(chr(c))
-    if letter is not None:
+    if letter is not None and (short or chr(c) not in LITERAL_OK):
         out.append(letter)
-    if c <= 0xFFFF:
-        out.append("u%04X" % c)
-    else:
-        v = c - 0x10000
-        out.append("u%04X\\u%04X" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
+    if chr(c) in coded:
+        if c <= 0xFFFF:
+            out.append("u%04X" % c)
+        else:
+            v = c - 0x10000
+            out.append("u%04X\\u%04X" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
     return tuple(out)
 
 
@@ -319,9 +353,10 @@ def _escaped(c: int) -> tuple[str, ...]:
 _CHARGE_EVERY = 256
 
 
-def _outside_tracked(names: DFA, budget: Budget | None) -> DFA | None:
+def _outside_tracked(names: DFA, budget: Budget | None, escapes: str = "all") -> DFA | None:
     """:func:`json_string_outside` built at once, its states numbered as the canonical form
-    numbers them: the texts of every string (``S``, minimal) read while the decoded prefix
+    numbers them: the texts of every string (``S``, minimal, in the spellings of ``escapes``)
+    read while the decoded prefix
     is followed through ``names`` (``N``, minimal, finite). A state is a state of ``S`` once
     the prefix has left ``N``'s live states; before, a live state ``n`` of ``N`` in the body
     of the string, or, inside an escape, ``S``'s state with what the escape may still become
@@ -332,7 +367,7 @@ def _outside_tracked(names: DFA, budget: Budget | None) -> DFA | None:
     ``names`` leading on holds more than :data:`TRACKED_CLASS_MAX` characters, or ``names`` is
     infinite."""
     n_dfa = names.minimize()
-    any_text = _AnyText.get()
+    any_text = _AnyText.get(escapes)
     text = any_text.text
     if n_dfa.start == 0:
         return text
@@ -377,9 +412,9 @@ def _outside_tracked(names: DFA, budget: Budget | None) -> DFA | None:
     body_moves = {}
     for n, out in onward.items():
         got = {column[c]: ("b", t) for c, t in out if chr(c) in LITERAL_OK}
-        if out:
-            got[backslash] = ("e", after_backslash,
-                              trie([(sp, t) for c, t in out for sp in _escaped(c)]))
+        spelled = [(sp, t) for c, t in out for sp in _escaped(c, escapes)]
+        if spelled:
+            got[backslash] = ("e", after_backslash, trie(spelled))
         if n in n_dfa.accepting:
             got[quote] = 0
         body_moves[n] = sorted(got.items())
@@ -468,8 +503,8 @@ def _outside_tracked(names: DFA, budget: Budget | None) -> DFA | None:
 
 
 #: The ways to build :func:`json_string_outside`, all with the same (canonical) result: name ->
-#: function of ``(names, budget)`` giving the DFA, or None where it does not apply. The tests
-#: run every entry on the same names.
+#: function of ``(names, budget, escapes)`` giving the DFA, or None where it does not apply. The
+#: tests run every entry on the same names, under every policy of :data:`ESCAPES`.
 OUTSIDE_WAYS = {
     "product": _outside_by_product,
     "tracked": _outside_tracked,
@@ -478,13 +513,25 @@ OUTSIDE_WAYS = {
 OUTSIDE_REFERENCE = "product"
 
 
-def json_string_outside(names: DFA, budget: Budget | None = None) -> DFA:
-    """The quoted JSON string texts, every spelling, whose decoded value is not in ``names``
-    (a finite language): the keys of undeclared members beside declared ones.
+def json_string_outside(names: DFA, budget: Budget | None = None, *,
+                        escapes: str = "all") -> DFA:
+    """The quoted JSON string texts, in the spellings of ``escapes`` (see :data:`ESCAPES`),
+    whose decoded value is not in ``names`` (a finite language): the keys of undeclared members
+    beside declared ones.
+
+    Every spelling of a name is left out, so that an undeclared key is never a declared one
+    written otherwise. That takes states: after each character of a name, a backslash may begin
+    the next one (``\\u0061`` for ``a``: five more states per character). Undeclared keys are
+    spelled ``"plain-ascii"``, as serializers write them, and need none for ASCII names.
 
     >>> d = json_string_outside(DFA.literal("age"))
     >>> d.accepts('"name"'), d.accepts('"age"'), d.accepts('"\\u0061ge"'), d.accepts('"ag"')
     (True, False, False, True)
+    >>> p = json_string_outside(DFA.literal("age"), escapes="plain-ascii")
+    >>> p.accepts('"name"'), p.accepts('"\\u0061ge"'), p.accepts('"caf\\u00e9"')
+    (True, False, True)
+    >>> d.num_states, p.num_states
+    (34, 22)
     """
-    got = _outside_tracked(names, budget)
-    return got if got is not None else _outside_by_product(names, budget)
+    got = _outside_tracked(names, budget, escapes)
+    return got if got is not None else _outside_by_product(names, budget, escapes)

@@ -41,17 +41,20 @@ SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "
          "\r": "\\r", "\t": "\\t"}
 
 
-def respell(value: str, rng: random.Random) -> str:
-    """A random valid JSON spelling of ``value`` (an independent encoder)."""
+def respell(value: str, rng: random.Random, escapes: str = "all", coded: list | None = None) -> str:
+    """A random valid JSON spelling of ``value`` (an independent encoder), in the spellings of
+    the policy ``escapes``; ``coded`` collects the characters written ``\\uXXXX``."""
     out = []
     for ch in value:
         cp = ord(ch)
         options = []
         if ch not in '"\\' and cp >= 0x20:
             options.append(ch)
-        if ch in SHORT:
+        if ch in SHORT and (escapes != "minimal" or not options):
             options.append(SHORT[ch])
-        if cp <= 0xFFFF:
+        if escapes == "minimal" and options or escapes == "plain-ascii" and 0x20 <= cp <= 0x7E:
+            pass
+        elif cp <= 0xFFFF:
             options.append("\\u%04x" % cp)
             options.append("\\u%04X" % cp)
         else:
@@ -60,6 +63,8 @@ def respell(value: str, rng: random.Random) -> str:
             options.append("\\u%04x\\u%04X" % (hi, lo))
             options.append("\\u%04X\\u%04x" % (hi, lo))
         out.append(rng.choice(options))
+        if coded is not None and out[-1].startswith("\\u"):
+            coded.append(ch)
     return '"' + "".join(out) + '"'
 
 
@@ -164,10 +169,34 @@ def test_minimal_escapes(v, seed):
     assert json.dumps(json.loads(text), ensure_ascii=False).lower() == text.lower()
 
 
+# characters of every kind a spelling policy tells apart: printable ASCII (with short escapes or
+# not), controls, non-ASCII and astral ones
+_SPELLED_CHARS = list('aZ9 ~"\\/\n\x01\x7f\u00e9\u2028\U0001F600')
+
+
 def test_minimal_is_a_subset():
     assert json_string(DFA.universal(), escapes="minimal") <= json_string(DFA.universal())
     with pytest.raises(ValueError):
         json_string(DFA.universal(), escapes="some")
+
+
+def test_the_spelling_policies_nest():
+    every, plain, minimal = (json_string(DFA.universal(), escapes=e)
+                             for e in ("all", "plain-ascii", "minimal"))
+    assert minimal <= plain <= every and minimal != plain != every
+
+
+@given(value=st.text(st.sampled_from(_SPELLED_CHARS), max_size=6), seed=st.integers(0, 2 ** 32))
+def test_plain_ascii_spells_printable_ascii_without_u_escapes(value, seed):
+    # every spelling (the independent encoder's) that writes no printable ASCII character as
+    # \uXXXX, and only those; each policy's own spellings are all accepted
+    rng = random.Random(seed)
+    coded: list = []
+    text = respell(value, rng, "all", coded)
+    plain = json_string(DFA.universal(), escapes="plain-ascii")
+    assert plain.accepts(text) == all(not " " <= c <= "~" for c in coded)
+    for e in ("all", "plain-ascii", "minimal"):
+        assert json_string(DFA.universal(), escapes=e).accepts(respell(value, rng, e))
 
 
 @pytest.mark.parametrize("names, excludes", [
@@ -178,19 +207,22 @@ def test_minimal_is_a_subset():
 ])
 def test_undeclared_key_regions_are_every_other_name_spelled(names, excludes):
     # Lowering.key_region takes every string's texts but the left-out names' spellings where
-    # those names are few: the same language as spelling every other name
-    from tokenfsm.schema.lower import Lowering
+    # those names are few: the same language as spelling every other name (as undeclared keys
+    # are spelled)
+    from tokenfsm.schema.lower import KEY_ESCAPES, Lowering
     from tokenfsm.schema.resolve import resolve
 
     lw = Lowering(resolve({}), excludes=excludes, allow_extra_keys=True, property_order="any")
     left_out = DFA.union_all([DFA.literal(n) for n in names]) if names else DFA.empty()
     for value in (DFA.universal().difference(left_out),
                   DFA.from_regex("x[a-z]*").difference(left_out)):      # (infinite: spelled)
-        assert lw.key_region(value).equivalent(json_string(value, excludes=excludes))
+        assert lw.key_region(value).equivalent(
+            json_string(value, excludes=excludes, escapes=KEY_ESCAPES))
         # kept across compilations by the names and the exclusions
         assert Lowering(resolve({}), excludes=excludes).key_region(value) is lw.key_region(value)
         other = Lowering(resolve({}), excludes=(*excludes, "zz")).key_region(value)
-        assert other.equivalent(json_string(value, excludes=(*excludes, "zz")))
+        assert other.equivalent(json_string(value, excludes=(*excludes, "zz"),
+                                            escapes=KEY_ESCAPES))
 
 
 # characters that a name's spellings read their own way: hex letters in both cases, escape
@@ -199,22 +231,24 @@ _NAME_CHARS = list('aAbBfFuU09_/"\\\n\x01\u00e9\u2028\U0001F600\U0001F601')
 
 
 @given(names=st.lists(st.text(st.sampled_from(_NAME_CHARS), max_size=4), max_size=5),
-       other=st.text(st.sampled_from(_NAME_CHARS), max_size=4), seed=st.integers(0, 2 ** 32))
-def test_every_way_to_the_strings_outside_names_gives_one_automaton(names, other, seed):
+       other=st.text(st.sampled_from(_NAME_CHARS), max_size=4), seed=st.integers(0, 2 ** 32),
+       escapes=st.sampled_from(sorted(strings_mod.ESCAPES)))
+def test_every_way_to_the_strings_outside_names_gives_one_automaton(names, other, seed, escapes):
     # the ways declared in OUTSIDE_WAYS give the reference's canonical automaton (or None where
-    # they do not apply), and it holds every spelling of every other string, none of the names
+    # they do not apply), and it holds every spelling of every other string in the policy, none
+    # of the names in any spelling
     left_out = DFA.union_all([DFA.literal(n) for n in names]) if names else DFA.empty()
-    got = {way: make(left_out, None) for way, make in strings_mod.OUTSIDE_WAYS.items()}
+    got = {way: make(left_out, None, escapes) for way, make in strings_mod.OUTSIDE_WAYS.items()}
     want = got[strings_mod.OUTSIDE_REFERENCE]
-    for d in [*got.values(), json_string_outside(left_out)]:
+    for d in [*got.values(), json_string_outside(left_out, escapes=escapes)]:
         assert d is not None
         assert (d.classes, d.delta, d.accepting, d.start) == \
             (want.classes, want.delta, want.accepting, want.start)
     rng = random.Random(seed)
     for n in names:
         assert not want.accepts(respell(n, rng))
-    assert want.accepts(respell(other, rng)) == (other not in names)
-    assert not want.accepts(respell(other, rng)[1:])            # (no opening quote)
+    assert want.accepts(respell(other, rng, escapes)) == (other not in names)
+    assert not want.accepts(respell(other, rng, escapes)[1:])   # (no opening quote)
 
 
 @pytest.mark.parametrize("names", [DFA.from_regex("[\u0100-\u0200]x"), DFA.from_regex("a+")])
