@@ -465,10 +465,10 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
         Number of leading positions with their own item language (``prefixItems``).
     ws : DFA
     min_items, max_items : int
-    contains : (match, miss, min, max) or None
-        Item texts in ``match`` count as matches, those in ``miss`` do not (items in neither are
-        not emitted: a sound reading when ``miss`` is only known to undershoot the complement);
-        between ``min`` and ``max`` matches.
+    contains : (matches, misses, min, max) or None
+        Per item index up to ``fixed`` (as ``item_at``), the item's texts that count as matches
+        and those that do not (texts in neither are not emitted: a sound reading when a miss is
+        only known to undershoot the complement); between ``min`` and ``max`` matches.
     budget : Budget, optional
     compose_min_rows : int or None
         See :data:`COMPOSE_MIN_ROWS` (None: never compose).
@@ -510,8 +510,7 @@ def array_dfa(item_at: Callable[[int], DFA | None], fixed: int, ws: DFA, *,
                 if contains is None:
                     out.append((item, 0))
                 else:
-                    match, miss = contains[0], contains[1]
-                    out = [(item.intersect(match, budget), 1), (item.intersect(miss, budget), 0)]
+                    out = [(contains[0][key], 1), (contains[1][key], 0)]
             items_cache[key] = [(d, inc) for d, inc in out if not d.is_empty()]
         return items_cache[key]
 

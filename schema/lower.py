@@ -254,7 +254,7 @@ class Lowering:
         me = weakref.proxy(self)
         self.rewriter = Rewriter(schema_ir, lambda target: me._kept_as_text(target),
                                  lambda *args: me.unsupported(*args),
-                                 tuning.scalar_alternatives)
+                                 tuning.scalar_alternatives, item_negations=strict)
 
     # ------------------------------------------------------------------ reporting
     def warn(self, msg: str, ptr: str) -> None:
@@ -619,6 +619,15 @@ class Lowering:
     # ------------------------------------------------------------------ one alternative
     def alternative(self, alt: Alternative) -> TypedLanguage:
         a = alt.assertions
+        for kind, sub in alt.residual if not (_types_only(a) or trivial(a)) else ():
+            possible = self.possible_types(sub) if kind == "schema" else TYPES
+            if len(possible) < len(TYPES):
+                # assertions beside a subschema kept as text (a recursive $ref): only the types
+                # it may have are built (not the arrays a negation adds beside an object)
+                a = conjoin(a, ir.Assertions(a.ptr, frozenset(possible) | (
+                    {"integer"} if "number" in possible else set())))
+        if a.types is not None and not a.types:
+            return TypedLanguage.nothing()
         first = alt.residual and alt.residual[0][0] == "schema"
         rest = alt.residual[1:] if first and (_types_only(a) or trivial(a)) else alt.residual
         # (residuals are products and complements: their operands copy open values in place)

@@ -63,11 +63,11 @@ UNION_TERMS = 32
 
 # ---------------------------------------------------------------- arrays
 
-def item_langs(lw, node: ir.ArrayNode, ptr: str) -> list:
-    """The typed languages of the leading items of an array node (each item's groups
-    conjoined), then of every later item."""
+def item_nodes(lw, node: ir.ArrayNode) -> list:
+    """The schemas of the leading items of an array node (each item's groups conjoined), then of
+    every later item; None for an item any value may be."""
     fixed = max([len(g.prefix) for g in node.items] + [0])
-    langs = []
+    out = []
     for i in range(fixed + 1):
         parts = []
         for g in node.items:
@@ -75,11 +75,42 @@ def item_langs(lw, node: ir.ArrayNode, ptr: str) -> list:
                 parts.append(g.prefix[i])
             elif g.rest is not None:
                 parts.append(g.rest)
-        if parts:
-            langs.append(lw.lower(lw.conjunction(parts)))
-        else:
-            langs.append(lw.any_value(ptr))
-    return langs
+        out.append(lw.conjunction(parts) if parts else None)
+    return out
+
+
+def item_langs(lw, node: ir.ArrayNode, ptr: str) -> list:
+    """The typed languages of the leading items of an array node, then of every later item (see
+    :func:`item_nodes`)."""
+    return [lw.lower(n) if n is not None else lw.any_value(ptr) for n in item_nodes(lw, node)]
+
+
+def _contains_split(lw, node: ir.ArrayNode, first: ir.Contains, langs: list) -> tuple:
+    """Per item of :func:`item_langs`, the typed languages of its values that ``first`` (a
+    ``contains``) matches and misses. In strict mode, where items and matches may be arrays or
+    objects, whose texts do not hold every spelling of their values, both are schemas lowered
+    (the item's conjoined with ``contains`` and with its negation, the algebra's); otherwise
+    the item's matches (its schema conjoined with ``contains``) are intersected with its texts
+    and subtracted from them (a complement of texts, refused in strict mode where it would miss
+    spellings, warned of in lenient mode)."""
+    items = item_nodes(lw, node)
+    wide = frozenset({"array", "object"})
+    if lw.strict and wide & lw.possible_types(first.schema) and any(
+            wide & (lw.possible_types(n) if n is not None else wide) for n in items):
+        split = ([], [])
+        with lw.any_copied():
+            for n in items:
+                for out, c in zip(split, (first.schema, ir.Not(first.ptr, first.schema))):
+                    out.append(lw.lower(lw.conjunction([c] + ([n] if n is not None else []))))
+        return split
+    hits, misses = [], []
+    for la, n in zip(langs, items):
+        # (the matches among the item's values: no universe of other values is built)
+        c = lw.lower(lw.conjunction([first.schema] + ([n] if n is not None else [])))
+        lw.no_calls((c,), "a contains")
+        hits.append(la.intersect(c, lw.budget))
+        misses.append(lw.subtract(la, c, first.ptr))
+    return hits, misses
 
 
 def array_part(lw, node: ir.ArrayNode, ptr: str):
@@ -103,23 +134,21 @@ def array_part(lw, node: ir.ArrayNode, ptr: str):
     contains = None
     if node.contains:
         first = node.contains[0]
-        c = lw.lower(first.schema)
-        lw.no_calls((c,) + tuple(langs), "a contains")
-        miss = TypedLanguage.nothing()
-        for la in langs:
-            miss = miss.union(lw.subtract(la, c, first.ptr), b)
-        contains = (c.to_dfa(b), miss.to_dfa(b), first.min, first.max)
-        complete = complete and set(TYPES) <= c.complete
-        cuts += [c.cut, miss.cut]
+        hits, misses = _contains_split(lw, node, first, langs)
+        lw.no_calls(tuple(hits) + tuple(misses) + tuple(langs), "a contains")
+        contains = ([h.to_dfa(b) for h in hits], [m.to_dfa(b) for m in misses],
+                    first.min, first.max)
+        complete = complete and all(set(TYPES) <= x.complete for x in hits + misses)
+        cuts += [x.cut for x in hits + misses]
     if hi is not None and hi < lo:
         return DFA.empty(), True, frozenset(), None
     dfas = [la.to_dfa(b) for la in langs]
     d = array_dfa(lambda i: dfas[min(i, fixed)], fixed, lw.ws, min_items=lo, max_items=hi,
                   contains=contains, budget=b, compose_min_rows=lw.tuning.compose_min_rows)
     for extra in node.contains[1:]:
-        # a second contains (from a merge): its arrays, intersected as texts
-        other = lw.lower(ir.Assertions(extra.ptr, frozenset({"array"}),
-                                       array=ir.ArrayNode(extra.ptr, contains=(extra,))))
+        # a second contains (from a merge): its arrays of the same items, intersected as texts
+        other = lw.lower(ir.Assertions(extra.ptr, frozenset({"array"}), array=ir.ArrayNode(
+            extra.ptr, items=node.items, contains=(extra,))))
         lw.no_calls((other,) + tuple(langs), "a contains")
         if "array" not in other.complete:
             lw.warn("a second contains is matched on the texts of its own schema: items written "
