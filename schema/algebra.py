@@ -14,10 +14,13 @@ is being compiled, intersected; a complement of scalar or array texts, subtracte
   kept whole beside the other conjuncts' groups, and the lowering applies every group to every
   member (so a key one conjunct declares also meets the other's ``additionalProperties``).
 * Negation is De Morgan on applicators and, on assertions, the table's rule per keyword: the
-  other types, a text complement of scalars and arrays (exact: those texts hold every spelling
-  of their values), and structurally on objects (a missing required name, the opposite property
-  count, a declared member whose value violates its schema, a member that *witnesses* a violated
-  ``patternProperties``/``additionalProperties``/``propertyNames``).
+  other types, a text complement of scalars (exact: those texts hold every spelling of their
+  values), structurally on objects (a missing required name, the opposite property count, a
+  declared member whose value violates its schema, a member that *witnesses* a violated
+  ``patternProperties``/``additionalProperties``/``propertyNames``) and on arrays (an item that
+  violates its schema, ``contains`` its negation; the opposite item count), or a text
+  complement of arrays where a keyword has no such rule (``contains``, ``uniqueItems``) or the
+  compiler is lenient (quicker, exact where the items' texts hold every spelling).
 * ``unevaluatedProperties``/``unevaluatedItems`` see what the passing subschemas of each
   alternative evaluate (:class:`Evaluated`, tracked while rewriting; ``anyOf`` with tracking
   spells out which branches pass).
@@ -64,6 +67,7 @@ MAX_ALTERNATIVES = 128
 MAX_NEGATED_ONE_OF = 6
 
 NON_OBJECT = frozenset(ALL_TYPES - {"object"})
+SCALAR = frozenset(NON_OBJECT - {"array"})
 TOP = ir.Assertions("")
 
 
@@ -272,12 +276,18 @@ class Rewriter:
         ``unsupported(msg, ptr, keyword)``: report what cannot be enforced (raise or warn).
     scalar_alternatives : int or None
         See :meth:`alternatives`.
+    item_negations : bool
+        Negate array keywords structurally (an item outside its schema is a ``contains`` of its
+        negation): exact where the items' texts miss spellings of their values (objects), at the
+        cost of lowering those negations. False: the negation of arrays is a complement of their
+        texts, as of scalars (quicker; inexact there, which the lenient compiler warns of).
     """
 
     def __init__(self, schema_ir, kept_as_text=None, unsupported=None,
-                 scalar_alternatives: int | None = None):
+                 scalar_alternatives: int | None = None, item_negations: bool = True):
         self.ir = schema_ir
         self.scalar_alternatives = scalar_alternatives
+        self.item_negations = item_negations
         self.kept_as_text = kept_as_text or (lambda target: False)
         self.unsupported = unsupported or _raise_unsupported
         #: targets expanded in place since the caller last looked (they count as entered while
@@ -466,13 +476,16 @@ class Rewriter:
         raise TypeError(f"not a node: {node!r}")  # pragma: no cover
 
     def _negate_assertions(self, a: ir.Assertions, whole) -> list[Alternative] | None:
-        """``not a``: values of other types, texts of scalars and arrays not in ``a`` (a text
-        complement, exact: see :mod:`.jsontext`), objects that violate ``a`` structurally.
+        """``not a``: values of other types, texts of scalars not in ``a`` (a text complement,
+        exact: see :mod:`.jsontext`), arrays and objects that violate ``a`` structurally (arrays
+        also by a text complement where a keyword has no structural negation).
         ``whole``: the node the complement is taken of when it is more than ``a``."""
         ptr = a.ptr
         whole = whole if whole is not None else a
         types = a.types if a.types is not None else ALL_TYPES
-        alts = [Alternative(ir.Assertions(ptr, NON_OBJECT), (("complement", whole),), ptr)]
+        arrays = _negate_array(a, types, whole) if self.item_negations else None
+        alts = [Alternative(ir.Assertions(ptr, NON_OBJECT if arrays is None else SCALAR),
+                            (("complement", whole),), ptr)] + (arrays or [])
         if "object" not in types:
             alts.append(Alternative(ir.Assertions(ptr, frozenset({"object"})), (), ptr))
             return alts
@@ -608,6 +621,10 @@ def _object(ptr: str, **kw) -> ir.Assertions:
     return ir.Assertions(ptr, frozenset({"object"}), object=ir.ObjectNode(ptr, **kw))
 
 
+def _array(ptr: str, **kw) -> ir.Assertions:
+    return ir.Assertions(ptr, frozenset({"array"}), array=ir.ArrayNode(ptr, **kw))
+
+
 def _empty(a: ir.Assertions, rw: Rewriter | None = None) -> bool:
     """Whether no value can meet ``a``, as far as cheap checks tell (types, listed values, a
     required property that must be absent or whose declared values contradict each other)."""
@@ -671,14 +688,81 @@ def _object_keywords(obj: ir.ObjectNode):
         yield "propertyNames", obj.names
 
 
+def _array_keywords(arr: ir.ArrayNode):
+    """The array keywords an (unmerged) array node holds, with their values."""
+    if arr.items:
+        yield "items", arr.items
+    if arr.min_items:
+        yield "minItems", arr.min_items
+    if arr.max_items is not None:
+        yield "maxItems", arr.max_items
+    if arr.contains:
+        yield "contains", arr.contains
+    if arr.unique:
+        yield "uniqueItems", arr.unique
+
+
+def _negate_array(a: ir.Assertions, types, whole) -> list[Alternative] | None:
+    """``not a`` on arrays, structurally: the arrays that break one of ``a``'s array keywords
+    (as :data:`_NEGATIONS` says: an item outside its schema, too few or too many items). None
+    where ``a`` allows no array (the complement of texts that hold none is every array, exact),
+    or where some keyword's negation is a text complement (``contains``, ``uniqueItems``,
+    ``items`` after ``prefixItems``; listed values; an ``unevaluatedItems`` beside): the caller
+    takes the complement of the arrays' texts."""
+    ptr = a.ptr
+    if "array" not in types or a.values is not None or \
+            getattr(whole, "unevaluated_items", None) is not None:
+        return None
+    out: list = []
+    for name, _ in _array_keywords(a.array) if a.array is not None else ():
+        negate = _NEGATIONS.get(KEYWORDS[name].negate)
+        got = negate(a.array, name, ptr) if negate is not None else None
+        if got is None:
+            return None
+        out += got
+    return out
+
+
+def _negate_items(arr, name, ptr):
+    """Some item is outside its schema: at an index of ``prefixItems``, that item's negation;
+    past them, where there are none, ``contains`` the negation of ``items``. None where
+    ``items`` follows ``prefixItems`` (an item past the prefix is not what ``contains``
+    reads)."""
+    out = []
+    for g in arr.items:
+        rest = None if isinstance(g.rest, ir.Always) else g.rest
+        if g.prefix and rest is not None:
+            return None
+        for i, p in enumerate(g.prefix):
+            if not isinstance(p, ir.Always):
+                at = pointer(g.ptr, "prefixItems", i)
+                first = tuple(ir.Always(at) for _ in range(i)) + (ir.Not(at, p),)
+                out.append(Alternative(_array(at, items=(ir.Items(first, None, at),),
+                                              min_items=i + 1), (), at))
+        if rest is not None:
+            at = pointer(g.ptr, "items")
+            out.append(Alternative(_array(at, contains=(ir.Contains(ir.Not(at, rest), 1, None,
+                                                                    at),)), (), at))
+    return out
+
+
 def _negate_required(obj, name, ptr):
     return [Alternative(_object(ptr, forbidden=(r,)), (), ptr) for r in obj.required]
 
 
-def _negate_count(obj, name, ptr):
-    if name == "minProperties":
-        return [Alternative(_object(ptr, max_properties=obj.min_properties - 1), (), ptr)]
-    return [Alternative(_object(ptr, min_properties=obj.max_properties + 1), (), ptr)]
+def _negate_count(node, name, ptr):
+    """Too few or too many members or items."""
+    make, field, flipped, shift = _FLIPPED_COUNTS[name]
+    return [Alternative(make(ptr, **{flipped: getattr(node, field) + shift}), (), ptr)]
+
+
+#: A count keyword: the node it bounds, its field, the field of its negation, and the shift
+_FLIPPED_COUNTS = {
+    "minProperties": (_object, "min_properties", "max_properties", -1),
+    "maxProperties": (_object, "max_properties", "min_properties", 1),
+    "minItems": (_array, "min_items", "max_items", -1),
+    "maxItems": (_array, "max_items", "min_items", 1),
+}
 
 
 def _negate_member(obj, name, ptr):
@@ -722,10 +806,12 @@ def _witness(keys: tuple, value: ir.Node, ptr: str) -> Alternative:
     return Alternative(_object(ptr, witnesses=(ir.Witness(keys, value, ptr),)), (), ptr)
 
 
-#: The structural negation of each object keyword, by the rule its table entry names.
+#: The structural negation of each object and array keyword, by the rule its table entry names
+#: (``"complement"``: none, the texts' complement is taken).
 _NEGATIONS = {
     "forbid": _negate_required,
     "flip-count": _negate_count,
     "member": _negate_member,
     "witness": _negate_by_witness,
+    "some-item": _negate_items,
 }

@@ -39,7 +39,8 @@ Where it is not exact (always on the sound side, so an emitted text is valid):
   punycode host names are not decoded (``idn-hostname`` holds the Unicode forms);
 * complements (``not``, ``oneOf``, ``if``) are only taken on text languages that hold every
   spelling of their values (object texts, arrays of such, and minimal-spelling strings do not,
-  unless rewritten structurally, see :mod:`.algebra`); elsewhere strict mode raises
+  unless rewritten structurally, see :mod:`.algebra`: objects always, arrays of ``items`` and
+  bounds in strict mode); elsewhere strict mode raises
   :class:`UnsupportedSchema` and lenient mode takes the text complement with a
   :class:`SchemaWarning`; the same holds for intersections of texts when a rewriting would give
   too many alternatives;

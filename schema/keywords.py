@@ -16,7 +16,8 @@ Each keyword is one :class:`Keyword` entry of :data:`KEYWORDS`, which says
   unit;
 * ``negate``: how its negation is written (:mod:`.algebra`): a text complement within the types
   it constrains, the other types, a missing required name, the opposite count, a member whose
-  value violates its schema, a member that witnesses a violation, or De Morgan for applicators;
+  value violates its schema, a member that witnesses a violation, an item that violates its
+  schema (``contains`` its negation), or De Morgan for applicators;
 * ``lower``: which lowering reads it (:mod:`.lower`: ``"string"``, ``"number"``, ``"array"``,
   ``"object"``, ``"types"``, ``"values"``), or what else it is (``"applicator"``, ``"reference"``,
   ``"unevaluated"``, ``"identifier"``, ``"annotation"``, ``"unsupported"``: an assertion the
@@ -100,7 +101,7 @@ class Keyword:
         by :mod:`.algebra`, not merged) or ``"ignore"``.
     negate : str
         ``"complement"``, ``"other-types"``, ``"forbid"``, ``"flip-count"``, ``"member"``,
-        ``"witness"``, ``"de-morgan"`` or ``"none"``.
+        ``"some-item"``, ``"witness"``, ``"de-morgan"`` or ``"none"``.
     lower : str
         The lowering that reads it, or its role (see the module docstring).
     field : str or None
@@ -147,11 +148,11 @@ _TABLE = [
     _k("exclusiveMaximum", _N, BOUND, "min", "complement", "number", "exclusive_maximum"),
     _k("multipleOf", _N, POSITIVE, "both", "complement", "number", "multiple_of"),
     # ------------------------------------------------------------ arrays
-    _k("items", _A, ITEMS, "group", "complement", "array", "items", "items"),
-    _k("prefixItems", _A, SCHEMA_LIST, "group", "complement", "array", "items", "items"),
-    _k("additionalItems", _A, SCHEMA, "group", "complement", "array", "items", "items"),
-    _k("minItems", _A, COUNT, "max", "complement", "array", "min_items"),
-    _k("maxItems", _A, COUNT, "min", "complement", "array", "max_items"),
+    _k("items", _A, ITEMS, "group", "some-item", "array", "items", "items"),
+    _k("prefixItems", _A, SCHEMA_LIST, "group", "some-item", "array", "items", "items"),
+    _k("additionalItems", _A, SCHEMA, "group", "some-item", "array", "items", "items"),
+    _k("minItems", _A, COUNT, "max", "flip-count", "array", "min_items"),
+    _k("maxItems", _A, COUNT, "min", "flip-count", "array", "max_items"),
     _k("contains", _A, SCHEMA, "group", "complement", "array", "contains", "contains"),
     _k("minContains", _A, COUNT, "group", "complement", "array", "contains", "contains"),
     _k("maxContains", _A, COUNT, "group", "complement", "array", "contains", "contains"),

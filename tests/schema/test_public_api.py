@@ -47,7 +47,7 @@ def test_the_keyword_table_holds_each_keyword_once_and_reads_shapes():
         assert k.merge in ("min", "max", "union", "intersect", "both", "group", "applicator",
                            "ignore"), k
         assert k.negate in ("complement", "other-types", "forbid", "flip-count", "member",
-                            "witness", "de-morgan", "none"), k
+                            "some-item", "witness", "de-morgan", "none"), k
     assert [p for p, _ in subschemas("items", [{}, True])] == [(0,), (1,)]
     assert list(subschemas("x-unknown", {"type": "string"})) == []
     assert keyword("$id", 4) is None and keyword("id", 2020) is None

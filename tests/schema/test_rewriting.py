@@ -99,6 +99,46 @@ def test_negations_are_structural_and_exact(schema):
     agree(schema)
 
 
+_ITEM = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}
+ARRAY_NEGATIONS = [
+    {"not": {"type": "array", "items": _ITEM}},
+    {"not": {"items": _ITEM, "minItems": 1, "maxItems": 2}},
+    {"not": {"prefixItems": [_ITEM]}},
+    {"type": "array", "not": {"prefixItems": [{}, {"required": ["b"]}]}},
+    # a union tagged by a member, its branches' arrays of objects told apart by an item
+    {"oneOf": [{"properties": {"t": {"const": k}, "v": {"type": "array", "items": {
+        "type": "object", "required": ["a"], "properties": {"a": {"type": t}}}}}}
+        for k, t in (("x", "integer"), ("y", "string"))]},
+    {"oneOf": [{"type": "array", "items": _ITEM}, {"type": "array", "maxItems": 1}]},
+]
+_ARRAYS = [[], [{}], [{"a": 1}], [{"a": "s"}], [{"a": 1}, {}], [{"a": 1}, {"a": 2}], [{"b": 1}],
+           [1], [{"a": 1}, {"a": 1}, {"a": 1}], [{}, {"b": 1}]]
+_TAGGED = [{"t": t, "v": v} for t in ("x", "y", "z") for v in
+           ([], [{"a": 1}], [{"a": "s"}], [{"a": 1}, {"a": "s"}], [{"b": 1}], 1)] + [{"v": [{}]}]
+
+
+@pytest.mark.parametrize("schema", ARRAY_NEGATIONS)
+def test_array_negations_are_structural_and_exact(schema):
+    # an item outside its schema is a contains of its negation: exact where the items are objects,
+    # whose texts miss spellings of their values (a complement of them was refused in strict mode)
+    instances = _TAGGED + [1, "s", None] if "oneOf" in schema and "type" not in schema["oneOf"][0] \
+        else _ARRAYS + [{}, {"a": 1}, 1, "s", None]
+    agree(schema, instances)
+    cs = compile_json_schema(schema, whitespace=0)          # strict, schema order
+    v = jsonschema.Draft202012Validator(schema)
+    for x in instances:
+        assert cs.accepts(json.dumps(x, separators=(",", ":"))) == v.is_valid(x), x
+
+
+def test_lenient_arrays_keep_the_text_complement():
+    # lenient mode negates arrays as texts (quicker, warned where inexact), strict structurally
+    ir = resolve({"not": {"type": "array", "items": _ITEM}})
+    strict = Rewriter(ir).alternatives(ir.root)
+    lenient = Rewriter(ir, item_negations=False).alternatives(ir.root)
+    assert any(a.assertions.array is not None and a.assertions.array.contains for a in strict)
+    assert not any(a.assertions.array is not None for a in lenient)
+
+
 def test_numbers_inside_a_complement_are_compared_as_values():
     # "[1.00]" is [1]: all integers, so not valid; the complement is taken on canonical spellings
     schema = {"type": "array", "items": {"type": "number"}, "not": {"items": {"type": "integer"}}}
