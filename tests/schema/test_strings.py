@@ -41,7 +41,8 @@ SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "
          "\r": "\\r", "\t": "\\t"}
 
 
-def respell(value: str, rng: random.Random, escapes: str = "all", coded: list | None = None) -> str:
+def respell(value: str, rng: random.Random, escapes: str = "all",
+            coded: list | None = None) -> str:
     """A random valid JSON spelling of ``value`` (an independent encoder), in the spellings of
     the policy ``escapes``; ``coded`` collects the characters written ``\\uXXXX``."""
     out = []
