@@ -584,26 +584,49 @@ class Lowering:
 
     def twin(self, target: str) -> tuple:
         """``(key, twin)``: the content key of a definition (see :mod:`.twins`) and, when a
-        definition with the same key was lowered before, ``(target, language, warnings)``."""
+        definition with the same key was lowered before, in this compilation or (off the stack
+        route) in another with the same options (:data:`SHARED_TWINS`), ``(target or None,
+        location, language, warnings, cuts)``."""
         key = self.keys.key(target)
-        return key, (None if key is None else self.twins.get(key))
+        if key is None:
+            return None, None
+        got = self.twins.get(key)
+        if got is None and self.stack is None:
+            shared = SHARED_TWINS.get((key, self._context()))
+            if shared is not None:
+                got = self.twins[key] = (None,) + shared
+        return key, got
+
+    def _context(self) -> tuple:
+        """What the language of a definition depends on besides its content: the options, the
+        draft's integers, the route."""
+        return (self.ws_n, self.excludes, self.strict, self.allow_extra_keys, self.any_order,
+                self.max_depth, self.tuning, self.ir.float_integers, self.counted is not None)
 
     def mark(self) -> tuple:
-        return len(self.warning_log), self.cuts, len(self.empty_why)
+        return len(self.warning_log), self.cuts, len(self.empty_why), len(self._open_at)
 
     def keep_twin(self, key, mark: tuple, target: str, lang: TypedLanguage) -> None:
         """Keep a definition's language for the definitions written alike, unless its lowering
         cut a recursion (which depends on where it was entered) or reported why an alternative
         was empty; the warnings and cuts it gave are given again, at the twin's place, where it
-        is reused."""
+        is reused. Off the stack route, a language without calls whose lowering met no open
+        value (each counts toward the stack route) and said nothing outside the definition is
+        kept for other compilations too."""
         if key is not None and self.cuts == mark[1] and len(self.empty_why) == mark[2]:
             said = tuple((m, p) for m, p in self.warning_log[mark[0]:] if m != self._cut_message)
             hit = self.cache.get(id(self.ir.definitions[target]))
-            self.twins.setdefault(key, (target, lang, said, hit[2] if hit else ()))
+            loc, cut_at = self.ir.locations[target], hit[2] if hit else ()
+            self.twins.setdefault(key, (target, loc, lang, said, cut_at))
+            inside = [p for _, p in said] + list(cut_at)
+            if self.stack is None and not lang.calls and len(self._open_at) == mark[3] and all(
+                    p == loc or p.startswith(loc + "/") for p in inside):
+                SHARED_TWINS.put((key, self._context()), (loc, lang, said, cut_at),
+                                 nbytes=sum(_dfa_bytes(d) for d in lang.parts.values()))
 
     def reuse(self, twin: tuple, target: str) -> TypedLanguage:
-        original, lang, said, cut_at = twin
-        loc_from, loc_to = self.ir.locations[original], self.ir.locations[target]
+        _, loc_from, lang, said, cut_at = twin
+        loc_to = self.ir.locations[target]
 
         def moved(ptr: str) -> str:
             if ptr == loc_from or ptr.startswith(loc_from + "/"):
@@ -1081,6 +1104,12 @@ KEY_REGION_STATES = 2_000
 #: ``\\uXXXX`` would take five states per character of those names: the undeclared keys beside
 #: five names of 47 characters are 251 states in every spelling, 58 in this one.
 KEY_ESCAPES = "plain-ascii"
+
+#: Languages of definitions by (content key, options; see :meth:`Lowering.keep_twin`), kept
+#: across compilations: schemas of one API share their definitions (Kubernetes' object metadata,
+#: label selectors, resource lists recur in most of its schemas), and lowering them again is most
+#: of such a schema's compilation.
+SHARED_TWINS = ByteLRU("schema.lower.shared_twins", 32 << 20)
 
 #: Key regions by (decoded names, exclusions), kept across compilations: the same objects'
 #: undeclared keys recur from schema to schema (one function's arguments, a Kubernetes

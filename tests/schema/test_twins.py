@@ -179,6 +179,40 @@ def test_a_twin_that_warns_is_compiled_in_its_own_place():
         compile_json_schema(schema)
 
 
+def test_definitions_are_shared_between_compilations(monkeypatch):
+    """A definition written alike in another schema (another name, another description) is not
+    lowered again when the options are the same; its warnings name the new place; the result is
+    that of a compilation sharing nothing."""
+    from tokenfsm.schema import lower as lower_mod
+    from tokenfsm.automata.cache import ByteLRU
+
+    monkeypatch.setattr(lower_mod, "SHARED_TWINS", ByteLRU("test.shared_twins", 1 << 20))
+    body = {"type": "object", "required": ["id"], "properties": {
+        "id": {"type": "integer"}, "at": {"type": "string", "format": "made-up"}}}
+    first = {"$defs": {"thing": body}, "type": "object",
+             "properties": {"t": {"$ref": "#/$defs/thing"}}}
+    second = {"definitions": {"other": dict(body, description="the same, described")},
+              "type": "array", "items": {"$ref": "#/definitions/other"}}
+    seen = []
+    real = Lowering.entered
+
+    def spy(self, target):  # (watches which definitions are lowered; changes nothing)
+        seen.append(self.ir.locations[target])
+        return real(self, target)
+
+    monkeypatch.setattr(Lowering, "entered", spy)
+    compile_json_schema(first, strict=False, whitespace=0)
+    seen.clear()
+    with pytest.warns(SchemaWarning) as rec:
+        got = compile_json_schema(second, strict=False, whitespace=0)
+    assert "/definitions/other" not in seen
+    assert any("(at /definitions/other/properties/at/format)" in str(w.message) for w in rec)
+    assert got.dfa == _compile(second, NO_TWINS, strict=False, whitespace=0).dfa
+    # other options (whitespace): lowered again
+    compile_json_schema(second, strict=False, whitespace=2)
+    assert "/definitions/other" in seen
+
+
 _BODIES = [
     {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3},
                                       "b": {"enum": ["x", 1, None]}}, "required": ["a"]},
