@@ -667,7 +667,7 @@ def _flat(node, rw: Rewriter):
     return None
 
 
-# ---------------------------------------------------------------- structural negation of objects
+# -------------------------------------------------- structural negation of objects and arrays
 
 def _object_keywords(obj: ir.ObjectNode):
     """The object keywords an (unmerged) object node holds, with their values."""

@@ -128,17 +128,23 @@ def _versions(n):
     return {"$defs": defs, "type": "object", "properties": props}
 
 
-@pytest.mark.parametrize("recursion", ["unroll", "stack"])
-def test_copies_compile_once_to_the_same_language(recursion, monkeypatch):
-    schema = _versions(4)
+def _watch_lowered(monkeypatch) -> list:
+    """The places of the definitions lowered from now on (watched; nothing changes)."""
     seen = []
     real = Lowering.entered
 
-    def spy(self, target):  # (watches which definitions are lowered; changes nothing)
+    def spy(self, target):
         seen.append(self.ir.locations[target])
         return real(self, target)
 
     monkeypatch.setattr(Lowering, "entered", spy)
+    return seen
+
+
+@pytest.mark.parametrize("recursion", ["unroll", "stack"])
+def test_copies_compile_once_to_the_same_language(recursion, monkeypatch):
+    schema = _versions(4)
+    seen = _watch_lowered(monkeypatch)
     with_twins = _compile(schema, SHARE_ALL, recursion=recursion, whitespace=0)
     targets = {t for t in seen if t.startswith("/$defs/") and t.count("/") == 2}
     seen.clear()
@@ -193,14 +199,7 @@ def test_definitions_are_shared_between_compilations(monkeypatch):
              "properties": {"t": {"$ref": "#/$defs/thing"}}}
     second = {"definitions": {"other": dict(body, description="the same, described")},
               "type": "array", "items": {"$ref": "#/definitions/other"}}
-    seen = []
-    real = Lowering.entered
-
-    def spy(self, target):  # (watches which definitions are lowered; changes nothing)
-        seen.append(self.ir.locations[target])
-        return real(self, target)
-
-    monkeypatch.setattr(Lowering, "entered", spy)
+    seen = _watch_lowered(monkeypatch)
     compile_json_schema(first, strict=False, whitespace=0)
     seen.clear()
     with pytest.warns(SchemaWarning) as rec:
