@@ -337,36 +337,55 @@ def _value_cells(values: list, budget) -> list | None:
     language)]``, the texts disjoint; ``values`` per alternative ``(texts, language)`` or None
     (the name is not written there). Values that begin with other characters than every cell
     are a cell of their own, calls and all; None where a product would have to look inside a
-    call."""
-    cells: list = []
-    for a, v in enumerate(values):
-        if v is None:
-            continue
-        dfa, lang = v
-        same = next((c for c in cells if c[1] is dfa), None) or \
-            next((c for c in cells if c[1] == dfa), None)
-        if same is not None:
-            same[0] = same[0] | {a}
-            continue
-        first = _first_characters(dfa.minimize())
-        if first and all(first.isdisjoint(_first_characters(c[1].minimize())) for c in cells):
-            cells.append([frozenset([a]), dfa, lang])      # (values of other types: disjoint)
-            continue
-        if lang.calls or any(c[2].calls for c in cells):
-            return None
-        new, rest = [], dfa
-        for S, W, la in cells:
-            only = W.difference(dfa, budget)
-            both = W if only.is_empty() else W.intersect(dfa, budget)    # (W within dfa)
-            if not both.is_empty():
-                new.append([S | {a}, both, la])
-            if not only.is_empty():
-                new.append([S, only, la])
-            rest = rest.difference(W, budget)
-        if not rest.is_empty():
-            new.append([frozenset([a]), rest, lang])
-        cells = new
-    return [tuple(c) for c in cells]
+    call. Without calls, the cells are found type by type (the string texts of two
+    alternatives are often the same automaton where their values of other types differ: a
+    declared string beside an undeclared key's any value), and a cell's texts are its types'."""
+    if any(v is not None and v[1].calls for v in values):
+        cells: list = []
+        for a, v in enumerate(values):
+            if v is not None:
+                cells = _refine_cells(cells, a, v[0], v[1], budget)
+                if cells is None:
+                    return None
+        return [tuple(c) for c in cells]
+    by_set: dict = {}
+    for t in TYPES:
+        cells = []
+        for a, v in enumerate(values):
+            part = v[1].parts.get(t) if v is not None else None
+            if part is not None:
+                cells = _refine_cells(cells, a, part, None, budget)
+        for S, part, _ in cells:
+            by_set.setdefault(S, {})[t] = part
+    return [(S, DFA.union_all(list(parts.values()), budget), TypedLanguage.of(parts, ()))
+            for S, parts in by_set.items()]
+
+
+def _refine_cells(cells: list, a: int, dfa: DFA, lang, budget) -> list | None:
+    """``cells`` (``[alternatives, texts, language]``, disjoint texts) refined by the values
+    ``dfa`` of alternative ``a`` (see :func:`_value_cells`)."""
+    same = next((c for c in cells if c[1] is dfa), None) or \
+        next((c for c in cells if c[1] == dfa), None)
+    if same is not None:
+        same[0] = same[0] | {a}
+        return cells
+    first = _first_characters(dfa.minimize())
+    if first and all(first.isdisjoint(_first_characters(c[1].minimize())) for c in cells):
+        return cells + [[frozenset([a]), dfa, lang]]      # (values of other types: disjoint)
+    if (lang is not None and lang.calls) or any(c[2] is not None and c[2].calls for c in cells):
+        return None
+    new, rest = [], dfa
+    for S, W, la in cells:
+        only = W.difference(dfa, budget)
+        both = W if only.is_empty() else W.intersect(dfa, budget)    # (W within dfa)
+        if not both.is_empty():
+            new.append([S | {a}, both, la])
+        if not only.is_empty():
+            new.append([S, only, la])
+        rest = rest.difference(W, budget)
+    if not rest.is_empty():
+        new.append([frozenset([a]), rest, lang])
+    return new
 
 
 def _first_characters(d: DFA) -> CharSet:
