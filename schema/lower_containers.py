@@ -357,8 +357,14 @@ def _value_cells(values: list, budget) -> list | None:
                 cells = _refine_cells(cells, a, part, None, budget)
         for S, part, _ in cells:
             by_set.setdefault(S, {})[t] = part
-    return [(S, DFA.union_all(list(parts.values()), budget), TypedLanguage.of(parts, ()))
-            for S, parts in by_set.items()]
+    out = []
+    for S, parts in by_set.items():
+        # (all of an alternative's values: its own automaton, not a union made again)
+        whole = next((values[a][0] for a in sorted(S) if values[a][1].parts.keys() == parts.keys()
+                      and all(values[a][1].parts[t] is d for t, d in parts.items())), None)
+        out.append((S, whole if whole is not None else DFA.union_all(list(parts.values()), budget),
+                    TypedLanguage.of(parts, ())))
+    return out
 
 
 def _refine_cells(cells: list, a: int, dfa: DFA, lang, budget) -> list | None:
