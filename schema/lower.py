@@ -1040,11 +1040,12 @@ class Lowering:
         if got is None:
             names = value.complement().minimize()
             b, esc = self.budget, KEY_ESCAPES
-            if names.num_states <= KEY_REGION_STATES and names.is_finite():
-                got = json_string(DFA.universal(), excludes=self.excludes, escapes=esc,
-                                  budget=b).difference(json_string(names, escapes=esc, budget=b),
-                                                       b) if self.excludes \
-                    else json_string_outside(names, b, escapes=esc)
+            few = names.num_states <= KEY_REGION_STATES and names.is_finite()
+            if few and self.excludes:
+                every = json_string(DFA.universal(), excludes=self.excludes, escapes=esc, budget=b)
+                got = every.difference(json_string(names, escapes=esc, budget=b), b)
+            elif few:
+                got = json_string_outside(names, b, escapes=esc)
             else:
                 got = json_string(value, excludes=self.excludes, escapes=esc, budget=b)
             KEY_REGIONS.put(key, got, nbytes=_dfa_bytes(value) + _dfa_bytes(got))
