@@ -461,10 +461,7 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None,
     # declared names: every group's properties in merge order, then required names
     order = list(dict.fromkeys([n for g in groups for n in g.names()] + required))
     own_names = set(order)
-    if terms is not None:
-        order = list(dict.fromkeys(order + named))
-    elif named:
-        order = list(dict.fromkeys(order + list(named)))
+    order = list(dict.fromkeys(order + list(named)))
     lw.charge(sum(len(n) + 4 for n in order), "object", ptr)
     positive = [g for g in groups if not g.negated]
     declared = {n for g in positive for n in g.names()}
