@@ -19,7 +19,10 @@ than a token's length from their bound all share one walk. Where the counts of s
 many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the groups
 no string of its longest token tells apart: the counts more than 6 characters from their bound walk
 the tokens of up to 6 bytes once for all of them, and only the longer tokens count by count
-(``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). States whose walks agree until
+(``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). Likewise the tokens free of
+JSON's quote, separators and brackets (:data:`SPLIT_BYTES`) are walked apart from the few holding
+one where that spares long walks: the counts of a ``minLength`` string differ only on tokens that
+close it, and walk the rest of the vocabulary once for all of them. States whose walks agree until
 they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies
 of a schema's string properties, which differ only after the closing quote) share the walk up to
 their exits, so a free-text body is walked in full once per schema, not once per property. Walks
@@ -91,6 +94,11 @@ SPLIT_LENGTHS = (6, 12)
 SPLIT_SAMPLES = 16
 SPLIT_MIN_VISITS = 1 << 21
 SPLIT_MIN_GROUPS = 256
+#: Tokens holding one of these bytes are walked apart from the others where that halves the
+#: groups of states the others need (see :func:`_bands`): JSON's quote, separators, brackets.
+SPLIT_BYTES = b'",:[]{}'
+SPLIT_BYTES_MIN_VISITS = 1 << 20
+SPLIT_BYTES_SAMPLES = 64
 #: ``strategy="auto"`` walks the byte trie, and moves to the class-merged trie once the walks
 #: have visited this many times the byte trie's size.
 AUTO_BYTE_WALK_PASSES = 8
@@ -356,20 +364,91 @@ def _walk_rows(bt: ByteTables, trie, block, n_blocks: int, eos, vocab_size: int,
     return rows, state_row, int(finished_row), info
 
 
-def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits: int) -> list:
+def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits: int | None,
+           split_bytes: bytes | None) -> list:
     """The bands of ``trie`` walked apart (see :meth:`TokenIndex.build`), each with its groups of
-    states: ``[(band, block, n_blocks), ...]``. The split pays for the groups outside cycles
-    (``comp``: the regions), where counts are (cycles are string bodies and the like, whose
-    walks are shared): a length of ``lengths`` splits where there are :data:`SPLIT_MIN_GROUPS`
-    such groups or more, the walks of :data:`SPLIT_SAMPLES` of them predict ``min_visits`` trie
-    nodes visited or more over all of them, and that length at most halves the groups."""
+    states: ``[(band, block, n_blocks), ...]``.
+
+    First by content: where the tokens free of ``split_bytes`` (JSON's quote, separators and
+    brackets, :data:`SPLIT_BYTES`) tell apart fewer groups of states than all tokens do, and the
+    walks spared visit enough nodes (:func:`_visit`, ``min_visits`` or by default
+    :data:`SPLIT_BYTES_MIN_VISITS`), they are walked apart from the tokens holding one, each
+    band with its own groups. The counts of a ``minLength`` string differ only on tokens holding
+    the closing quote; the rest of the vocabulary is walked once for all of them. Then by
+    length (:func:`_length_bands`, ``min_visits`` or by default :data:`SPLIT_MIN_VISITS`), the
+    tokens free of those bytes alone when the content split was taken."""
+    parts = []
     table = bt.table
+    if split_bytes:
+        least = SPLIT_BYTES_MIN_VISITS if min_visits is None else min_visits
+        free = trie.holding(split_bytes, False)
+        units = _acyclic_units(block, comp)
+        # (the spared walks are some of these: no need to look further when they are short)
+        if _visit(bt, free, units, least):
+            free_table = _without_bytes(bt, split_bytes)
+            free_block, n_free = kernels.refine_states(free_table, free.max_depth)
+            _, kept = np.unique(free_block[units], return_index=True)
+            if _visit(bt, free, np.delete(units, kept), least):
+                parts.append((trie.holding(split_bytes), block, n_blocks))
+                trie, table, block, n_blocks = free, free_table, free_block, int(n_free)
+    least = SPLIT_MIN_VISITS if min_visits is None else min_visits
+    return parts + _length_bands(bt, table, trie, block, n_blocks, comp, lengths, least)
+
+
+def _acyclic_units(block, comp) -> np.ndarray:
+    """The first state of each group of ``block`` (the dead state's aside) that lies on no cycle
+    of ``comp``, the regions: walks on cycles are shared (see :func:`_regions`), these not."""
+    _, first = np.unique(block, return_index=True)
+    first = first[1:]
+    return first[np.bincount(comp)[comp[first]] == 1]
+
+
+def _visit(bt: ByteTables, trie, states, least: int) -> bool:
+    """Whether the walks of ``trie`` from ``states`` visit ``least`` nodes or more in all, as
+    :data:`SPLIT_BYTES_SAMPLES` of them predict (``least`` 0: whether there are any). A walk
+    visits at most the subtrees of the first bytes it takes: when these add up to less, no
+    walk is needed; the samples are spread over the states ordered by that bound, so that the
+    few walking most of the trie (a free-text body) are sampled in their share."""
+    n = states.shape[0]
+    if least <= 0 or n == 0:
+        return n > 0
+    class_nodes = np.bincount(bt.byte_classes, weights=trie.first_byte_nodes,
+                              minlength=bt.table.shape[1])
+    bound = (bt.table[states] != 0) @ class_nodes
+    if bound.sum() < least:
+        return False
+    states = states[np.argsort(bound, kind="stable")]
+    picks = states[np.linspace(0, n - 1, min(n, SPLIT_BYTES_SAMPLES)).astype(np.int64)]
+    need = -(-least * picks.shape[0] // n)     # the samples' share, rounded up
+    return kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth, bt.byte_classes,
+                               bt.table, picks.astype(np.int32), need) >= need
+
+
+def _without_bytes(bt: ByteTables, some: bytes) -> np.ndarray:
+    """``bt``'s table with the byte classes made only of bytes of ``some`` leading nowhere:
+    states of one block of its :func:`.kernels.refine_states` allow the same tokens free of
+    those bytes."""
+    only = np.ones(bt.table.shape[1], dtype=bool)
+    others = np.ones(256, dtype=bool)
+    others[np.frombuffer(some, dtype=np.uint8)] = False
+    only[bt.byte_classes[others]] = False
+    return np.where(only[None, :], 0, bt.table).astype(np.int32)
+
+
+def _length_bands(bt: ByteTables, table, trie, block, n_blocks: int, comp, lengths,
+                  min_visits: int) -> list:
+    """The bands of length of ``trie``, each with the groups of states of ``table`` (``bt``'s,
+    or the one its tokens see, :func:`_without_bytes`) no token of the band tells apart.
+
+    The split pays for the groups outside cycles (``comp``: the regions), where counts are
+    (cycles are string bodies and the like, whose walks are shared): a length of ``lengths``
+    splits where there are :data:`SPLIT_MIN_GROUPS` such groups or more, the walks of
+    :data:`SPLIT_SAMPLES` of them predict ``min_visits`` trie nodes visited or more over all of
+    them, and that length at most halves the groups."""
     if min_visits > 0:
         if n_blocks - 1 < SPLIT_MIN_GROUPS:       # (fewer groups in all: no need to look)
             return [(trie, block, n_blocks)]
-        _, first = np.unique(block, return_index=True)
-        first = first[1:]
-        acyclic = first[np.bincount(comp)[comp[first]] == 1]
+        acyclic = _acyclic_units(block, comp)
         n = acyclic.shape[0]
         if n < max(SPLIT_MIN_GROUPS, SPLIT_SAMPLES):
             return [(trie, block, n_blocks)]
@@ -469,7 +548,8 @@ class TokenIndex:
               share_walks: bool = True, *, byte_walk_passes: int | None = None,
               max_signature_states: int | None = None,
               split_lengths: tuple | None = SPLIT_LENGTHS,
-              split_min_visits: int | None = None) -> "TokenIndex":
+              split_min_visits: int | None = None,
+              split_bytes: bytes | None = SPLIT_BYTES) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -507,6 +587,11 @@ class TokenIndex:
             predict ``split_min_visits`` trie nodes visited or more in all (default
             :data:`SPLIT_MIN_VISITS`; 0: split wherever a length halves the groups) and that
             length at most halves the groups. Same result.
+        split_bytes : bytes or None
+            Walk the tokens holding one of these bytes apart from those free of them, where the
+            latter tell apart at most half as many groups of states (default
+            :data:`SPLIT_BYTES`; None: no such split). The counts of a ``minLength`` string
+            differ only on tokens holding its closing quote. Same result.
 
         Returns
         -------
@@ -530,9 +615,9 @@ class TokenIndex:
         else:
             relaxed = np.arange(n_states, dtype=np.int32)
         parts = [(trie, block, int(n_blocks))]
-        if split_lengths and group_states:
-            min_visits = SPLIT_MIN_VISITS if split_min_visits is None else split_min_visits
-            parts = _bands(bt, trie, block, int(n_blocks), comp, split_lengths, min_visits)
+        if (split_lengths or split_bytes) and group_states:
+            parts = _bands(bt, trie, block, int(n_blocks), comp, split_lengths or (),
+                           split_min_visits, split_bytes)
         t2 = time.perf_counter()
         walked = [_walk_rows(bt, part, part_block, part_n, eos, vocab.size, comp, relaxed,
                              strategy, share_walks, byte_walk_passes, max_signature_states)

@@ -172,15 +172,46 @@ class TokenTrie:
         (4, 3)
         """
         key = (int(shortest), None if longest is None else int(longest))
+
+        def ends_here():
+            ends = self.depth >= shortest
+            return ends if longest is None else ends & (self.depth <= longest)
+
+        return self._kept(key, ends_here, f"{key[0]}-{'' if longest is None else key[1]}")
+
+    def holding(self, some: bytes, holds: bool = True) -> "TokenTrie":
+        """The trie of this one's tokens holding one of the bytes ``some`` or more (``holds``),
+        or none of them (cached, with a walk cache of its own; see :meth:`band`).
+
+        >>> from tokenfsm.masks import Vocabulary
+        >>> t = token_trie(Vocabulary([b"a", b'a"', b'"', b"ab", b"b,"]))
+        >>> t.holding(b'",').tok_ids.tolist(), t.holding(b'",', False).tok_ids.tolist()
+        ([2, 1, 4], [0, 3])
+        """
+        key = (bytes(sorted(set(some))), bool(holds))
+
+        def ends_here():
+            hit = np.zeros(256, dtype=bool)
+            hit[np.frombuffer(key[0], dtype=np.uint8)] = True
+            marks = np.flatnonzero(hit[self.sym])
+            marks = marks[marks > 0]                   # (the root's symbol is no byte)
+            below = np.zeros(self.sym.shape[0] + 1, dtype=np.int64)   # marked nodes' subtrees
+            np.add.at(below, marks, 1)
+            np.add.at(below, self.end[marks], -1)
+            held = np.cumsum(below[:-1]) > 0
+            return held if holds else ~held
+
+        return self._kept(key, ends_here, f"{'+' if holds else '-'}{key[0].hex()}")
+
+    def _kept(self, key, ends_here, label: str) -> "TokenTrie":
+        """The trie of the tokens ending at the nodes ``ends_here()`` marks, kept under ``key``."""
         with self._lock:
             hit = self._bands.get(key)
         if hit is not None:
             return hit
         n = self.sym.shape[0]
         counts = np.diff(self.tok_ptr)
-        ends_here = (counts > 0) & (self.depth >= shortest)
-        if longest is not None:
-            ends_here &= self.depth <= longest
+        ends_here = ends_here() & (counts > 0)
         ends_here[0] = False
         below = np.zeros(n + 1, dtype=np.int64)      # token nodes kept before each node
         np.cumsum(ends_here, out=below[1:])
@@ -194,7 +225,7 @@ class TokenTrie:
         arrays = (self.sym[keep], self.depth[keep], new_before[self.end[keep]].astype(np.int32),
                   tok_ptr, self.tok_ids[np.repeat(ends_here, counts)])
         band = TokenTrie(*(np.ascontiguousarray(a) for a in arrays), self.vocab_size,
-                         f"{self.vocab_fingerprint}:{key[0]}-{'' if longest is None else key[1]}")
+                         f"{self.vocab_fingerprint}:{label}")
         for a in (band.sym, band.depth, band.end, band.tok_ptr, band.tok_ids):
             a.flags.writeable = False
         with self._lock:
@@ -237,6 +268,16 @@ class TokenTrie:
         """Length in bytes of the longest token (0 for an empty trie; computed once: lazy
         indexes read it per mask row)."""
         return int(self.depth.max()) if self.depth.size else 0
+
+    @cached_property
+    def first_byte_nodes(self) -> np.ndarray:
+        """``int64[256]``: the nodes of the tokens starting with each byte, the most a walk
+        whose first byte that is can visit."""
+        first = np.flatnonzero(self.depth == 1)
+        out = np.zeros(256, dtype=np.int64)
+        out[self.sym[first]] = self.end[first] - first
+        out.flags.writeable = False
+        return out
 
     @cached_property
     def nodes(self) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""Tokens walked in bands of length (``TokenIndex.build(split_lengths=...)``): the rows, their
-numbering and the finished row equal one walk of the whole trie (the reference,
-``split_lengths=None``) and the naive reference walk; a trie's bands hold exactly the tokens of
-their lengths; and a length-bounded string on a real vocabulary takes the split by default."""
+"""Tokens walked in bands of length or of content (``TokenIndex.build(split_lengths=...,
+split_bytes=...)``): the rows, their numbering and the finished row equal one walk of the whole
+trie (the reference, ``split_lengths=None, split_bytes=None``) and the naive reference walk; a
+trie's bands hold exactly the tokens of their lengths, or holding (or free of) the bytes asked;
+and length-bounded strings on a real vocabulary take the splits by default."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ VOCAB = Vocabulary([b'"', b"a", b"ab", b"abc", b"abcd", b"abcde", b"abcdef", b"b
 def test_a_bounded_string_is_walked_in_bands():
     dfa = _bounded(30)
     whole = TokenIndex.build(dfa, VOCAB, split_lengths=None)
-    banded = TokenIndex.build(dfa, VOCAB, split_lengths=(2, 4), split_min_visits=0)
+    banded = TokenIndex.build(dfa, VOCAB, split_lengths=(2, 4), split_min_visits=0,
+                              split_bytes=None)
     assert whole.build_info["bands"] == 1 and banded.build_info["bands"] == 3
     # counts more than 4 from the bound are one group for the tokens of up to 4 bytes
     assert banded.build_info["walks"] < 2 * whole.build_info["walks"]
@@ -104,3 +106,63 @@ def test_a_band_holds_the_tokens_of_its_lengths(vocab, shortest, longest):
         path.append(int(band.sym[i]))
         for t in band.tok_ids[band.tok_ptr[i]:band.tok_ptr[i + 1]]:
             assert vocab.tokens[t] == bytes(path)
+
+
+# ---------------------------------------------------------------- bands by content
+
+def _at_least(n: int):
+    return compile_json_schema({"type": "string", "minLength": n}, whitespace=0).dfa.to_bytes()
+
+
+#: Strings of at least some characters: counts that only tokens holding the quote tell apart.
+AT_LEAST = st.integers(2, 24).map(_at_least)
+SPLITS = st.sampled_from([b'"', b'",:[]{}', b"a", b"ab\\", b'"a'])
+
+
+@given(AT_LEAST | BOUNDED | repeated_components() | random_byte_dfas(), small_vocabs(), SPLITS,
+       st.sampled_from([None, (2,)]), st.sampled_from(["bytes", "classes", "auto"]))
+def test_content_bands_give_the_rows_of_one_walk(dfa, vocab, split, lengths, strategy):
+    whole = TokenIndex.build(dfa, vocab, strategy=strategy, split_lengths=None, split_bytes=None)
+    banded = TokenIndex.build(dfa, vocab, strategy=strategy, split_lengths=lengths,
+                              split_min_visits=0, split_bytes=split)
+    same_index(whole, banded)
+    check_index_against_reference(banded, dfa, vocab)
+
+
+@given(small_vocabs(), SPLITS)
+def test_a_trie_holding_some_bytes_holds_exactly_those_tokens(vocab, some):
+    trie = token_trie(vocab)
+    tokens = {i: t for i, t in enumerate(vocab.tokens) if t is not None}
+    holding = sorted(i for i, t in tokens.items() if any(b in t for b in some))
+    assert sorted(trie.holding(some).tok_ids.tolist()) == holding
+    assert sorted(trie.holding(some, False).tok_ids.tolist()) == sorted(set(tokens) - set(holding))
+
+
+def test_a_long_string_is_walked_apart_from_the_tokens_ending_it():
+    dfa = _at_least(30)
+    whole = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_bytes=None)
+    banded = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_min_visits=0)
+    assert whole.build_info["bands"] == 1 and banded.build_info["bands"] == 2
+    # the 31 counts (each with its escape and UTF-8 states) walk the tokens free of the quote
+    # once for all of them, the tokens holding it count by count
+    free_walks = banded.build_info["walks"] - whole.build_info["walks"]
+    assert 0 < free_walks * 8 < whole.build_info["walks"]
+    same_index(whole, banded)
+    check_index_against_reference(banded, dfa, VOCAB)
+
+
+def test_a_long_string_on_a_real_vocabulary_takes_the_content_split():
+    tokens = load_vocabulary("qwen").tokens[:30000]
+    vocab = Vocabulary(list(tokens) + [None], eos_token_ids=[len(tokens)])
+    dfa = compile_json_schema({"type": "object", "properties": {
+        "id": {"type": "string", "minLength": 30}, "key": {"type": "string", "minLength": 40}}},
+        whitespace=0).dfa.to_bytes()
+    default = TokenIndex.build(dfa, vocab)
+    whole = TokenIndex.build(dfa, vocab, split_bytes=None)
+    # (split by length, not content, the counts walk much of the vocabulary each)
+    assert default.build_info["bands"] == 2
+    assert default.build_info["visited"] * 4 < whole.build_info["visited"]
+    same_index(whole, default)
+    # an automaton whose walks are short is walked whole
+    small = compile_json_schema({"enum": ["a" * 40, "b" * 40]}, whitespace=0).dfa.to_bytes()
+    assert TokenIndex.build(small, vocab).build_info["bands"] == 1
