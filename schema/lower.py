@@ -55,6 +55,7 @@ from .errors import SchemaError, SchemaWarning, UnsupportedSchema
 from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
 from .lower_containers import (array_part, object_part, object_terms_part, object_union_part,
                                unique_arrays)
+from .listed import passing
 from .lower_scalars import (any_scalar, any_value, number_part, patterned_string,
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
@@ -705,6 +706,13 @@ class Lowering:
         """``(language, types)``: the texts of the values that meet ``a``, and the types whose
         part is the shared any-value automaton (cut at ``max_depth``, for the caller to
         report)."""
+        if a.values is not None and (
+                a.types is not None or a.string or a.number or a.array or a.object):
+            kept = passing(a, self.ir, free_objects=self.any_order and self.allow_extra_keys)
+            if kept == ():
+                return TypedLanguage.nothing(), set()
+            if kept is not None:   # the values that pass: every spelling of each
+                a = ir.Assertions(a.ptr, values=kept, values_ptr=a.values_ptr)
         if a.values is not None and not self._copy_any:
             with self.any_copied():   # (the listed values meet the parts' texts)
                 return self._assertions(a, ptr)
