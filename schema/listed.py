@@ -35,18 +35,29 @@ __all__ = ["passing", "holds"]
 MAX_REF_DEPTH = 64
 
 
-def passing(a: ir.Assertions, schema_ir, free_objects: bool = False) -> tuple | None:
+def passing(a: ir.Assertions, schema_ir, free_objects: bool = False,
+            residual: tuple = ()) -> tuple | None:
     """The values ``a`` lists that meet ``a``'s other assertions, in order; None when that of
-    some value cannot be told from the value alone (see the module and :func:`holds`)."""
+    some value cannot be told from the value alone (see the module and :func:`holds`).
+
+    ``residual``: ``(kind, node)`` pairs of an alternative (:class:`.algebra.Alternative`) that
+    the values must also meet (``"schema"``) or fail (``"complement"``)."""
+    cx = _Context(schema_ir, free_objects)
     rest = ir.replace(a, values=None)
     kept = []
     for v in a.values:
-        ok = holds(rest, v, schema_ir, free_objects)
+        ok = _all([_holds(rest, v, cx, 0)] + [
+            _holds(node, v, cx, 0) if kind == "schema" else _not_of(_holds(node, v, cx, 0))
+            for kind, node in residual])
         if ok is None:
             return None
         if ok:
             kept.append(v)
     return tuple(kept)
+
+
+def _not_of(ok: bool | None) -> bool | None:
+    return None if ok is None else not ok
 
 
 def holds(node: ir.Node, value, schema_ir, free_objects: bool = False) -> bool | None:
@@ -210,8 +221,7 @@ def _one_of(n: ir.OneOf, v, cx, depth) -> bool | None:
 
 
 def _not(n: ir.Not, v, cx, depth) -> bool | None:
-    ok = _holds(n.part, v, cx, depth)
-    return None if ok is None else not ok
+    return _not_of(_holds(n.part, v, cx, depth))
 
 
 def _if(n: ir.IfThenElse, v, cx, depth) -> bool | None:

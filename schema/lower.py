@@ -643,6 +643,12 @@ class Lowering:
     # ------------------------------------------------------------------ one alternative
     def alternative(self, alt: Alternative) -> TypedLanguage:
         a = alt.assertions
+        if a.values is not None and alt.residual:
+            # listed values against the residuals one by one (:mod:`.listed`), where they decide
+            kept = passing(a, self.ir, self.any_order and self.allow_extra_keys, alt.residual)
+            if kept is not None:
+                return self.assertions(ir.Assertions(a.ptr, values=kept,
+                                                     values_ptr=a.values_ptr), alt.ptr)
         for kind, sub in alt.residual if not (_types_only(a) or trivial(a)) else ():
             possible = self.possible_types(sub) if kind == "schema" else TYPES
             if len(possible) < len(TYPES):
@@ -708,7 +714,7 @@ class Lowering:
         report)."""
         if a.values is not None and (
                 a.types is not None or a.string or a.number or a.array or a.object):
-            kept = passing(a, self.ir, free_objects=self.any_order and self.allow_extra_keys)
+            kept = passing(a, self.ir, self.any_order and self.allow_extra_keys)
             if kept == ():
                 return TypedLanguage.nothing(), set()
             if kept is not None:   # the values that pass: every spelling of each

@@ -110,8 +110,9 @@ def _listed_alone(schema, values) -> None:
     ``jsonschema`` says pass, or is unsatisfiable when none does."""
     sir = resolve(schema)
     decided = False
-    for options in ({}, FREE):
-        if any(holds(sir.root, v, sir, bool(options)) is None for v in values):
+    for options in ({}, {"strict": False}, FREE):
+        free = options is FREE
+        if any(holds(sir.root, v, sir, free) is None for v in values):
             continue
         decided = True
         oracle = jsonschema.validators.validator_for(schema)(schema)
