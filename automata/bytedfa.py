@@ -377,10 +377,13 @@ def _lower_minimal(dfa, way=None):
 
 
 def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
-    """The ``(n, n_cls)`` array of a transition table given as tuples of rows, read-only.
+    """The ``(n, n_cls)`` array of a transition table given as tuples of rows (or as an array
+    already), read-only.
 
     Rows are packed by :mod:`struct` into the narrowest unsigned type that holds every state,
     a few times faster than converting the cells one by one (``np.array``, ``np.fromiter``)."""
+    if isinstance(delta, np.ndarray):
+        return delta
     code, dtype = ("B", np.uint8) if n <= 1 << 8 else ("H", np.uint16) if n <= 1 << 16 else ("I", np.uint32)
     pack = struct.Struct(f"{n_cls}{code}").pack
     return np.frombuffer(b"".join(itertools.starmap(pack, delta)), dtype=dtype).reshape(n, n_cls)
@@ -415,6 +418,12 @@ def _distinct_rows(delta, cols: list):
     lists in order of first appearance, and each state's row among them (an array)."""
     if not cols:
         return [[]], np.zeros(len(delta), dtype=np.intp)
+    if isinstance(delta, np.ndarray):
+        sub = np.ascontiguousarray(delta[:, cols])
+        _, first, where = np.unique(sub, axis=0, return_index=True, return_inverse=True)
+        rank = np.empty(first.size, dtype=np.intp)      # numbered by first appearance
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        return sub[np.sort(first)].tolist(), rank[where.reshape(-1)]
     keys = list(map(operator.itemgetter(*cols), delta))     # tuples, or targets if one column
     number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     where = np.fromiter(map(number.__getitem__, keys), dtype=np.intp, count=len(keys))

@@ -141,7 +141,8 @@ def as_byte_dfa(obj) -> ByteTables:
     ----------
     obj : ByteDFA, DFA or compiled schema
         Anything with ``byte_classes``, ``table``, ``accepting`` and ``start``; or with
-        ``to_bytes()`` returning one; or with a ``dfa`` attribute that is one of those.
+        ``to_bytes()`` returning one (a compiled schema lowers a large composition as it is,
+        without minimising it first); or with a ``dfa`` attribute that is one of those.
 
     Returns
     -------
@@ -154,6 +155,8 @@ def as_byte_dfa(obj) -> ByteTables:
                         "it with PushdownIndex(compiled.recursive.to_bytes(), vocab) or "
                         "IndexCompiler(vocab).json_schema(schema); TokenIndex.build(compiled.dfa, "
                         "vocab) expands it into one DFA first (under the budget)")
+    if not hasattr(obj, "table") and hasattr(obj, "to_bytes"):
+        obj = obj.to_bytes()     # (a compiled schema's: its composition lowered as it is)
     if not hasattr(obj, "table") and hasattr(obj, "dfa"):
         obj = obj.dfa
     if not hasattr(obj, "table") and hasattr(obj, "to_bytes"):

@@ -85,6 +85,7 @@ from tokenfsm.automata.errors import (DEFAULT_BUDGET, Budget, BudgetExceeded,
                                      as_budget)
 from tokenfsm.automata.gcpause import gc_paused
 
+from .compose import LazyDFA
 from .errors import SchemaError, SchemaWarning
 from .lower import Lowering
 from .lower_lazy import COUNT_ATTEMPTS, CountedPieces
@@ -138,6 +139,8 @@ class CompiledSchema:
 
     @property
     def dfa(self) -> DFA:
+        if isinstance(self._dfa, LazyDFA):
+            return self._dfa.minimize()
         if self._dfa is None:
             if self.lazy is not None:
                 from tokenfsm.automata.network import expand
@@ -149,6 +152,15 @@ class CompiledSchema:
             else:
                 self._dfa = self.recursive.to_dfa(self._budget)
         return self._dfa
+
+    def to_bytes(self):
+        """The UTF-8 byte automaton of the texts, for an index (:func:`.masks.index.as_byte_dfa`
+        reads it): a large object's or array's composition is lowered as it is, not minimised
+        first (see :meth:`.compose.LazyDFA.to_bytes_as_composed`); otherwise
+        ``dfa.to_bytes()``."""
+        if isinstance(self._dfa, LazyDFA):
+            return self._dfa.to_bytes_as_composed()
+        return self.dfa.to_bytes()
 
     def accepts(self, text: str) -> bool:
         """Whether ``text`` is one of the JSON texts the automaton allows."""
@@ -162,7 +174,7 @@ class CompiledSchema:
         if self._dfa is None and self.lazy is not None:
             return f"CompiledSchema(lazy, {self.lazy.num_states} states, {len(self.warnings)} warnings)"
         what = (f"recursive, {len(self.recursive.modules)} automata" if self._dfa is None
-                else f"{self._dfa.num_states} states")
+                else f"{self.dfa.num_states} states")
         return f"CompiledSchema({what}, {len(self.warnings)} warnings)"
 
 
@@ -320,8 +332,12 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
             try:
                 lang = lw.lower(schema_ir.root)
-                dfa = lang.to_dfa(budget).minimize()  # nested objects and arrays: minimised once
-                lazy = counted.build(dfa) if counted and counted.text(dfa).calls else None
+                # nested objects and arrays: minimised once, when the minimal automaton is
+                # asked for (an index lowers the composition as it is, see CompiledSchema)
+                dfa = lang.to_dfa(budget)
+                lazy = None
+                if counted and counted.text(_reachable(dfa)).calls:
+                    lazy = counted.build(dfa.minimize())
             except _OpenValues:
                 open_sites, fresh = None, True
 
@@ -368,6 +384,14 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
 
             return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy, flat=flat)
         return CompiledSchema(dfa, lw.warnings, schema)
+
+
+def _reachable(dfa: DFA) -> DFA:
+    """``dfa`` without the rows its start cannot reach (a composition's, see :mod:`.compose`)."""
+    if not isinstance(dfa, LazyDFA):
+        return dfa
+    table, accepting = dfa.reachable()
+    return DFA(dfa.classes, table.tolist(), accepting, 1 if dfa.start else 0)
 
 
 def _taken(got, whitespace, schema, budget) -> CompiledSchema:

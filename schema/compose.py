@@ -424,8 +424,56 @@ class LazyDFA(DFA):
     def is_empty(self) -> bool:
         return self.start == 0   # co-reachable: the start is live unless the language is empty
 
+    def reachable(self) -> tuple[np.ndarray, list]:
+        """``(table, accepting)`` of the states reachable from the start, the dead state 0 and
+        the start 1 first, the others in breadth-first levels (not minimised)."""
+        a = self._array
+        seen = np.zeros(a.shape[0], dtype=bool)
+        seen[0] = seen[self.start] = True
+        levels = [np.array([self.start])]
+        while True:
+            nxt = a[levels[-1]].ravel()
+            nxt = nxt[~seen[nxt]]
+            if not nxt.size:
+                break
+            nxt = np.unique(nxt)
+            seen[nxt] = True
+            levels.append(nxt)
+        order = np.concatenate([[0]] + levels)
+        number = np.zeros(a.shape[0], dtype=np.int64)
+        number[order] = np.arange(order.size)
+        accepting = sorted(int(number[s]) for s in self.accepting if seen[s])
+        return number[a[order]], accepting
+
+    def to_bytes_as_composed(self):
+        """The UTF-8 byte automaton of the reachable states as they are, without minimising
+        them first: a composition of minimal automata is minimal but for a few states where
+        its blocks meet (a Kubernetes object's 1,784 states of 1,833 rows all are), and the
+        minimisation would cost more than the lowering. What an index needs; :meth:`to_bytes`
+        stays the canonical minimal automaton."""
+        from tokenfsm.automata.bytedfa import ByteDFA, _lower_minimal
+
+        if self._min is not None:
+            return self._min.to_bytes()
+        if self.start == 0:
+            return self.to_bytes()
+        table, accepting = self.reachable()
+        view = _TableView(table, self.classes, accepting, 1, self._segs)
+        got = _lower_minimal(view)
+        return ByteDFA._trusted(*got) if got is not None else self.to_bytes()
+
     def prune(self) -> DFA:
         return self.minimize()
+
+
+class _TableView:
+    """What :func:`~tokenfsm.automata.bytedfa._lower_minimal` reads of a code-point DFA."""
+
+    __slots__ = ("delta", "classes", "accepting", "start", "_segs")
+
+    def __init__(self, delta, classes, accepting, start, segs):
+        self.delta, self.classes, self.accepting = delta, classes, accepting
+        self.start, self._segs = start, segs
 
 
 def _size(m: DFA) -> int:

@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -267,3 +268,49 @@ def test_a_language_of_several_types_is_unioned_once():
     # a smaller budget than the kept union's is not passed by handing the kept one out
     with pytest.raises(BudgetExceeded):
         lang.to_dfa(Budget(max_states=d.num_states - 1))
+
+
+def _equivalent_bytes(a, b) -> bool:
+    """Whether two byte automata accept the same language (their reachable state pairs agree
+    on acceptance and on the dead state)."""
+    seen = {(a.start, b.start)}
+    todo = list(seen)
+    while todo:
+        x, y = todo.pop()
+        if bool(a.accepting[x]) != bool(b.accepting[y]) or (x == 0) != (y == 0):
+            return False
+        for pair in set(zip(a.table[x][a.byte_classes].tolist(),
+                            b.table[y][b.byte_classes].tolist())):
+            if pair not in seen:
+                seen.add(pair)
+                todo.append(pair)
+    return True
+
+
+@pytest.mark.parametrize("i", range(len(NESTED)))
+def test_an_index_lowers_the_composition_as_it_is(i):
+    # (compiled.to_bytes(), what an index reads, skips the minimisation the dfa has)
+    compiled = _compile(NESTED[i], True, whitespace=1)
+    got = compiled.to_bytes()
+    if isinstance(compiled._dfa, LazyDFA):      # (not minimised on the way)
+        assert compiled._dfa._min is None
+    assert _equivalent_bytes(got, compiled.dfa.to_bytes())
+    assert not _equivalent_bytes(got, _compile({"type": "object"}, True, whitespace=1).to_bytes())
+
+
+def test_an_index_of_a_large_composition_has_its_masks():
+    from tokenfsm.masks import TokenIndex, Vocabulary
+    schema = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)},
+              "required": ["k3"]}
+    compiled = _compile(schema, True, whitespace=0)
+    assert isinstance(compiled._dfa, LazyDFA)
+    vocab = Vocabulary([b"{", b'"k3":', b'{"street":"', b"x", b'"}', b"}", b'"k1', b'"k', b"3",
+                        b'":{', b"street", b'"', b",", None], eos_token_ids=[13])
+    ours, minimal = TokenIndex.build(compiled, vocab), TokenIndex.build(compiled.dfa, vocab)
+    text = [0, 1, 2, 3, 4, 5]
+    s, t = ours.start, minimal.start
+    for tok in text:
+        assert np.array_equal(ours.mask_rows[ours.state_row[s]],
+                              minimal.mask_rows[minimal.state_row[t]])
+        s, t = ours.next_state(s, tok), minimal.next_state(t, tok)
+    assert ours.accepting[s] and minimal.accepting[t]
