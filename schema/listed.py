@@ -83,26 +83,24 @@ def _holds(node, v, cx: _Context, depth: int) -> bool | None:
     return None if check is None else check(node, v, cx, depth)
 
 
-def _all(verdicts) -> bool | None:
-    """And over verdicts, False winning over None."""
-    out: bool | None = True
+def _decided(verdicts, winner: bool) -> bool | None:
+    """``winner`` if some verdict is, else None if some cannot be told, else ``not winner``:
+    an and over the verdicts (``winner`` False) or an or (True)."""
+    out: bool | None = not winner
     for ok in verdicts:
-        if ok is False:
-            return False
+        if ok is winner:
+            return winner
         if ok is None:
             out = None
     return out
+
+
+def _all(verdicts) -> bool | None:
+    return _decided(verdicts, False)
 
 
 def _any(verdicts) -> bool | None:
-    """Or over verdicts, True winning over None."""
-    out: bool | None = False
-    for ok in verdicts:
-        if ok is True:
-            return True
-        if ok is None:
-            out = None
-    return out
+    return _decided(verdicts, True)
 
 
 def _type_of(v) -> str | None:
