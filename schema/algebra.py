@@ -244,15 +244,8 @@ def conjoin(a: ir.Assertions, b: ir.Assertions) -> ir.Assertions:
 
 
 def _value_type(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "integer" if float(v).is_integer() else "number"
-    if isinstance(v, str):
-        return "string"
-    return "array" if isinstance(v, list) else "object"
+    t = ir.json_type(v)
+    return "integer" if t == "number" and float(v).is_integer() else t
 
 
 def _allows(types, v) -> bool:

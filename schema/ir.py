@@ -29,6 +29,8 @@ Example
 (6, '/properties/a')
 >>> json_equal(1, 1.0), json_equal(True, 1), json_equal({"a": [1]}, {"a": [1.0]})
 (True, False, True)
+>>> json_type(True), json_type(2.5), json_type({})
+('boolean', 'number', 'object')
 
 Node types per JSON type and combinator follow the shape of xgrammar's and llguidance's schema
 converters; frozen dataclasses as an intermediate form are the usual compiler practice (an AST
@@ -45,7 +47,7 @@ from typing import Any
 __all__ = ["Node", "Always", "Never", "ALWAYS", "NEVER", "StringNode", "NumberNode", "Items",
            "Contains", "ArrayNode", "Members", "Witness", "ObjectNode", "Assertions", "Schema", "AllOf", "AnyOf",
            "OneOf", "Not", "IfThenElse", "Dependent", "Ref", "canonical",
-           "json_equal", "replace"]
+           "json_equal", "json_type", "replace"]
 
 
 def canonical(v) -> Any:
@@ -64,6 +66,20 @@ def canonical(v) -> Any:
     if isinstance(v, dict):
         return ("obj", tuple(sorted((k, canonical(x)) for k, x in v.items())))
     return ("other", repr(v))
+
+
+def json_type(v) -> str:
+    """The JSON type of a value: ``null``, ``boolean``, ``number`` (integers too), ``string``,
+    ``array`` or ``object``."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
 
 
 def json_equal(a, b) -> bool:

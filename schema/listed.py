@@ -103,28 +103,10 @@ def _any(verdicts) -> bool | None:
     return _decided(verdicts, True)
 
 
-def _type_of(v) -> str | None:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return None
-
-
 def _assertions(a: ir.Assertions, v, cx, depth) -> bool | None:
     if a.unsupported:
         return None
-    t = _type_of(v)
-    if t is None:
-        return None
+    t = ir.json_type(v)
     if a.types is not None and t not in a.types:
         if t != "number" or "integer" not in a.types:
             return False
@@ -147,7 +129,7 @@ def _string(s: ir.StringNode, v, cx, depth) -> bool | None:
 
 
 def _number(n: ir.NumberNode, v, cx, depth) -> bool | None:
-    if _type_of(v) != "number":
+    if ir.json_type(v) != "number":
         return True
     x = _to_fraction(v)
     bounds = ((n.minimum, lambda b: x >= b), (n.maximum, lambda b: x <= b),
