@@ -7,6 +7,8 @@
   reference becomes: expanded in place (depth counted, cut at ``max_depth`` with a warning), a
   definition written alike reused (:mod:`.twins`), or on the stack route a *call* of the
   definition's own automaton (:mod:`.stack`);
+* a number schema whose applicators combine ``multipleOf`` and bounds is one residue automaton
+  (:mod:`.residues`, with ``tuning.number_formulas``);
 * anything else is rewritten into alternatives (:mod:`.algebra`), each lowered by type: numbers
   and strings and listed values (:mod:`.lower_scalars`), arrays and objects
   (:mod:`.lower_containers`), then its residual conjuncts intersected or subtracted as texts.
@@ -60,6 +62,7 @@ from .lower_scalars import (any_scalar, any_value, number_part, patterned_string
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
 from .refs import pointer
+from .residues import number_formula
 from .stack import _OpenValues
 from .strings import json_string, json_string_outside
 from .tuning import DEFAULT_TUNING, Tuning
@@ -353,6 +356,10 @@ class Lowering:
             return TypedLanguage.nothing()
         if isinstance(node, ir.Ref):
             return self.reference(node)
+        if self.tuning.number_formulas:
+            number = number_formula(node, self.ir, self.budget)
+            if number is not None:      # (every canonical spelling of every value it passes)
+                return TypedLanguage.of({"number": number})
         rw = self.rewriter
         mark = len(rw.inlined)
         try:

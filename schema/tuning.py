@@ -1,14 +1,15 @@
 """Fast paths of the schema compiler, declared as data next to the reference each must equal.
 
-Each knob of :class:`Tuning` changes how an automaton is built, never which language it
-accepts: the reference setting (the plain construction) gives the same language, and the tests
-walk :data:`FAST_PATHS` to check that, compiling with each knob set to its reference value
+Each knob of :class:`Tuning` changes how an automaton is built, never which values it
+accepts: the reference setting (the plain construction) gives the same language (or, where
+:attr:`FastPath.spellings` says so, the same canonical spellings of the same values), and the
+tests walk :data:`FAST_PATHS` to check that, compiling with each knob set to its reference value
 (:func:`tokenfsm.schema.compiler.compile_tuned`), rather than overwriting module constants.
 
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None), ('share_any_values', False)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None), ('share_any_values', False), ('number_formulas', False)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -70,6 +71,9 @@ class Tuning:
         In schema order, every array and every object that a schema leaves open (``{}``,
         ``additionalProperties: true``, undeclared keys) is one automaton, called from each
         place (:data:`.stack.ANY_TARGETS`), rather than copied there.
+    number_formulas : bool
+        A number schema whose applicators combine ``multipleOf`` and bounds is one residue
+        automaton (:mod:`.residues`), rather than a product per applicator.
     """
 
     twins: bool = True
@@ -80,6 +84,7 @@ class Tuning:
     string_unions: bool = True
     lazy_states: int | None = LAZY_STATES
     share_any_values: bool = True
+    number_formulas: bool = True
 
     def with_reference(self, name: str) -> "Tuning":
         """This tuning with fast path ``name`` set to its reference."""
@@ -102,11 +107,17 @@ class FastPath:
         The setting with the plain construction, which the fast path must equal.
     what : str
         What the fast path does.
+    spellings : str
+        The texts on which it equals its reference: ``"all"``, or ``"canonical"`` (the same
+        values, and the same texts where every number is written canonically, see
+        :data:`.jsontext.CANONICAL_NUMBER`: the reference keeps only canonical spellings under a
+        complement, the fast path every spelling without an exponent).
     """
 
     name: str
     reference: object
     what: str
+    spellings: str = "all"
 
 
 FAST_PATHS = (
@@ -125,6 +136,8 @@ FAST_PATHS = (
              "configuration (a lazy network) rather than copied into the flat automaton"),
     FastPath("share_any_values", False, "open arrays and objects (any value) called as one "
              "automaton each (stack route) rather than copied into every place"),
+    FastPath("number_formulas", False, "numbers under a formula of multipleOf and bounds as one "
+             "residue automaton rather than a product per applicator", spellings="canonical"),
 )
 
 assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}
