@@ -20,9 +20,12 @@ many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), e
 no string of its longest token tells apart: the counts more than 6 characters from their bound walk
 the tokens of up to 6 bytes once for all of them, and only the longer tokens count by count
 (``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). Likewise the tokens free of
-JSON's quote, separators and brackets (:data:`SPLIT_BYTES`) are walked apart from the few holding
-one where that spares long walks: the counts of a ``minLength`` string differ only on tokens that
-close it, and walk the rest of the vocabulary once for all of them. States whose walks agree until
+JSON's quote, separators, brackets and backslash (:data:`SPLIT_BYTES`) are walked apart from the
+few holding one where that spares long walks: the counts of a ``minLength`` string differ only on
+tokens that close it, and walk the rest of the vocabulary once for all of them. Over those tokens
+a string body tells apart a dozen byte classes of its schema's fifty: states whose walks tell
+apart few classes walk the trie merged over theirs (:func:`_class_views`), which is the same in
+every schema and so built once per vocabulary. States whose walks agree until
 they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies
 of a schema's string properties, which differ only after the closing quote) share the walk up to
 their exits, so a free-text body is walked in full once per schema, not once per property. Walks
@@ -94,14 +97,19 @@ SPLIT_LENGTHS = (6, 12)
 SPLIT_SAMPLES = 16
 SPLIT_MIN_VISITS = 1 << 21
 SPLIT_MIN_GROUPS = 256
-#: Tokens holding one of these bytes (JSON's quote, separators, brackets) are walked apart from
-#: the others where the others tell apart fewer groups of states and the walks that spares, as
+#: Tokens holding one of these bytes (JSON's quote, separators, brackets, and the backslash that
+#: starts an escape) are walked apart from the others where the others tell apart fewer groups of
+#: states or few byte classes, and the walks that spares or makes cheap, as
 #: :data:`SPLIT_BYTES_SAMPLES` of them predict, visit :data:`SPLIT_BYTES_MIN_VISITS` trie nodes
-#: or more (see :func:`_bands`): below, walking the 3,800 Llama-3 tokens that hold one apart
+#: or more (see :func:`_bands`): below, walking the 5,000 Llama-3 tokens that hold one apart
 #: costs more than it saves (Kubernetes kb_0: 7.4 -> 9.8 ms when forced).
-SPLIT_BYTES = b'",:[]{}'
+SPLIT_BYTES = b'",:[]{}\\'
 SPLIT_BYTES_MIN_VISITS = 1 << 20
 SPLIT_BYTES_SAMPLES = 64
+#: Groups of states that tell apart fewer byte classes are walked apart over a trie merged over
+#: those (see :func:`_class_views`) in sets of at least this many groups.
+LOCAL_MIN_UNITS = 16
+LOCAL_MAX_CLASSES = 16
 #: ``strategy="auto"`` walks the byte trie, and moves to the class-merged trie once the walks
 #: have visited this many times the byte trie's size.
 AUTO_BYTE_WALK_PASSES = 8
@@ -364,23 +372,26 @@ def _walk_rows(bt: ByteTables, trie, block, n_blocks: int, eos, vocab_size: int,
         if visited >= 0:
             visited += visited_shared
             break
-    info = dict(strategy=used, trie_nodes=walk.num_nodes, walks=n_blocks - 1,
+    info = dict(strategy=used, trie_nodes=walk.num_nodes, walks=int(order.shape[0]),
                 shared_walks=len(shared_groups), kept_walks=kept, visited=int(visited),
                 prepare_s=t1 - t0)
     return rows, state_row, int(finished_row), info
 
 
 def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits: int | None,
-           split_bytes: bytes | None) -> list:
+           split_bytes: bytes | None, local_classes: bool = False) -> list:
     """The bands of ``trie`` walked apart (see :meth:`TokenIndex.build`), each with its groups of
-    states: ``[(band, block, n_blocks), ...]``.
+    states and the table its tokens see: ``[(band, block, n_blocks, table), ...]``.
 
     First by content: where the tokens free of ``split_bytes`` (JSON's quote, separators and
     brackets, :data:`SPLIT_BYTES`) tell apart fewer groups of states than all tokens do, and the
     walks spared visit enough nodes (:func:`_visit`, ``min_visits`` or by default
     :data:`SPLIT_BYTES_MIN_VISITS`), they are walked apart from the tokens holding one, each
     band with its own groups. The counts of a ``minLength`` string differ only on tokens holding
-    the closing quote; the rest of the vocabulary is walked once for all of them. Then by
+    the closing quote; the rest of the vocabulary is walked once for all of them. With
+    ``local_classes``, also where the walks of the groups that tell apart few byte classes over
+    the tokens free of those bytes (:func:`_class_views`: walked over a small trie then) visit
+    enough nodes: those of a ``maxLength`` string, the host name of an e-mail address. Then by
     length (:func:`_length_bands`, ``min_visits`` or by default :data:`SPLIT_MIN_VISITS`), the
     tokens free of those bytes alone when the content split was taken."""
     parts = []
@@ -394,8 +405,10 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
             free_table = _without_bytes(bt, split_bytes)
             free_block, n_free = kernels.refine_states(free_table, free.max_depth)
             _, kept = np.unique(free_block[units], return_index=True)
-            if _visit(bt, free, np.delete(units, kept), least):
-                parts.append((trie.holding(split_bytes), block, n_blocks))
+            if _visit(bt, free, np.delete(units, kept), least) or (
+                    local_classes and _visit(bt, free, _few_classes(free_table, free_block)[0],
+                                             least)):
+                parts.append((trie.holding(split_bytes), block, n_blocks, table))
                 trie, table, block, n_blocks = free, free_table, free_block, int(n_free)
     least = SPLIT_MIN_VISITS if min_visits is None else min_visits
     return parts + _length_bands(bt, table, trie, block, n_blocks, comp, lengths, least)
@@ -453,28 +466,128 @@ def _length_bands(bt: ByteTables, table, trie, block, n_blocks: int, comp, lengt
     them, and that length at most halves the groups."""
     if min_visits > 0:
         if n_blocks - 1 < SPLIT_MIN_GROUPS:       # (fewer groups in all: no need to look)
-            return [(trie, block, n_blocks)]
+            return [(trie, block, n_blocks, table)]
         acyclic = _acyclic_units(block, comp)
         n = acyclic.shape[0]
         if n < max(SPLIT_MIN_GROUPS, SPLIT_SAMPLES):
-            return [(trie, block, n_blocks)]
+            return [(trie, block, n_blocks, table)]
         picks = acyclic[np.linspace(0, n - 1, SPLIT_SAMPLES).astype(np.int64)]
         need = -(-min_visits * SPLIT_SAMPLES // n)     # the samples' share, rounded up
         got = kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth,
                                   bt.byte_classes, table, picks.astype(np.int32), need)
         if got < need:
-            return [(trie, block, n_blocks)]
+            return [(trie, block, n_blocks, table)]
     parts, lo = [], 0
     for k in sorted(set(lengths)):
         if not 0 < k < trie.max_depth:
             continue
         kb, nk = kernels.refine_states(table, k)
         if 2 * int(nk) <= n_blocks:
-            parts.append((trie.band(lo, k), kb, int(nk)))
+            parts.append((trie.band(lo, k), kb, int(nk), table))
             lo = k + 1
     if not parts:
-        return [(trie, block, n_blocks)]
-    return parts + [(trie.band(lo), block, n_blocks)]
+        return [(trie, block, n_blocks, table)]
+    return parts + [(trie.band(lo), block, n_blocks, table)]
+
+
+def _few_classes(seen: np.ndarray, block) -> tuple:
+    """``(units, labels)``: the first state of each group of ``block`` whose walks over the
+    tokens that see ``seen`` tell apart few byte classes (at most :data:`LOCAL_MAX_CLASSES`,
+    and at most half of all), and the partition of the classes of every state
+    (:func:`.kernels.class_partitions`)."""
+    n_classes = seen.shape[1]
+    labels = kernels.class_partitions(seen, kernels.scc_ids(seen))
+    _, first = np.unique(block, return_index=True)
+    units = first[1:]                                      # (the dead state's group aside)
+    few = labels[units].max(axis=1) + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2)
+    return units[few], labels
+
+
+def _class_views(bt: ByteTables, seen: np.ndarray, block,
+                 min_units: int = LOCAL_MIN_UNITS) -> list:
+    """The states of ``bt`` in sets walked apart, each with the byte classes its walks tell apart:
+    ``[(tables, block), ...]``, ``block`` the groups of states with every other state in the dead
+    state's group 0.
+
+    A walk reads a token's bytes through the states it reaches; where these move alike on two
+    classes (:func:`.kernels.class_partitions`, over ``seen``, the table the band's tokens see),
+    the walk may read them as one symbol, over a trie merged over fewer classes. A string body
+    walked over the tokens free of JSON's quote, brackets and backslash tells apart a dozen
+    classes of the forty or more of its schema (Llama-3: a trie of 6,752 nodes rather than
+    173,988), and the same dozen in every schema, so that its trie is built once per
+    vocabulary. States whose classes are at most half as many as all (and at most
+    :data:`LOCAL_MAX_CLASSES`), in sets of ``min_units`` groups or more, are walked so; the
+    others with every class."""
+    n_classes = seen.shape[1]
+    small, labels = _few_classes(seen, block)
+    if small.shape[0] < min_units:
+        return [(bt, block)]
+    # the distinct partitions of the groups with few classes, by a hash of each checked against
+    # its first holder (compared as rows only where two hashes collide: never, in practice)
+    weights = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=n_classes) | 1
+    _, first, of_small, count = np.unique(labels[small].astype(np.int64) @ weights,
+                                          return_index=True, return_inverse=True,
+                                          return_counts=True)
+    kinds = labels[small[first]]
+    of_small = of_small.reshape(-1)
+    if not np.array_equal(labels[small], kinds[of_small]):
+        kinds, of_small, count = np.unique(labels[small], axis=0, return_inverse=True,
+                                           return_counts=True)
+        of_small = of_small.reshape(-1)
+    apart = np.flatnonzero(count >= min_units)
+    if not apart.shape[0]:
+        return [(bt, block)]
+    # every state of a group walked apart takes that group's set (its unit's), the rest all
+    owner = np.full(kinds.shape[0], -1, dtype=np.int64)
+    owner[apart] = np.arange(apart.shape[0])
+    set_of_block = np.full(int(block.max()) + 1, -1, dtype=np.int64)
+    set_of_block[block[small]] = owner[of_small]
+    state_set = set_of_block[block]
+    state_set[0] = -1
+    views = []
+    for j, i in enumerate(apart.tolist()):
+        fine = kinds[i]
+        # coarse classes numbered by first byte, each read through one of its fine classes
+        by_byte = fine[bt.byte_classes]
+        _, first_byte, coarse = np.unique(by_byte, return_index=True, return_inverse=True)
+        rank = np.argsort(np.argsort(first_byte))
+        coarse_classes = rank[coarse.reshape(-1)].astype(np.uint8)
+        reps = np.empty(rank.shape[0], dtype=np.int64)
+        reps[coarse_classes] = bt.byte_classes
+        view = ByteTables(coarse_classes, np.ascontiguousarray(seen[:, reps], dtype=np.int32),
+                          bt.accepting, bt.start)
+        views.append((view, np.where(state_set == j, block, 0).astype(block.dtype)))
+    rest = state_set < 0
+    if rest[1:].any():
+        views.append((bt, np.where(rest, block, 0).astype(block.dtype)))
+    return views
+
+
+def _state_joined(walked: list, blocks: list) -> tuple:
+    """The rows of walks over disjoint sets of states (each ``(rows, state_row, finished_row)``,
+    the states of the others in group 0 of its ``blocks``): each state's row from the walk of
+    its set, ``(rows, state_row, finished_row)`` numbered as :func:`.kernels.walk_masks` numbers
+    them (by first use in state order, then the finished row)."""
+    offsets = np.cumsum([0] + [w[0].shape[0] for w in walked])
+    every = np.concatenate([w[0] for w in walked])
+    state_row = np.asarray(walked[0][1], dtype=np.int64).copy()
+    for i in range(1, len(walked)):
+        mine = blocks[i] != 0
+        state_row[mine] = walked[i][1][mine] + offsets[i]
+    # (rows are long and few: one dictionary of their bytes, not a sort of them)
+    seen: dict = {}
+    inv = np.array([seen.setdefault(r.tobytes(), len(seen)) for r in every], dtype=np.int64)
+    _, keep = np.unique(inv, return_index=True)
+    distinct = every[keep]
+    used = np.empty(state_row.shape[0] + 1, dtype=np.int64)
+    used[:-1] = inv[state_row]
+    used[-1] = inv[walked[0][2]]
+    uniq, first, again = np.unique(used, return_index=True, return_inverse=True)
+    rank = np.empty(uniq.shape[0], dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])
+    rows = np.ascontiguousarray(distinct[uniq[np.argsort(rank)]])
+    got = rank[again.reshape(-1)]
+    return rows, got[:-1].astype(np.int32), int(got[-1])
 
 
 def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
@@ -555,7 +668,9 @@ class TokenIndex:
               max_signature_states: int | None = None,
               split_lengths: tuple | None = SPLIT_LENGTHS,
               split_min_visits: int | None = None,
-              split_bytes: bytes | None = SPLIT_BYTES) -> "TokenIndex":
+              split_bytes: bytes | None = SPLIT_BYTES,
+              local_classes: bool = True,
+              local_min_units: int = LOCAL_MIN_UNITS) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -599,6 +714,11 @@ class TokenIndex:
             :data:`SPLIT_BYTES`; None: no such split; ``split_min_visits=0`` takes it wherever
             it spares a walk). The counts of a ``minLength`` string differ only on tokens
             holding its closing quote. Same result.
+        local_classes : bool
+            Walk the states whose walks tell apart at most half the byte classes over a trie
+            merged over those (:func:`_class_views`; with ``group_states`` and a strategy other
+            than ``"bytes"``), in sets of ``local_min_units`` groups of states or more (default
+            :data:`LOCAL_MIN_UNITS`). Same result.
 
         Returns
         -------
@@ -621,23 +741,33 @@ class TokenIndex:
             relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
         else:
             relaxed = np.arange(n_states, dtype=np.int32)
-        parts = [(trie, block, int(n_blocks))]
+        parts = [(trie, block, int(n_blocks), bt.table)]
         if (split_lengths or split_bytes) and group_states:
             parts = _bands(bt, trie, block, int(n_blocks), comp, split_lengths or (),
-                           split_min_visits, split_bytes)
+                           split_min_visits, split_bytes, local_classes and strategy != "bytes")
         t2 = time.perf_counter()
-        walked = [_walk_rows(bt, part, part_block, part_n, eos, vocab.size, comp, relaxed,
-                             strategy, share_walks, byte_walk_passes, max_signature_states)
-                  for part, part_block, part_n in parts]
-        rows, state_row, finished_row, info = walked[0]
+        walked, joined = [], []
+        for part, part_block, part_n, seen in parts:
+            views = [(bt, part_block)]
+            if local_classes and strategy != "bytes" and group_states:
+                views = _class_views(bt, seen, part_block, local_min_units)
+            here = [_walk_rows(view, part, view_block, part_n, eos, vocab.size, comp, relaxed,
+                               "classes" if view is not bt else strategy, share_walks,
+                               byte_walk_passes, max_signature_states)
+                    for view, view_block in views]
+            walked += here
+            joined.append(here[0][:3] if len(here) == 1 else
+                          _state_joined([w[:3] for w in here], [b for _, b in views]))
+        rows, state_row, finished_row = joined[0]
+        for w in joined[1:]:
+            rows, state_row, finished_row = _joined_rows(rows, state_row, finished_row, *w)
+        info = walked[0][3]
         if len(walked) > 1:
-            for w in walked[1:]:
-                rows, state_row, finished_row = _joined_rows(rows, state_row, finished_row,
-                                                             *w[:3])
             strategies = list(dict.fromkeys(w[3]["strategy"] for w in walked))
             info = {key: sum(w[3][key] for w in walked) for key in info if key != "strategy"}
             info["strategy"] = "+".join(strategies)
         info["bands"] = len(parts)
+        info["class_views"] = len(walked)
         t3 = time.perf_counter()
         arrays = dict(
             byte_classes=bt.byte_classes, table=bt.table, accepting=bt.accepting,

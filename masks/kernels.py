@@ -58,6 +58,7 @@ __all__ = [
     "relaxed_blocks",
     "token_nodes",
     "walk_visits",
+    "class_partitions",
     "walk_groups",
     "component_signatures",
     "component_walk",
@@ -637,6 +638,86 @@ def scc_ids(table):
                     if low[v] < low[u]:
                         low[u] = low[v]
     return comp
+
+
+@njit(cache=True)
+def class_partitions(table, comp):
+    """Per state, the coarsest partition of the byte classes that every state it reaches (itself
+    included) leaves whole: classes ``a`` and ``b`` share a label where every such state moves
+    alike on both, so a walk from the state reads them as one symbol.
+
+    ``comp`` are the strongly connected components of ``table`` numbered as :func:`scc_ids`
+    numbers them (a component after every one it reaches). States of one component reach the
+    same states: a component's partition joins its members' rows with the partitions of the
+    components they move to, once each. Returns ``int32[num_states, num_classes]``: labels
+    numbered by first class, the dead state's all 0."""
+    n, k = table.shape
+    n_comp = 0
+    for s in range(n):
+        if comp[s] + 1 > n_comp:
+            n_comp = comp[s] + 1
+    # the members of each component
+    c_ptr = np.zeros(n_comp + 1, dtype=np.int64)
+    for s in range(n):
+        c_ptr[comp[s] + 1] += 1
+    for c in range(n_comp):
+        c_ptr[c + 1] += c_ptr[c]
+    members = np.empty(n, dtype=np.int32)
+    fill = c_ptr[:-1].copy()
+    for s in range(n):
+        members[fill[comp[s]]] = s
+        fill[comp[s]] += 1
+    part = np.zeros((n_comp, k), dtype=np.int32)
+    cur = np.zeros(k, dtype=np.int32)
+    nxt = np.zeros(k, dtype=np.int32)
+    pair = np.full(k * k, -1, dtype=np.int32)        # (label, label) -> joint label
+    keys = np.empty(k, dtype=np.int64)
+    of_target = np.full(n, -1, dtype=np.int32)       # a row's target -> its label
+    joined = np.full(n_comp, -1, dtype=np.int32)     # last component joined with each
+    for c in range(1, n_comp):
+        cur[:] = 0
+        for i in range(c_ptr[c], c_ptr[c + 1]):
+            s = members[i]
+            # the state's own row: classes moving to one target share a label
+            m = 0
+            for a in range(k):
+                t = table[s, a]
+                if of_target[t] < 0:
+                    of_target[t] = m
+                    m += 1
+                nxt[a] = of_target[t]
+            for a in range(k):
+                of_target[table[s, a]] = -1
+            _join(cur, nxt, pair, keys, k)
+            for a in range(k):
+                t = table[s, a]
+                d = comp[t]
+                if t == 0 or d == c or joined[d] == c:
+                    continue
+                joined[d] = c
+                _join(cur, part[d], pair, keys, k)
+        part[c, :] = cur
+    out = np.empty((n, k), dtype=np.int32)
+    for s in range(n):
+        out[s, :] = part[comp[s]]
+    return out
+
+
+@njit(cache=True)
+def _join(cur, other, pair, keys, k):
+    """``cur`` refined by ``other`` (two labellings of ``k`` classes, numbered by first class),
+    in place and numbered by first class again. ``pair`` (all -1, left so) and ``keys`` are
+    scratch."""
+    m = 0
+    for a in range(k):
+        key = cur[a] * k + other[a]
+        keys[a] = key
+        if pair[key] < 0:
+            pair[key] = m
+            m += 1
+        cur[a] = pair[key]
+    for a in range(k):
+        pair[keys[a]] = -1
 
 
 @njit(cache=True)
