@@ -72,6 +72,18 @@ def _joint_classes(a: "DFA", b: "DFA") -> tuple[list[CharSet], list[int], list[i
     return classes, [k[0] for k, _ in items], [k[1] for k, _ in items]
 
 
+def _one_character(d: "DFA") -> CharSet | None:
+    """The characters of a minimal automaton whose strings are exactly those characters, each
+    alone; None for any other language."""
+    if len(d.delta) != 3 or d.start == 0 or d.start in d.accepting or len(d.accepting) != 1:
+        return None
+    (end,) = d.accepting
+    if any(t != 0 for t in d.delta[end]) or any(t not in (0, end) for t in d.delta[d.start]):
+        return None
+    return CharSet([r for c, t in enumerate(d.delta[d.start]) if t == end
+                    for r in d.classes[c].ranges])
+
+
 class DFA:
     """An immutable, complete DFA over code-point classes; state 0 is dead.
 
@@ -751,6 +763,7 @@ class DFA:
         for _ in range(n):
             nfa.new_state()
         shared: dict[tuple[int, int], int] = {}
+        single: dict[int, CharSet | None] = {}
         for s in range(1, n):
             for c, t in enumerate(m.delta[s]):
                 if t == 0:
@@ -758,7 +771,13 @@ class DFA:
                 im = images.get(c)
                 if im is None:
                     im = images[c] = image(m.classes[c]).minimize()
+                    single[c] = _one_character(im)
                 if im.start == 0:
+                    continue
+                if single[c] is not None:
+                    # an image of one character each (a class written as itself, the most of
+                    # a JSON string's): an edge, no copy of the image and no epsilon to close
+                    nfa.edges[s].append((single[c], t))
                     continue
                 key = (c, t)
                 entry = shared.get(key)

@@ -242,19 +242,22 @@ def test_reverse(a, ss):
         assert r.accepts(s) == fx(s[::-1])
 
 
-FORMS = ("same", "twice", "maybe", "z", "none")
+#: How a class is substituted: by itself, once or twice, at most once, by "zz", by nothing, or
+#: by one other character ("q": one character each, an edge, however many classes share it).
+FORMS = ("same", "twice", "maybe", "z", "none", "q")
 
 
 def _image_of(form, cs):
     one = DFA.from_charset(cs)
     return {"same": one, "twice": one.repeat(1, 2), "maybe": one.optional(),
-            "z": DFA.literal("zz"), "none": DFA.empty()}[form]
+            "z": DFA.literal("zz"), "none": DFA.empty(), "q": DFA.from_regex("[qQ]")}[form]
 
 
 def _in_image(form, cs, w):
     inside = all(any(lo <= ord(c) <= hi for lo, hi in cs.ranges) for c in w)
     return {"same": len(w) == 1 and inside, "twice": 1 <= len(w) <= 2 and inside,
-            "maybe": len(w) <= 1 and inside, "z": w == "zz", "none": False}[form]
+            "maybe": len(w) <= 1 and inside, "z": w == "zz", "none": False,
+            "q": w in ("q", "Q")}[form]
 
 
 @given(automata(), st.lists(st.sampled_from(FORMS), min_size=8, max_size=8), small_strings)
@@ -283,7 +286,7 @@ def test_substitute(a, forms, ss):
                         todo.append((j, t))
         return any((len(s), q) in seen for q in m.accepting)
 
-    extra = [img.shortest() or "", "zz", "zzzz"]
+    extra = [img.shortest() or "", "zz", "zzzz", "q", "qQ", "qzz"]
     for s in ss + extra:
         assert img.accepts(s) == want(s), s
     # prefix and suffix in the same construction: the image between them, checked on strings
