@@ -715,10 +715,11 @@ class TokenIndex:
             it spares a walk). The counts of a ``minLength`` string differ only on tokens
             holding its closing quote. Same result.
         local_classes : bool
-            Walk the states whose walks tell apart at most half the byte classes over a trie
-            merged over those (:func:`_class_views`; with ``group_states`` and a strategy other
-            than ``"bytes"``), in sets of ``local_min_units`` groups of states or more (default
-            :data:`LOCAL_MIN_UNITS`). Same result.
+            Walk the states whose walks over the tokens free of ``split_bytes`` tell apart at
+            most half the byte classes over a trie merged over those (:func:`_class_views`;
+            where the content split is taken and the strategy is not ``"bytes"``), in sets of
+            ``local_min_units`` groups of states or more (default :data:`LOCAL_MIN_UNITS`).
+            Same result.
 
         Returns
         -------
@@ -749,7 +750,9 @@ class TokenIndex:
         walked, joined = [], []
         for part, part_block, part_n, seen in parts:
             views = [(bt, part_block)]
-            if local_classes and strategy != "bytes" and group_states:
+            if local_classes and strategy != "bytes" and seen is not bt.table:
+                # (the tokens free of the split bytes: over all tokens, nearly every state
+                # reaches one that tells apart every class, the closing quote's successors)
                 views = _class_views(bt, seen, part_block, local_min_units)
             here = [_walk_rows(view, part, view_block, part_n, eos, vocab.size, comp, relaxed,
                                "classes" if view is not bt else strategy, share_walks,
