@@ -48,7 +48,7 @@ from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
 from tokenfsm.automata.minimize import hopcroft_blocks, moore_blocks
 
 from . import ir
-from .numbers import _to_fraction, number_range
+from .numbers import _split, _to_fraction, number_range
 
 __all__ = ["number_formula", "RESIDUE_STATES"]
 
@@ -163,7 +163,7 @@ class _Formula:
 
     # -- the automaton -----------------------------------------------------------------------
     def automaton(self, node, integer: bool, budget: Budget) -> DFA:
-        scale = max(_fraction_digits(m) for m in self.multiples)
+        scale = max(len(_split(m)[1]) for m in self.multiples)   # (most fraction digits)
         mods = {m: int(m * 10 ** scale) for m in self.multiples}
         modulus = math.lcm(*mods.values())
         if modulus * (scale + 3) > min(RESIDUE_STATES, budget.max_states):
@@ -272,20 +272,6 @@ def _within(n: ir.NumberNode, x: Fraction) -> bool:
         if (x <= b) if low else (x >= b):
             return False
     return True
-
-
-def _fraction_digits(m: Fraction) -> int:
-    """The fraction digits of a positive finite decimal (``0.25``: 2; ``300``: 0)."""
-    den, twos, fives = m.denominator, 0, 0
-    while den % 2 == 0:
-        den //= 2
-        twos += 1
-    while den % 5 == 0:
-        den //= 5
-        fives += 1
-    if den != 1:
-        raise _Decline          # not a finite decimal (the resolver refuses these first)
-    return max(twos, fives)
 
 
 _INTEGER_TEXTS: dict = {}
