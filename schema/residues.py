@@ -21,9 +21,12 @@ included; exponent forms are left out, as for every number under ``multipleOf``
 that of the applicators lowered one by one (``Tuning(number_formulas=False)``, the reference the
 tests compare with); lowered one by one, a complement keeps only canonical spellings.
 
-Where the formula names something else (a listed value, an integer in draft 4, where ``1.0`` is
-none, a reference into itself), or ``M`` is too large (:data:`RESIDUE_STATES`), the schema is
-lowered applicator by applicator as before (:func:`number_formula` returns None).
+Where ``M`` is too large (:data:`RESIDUE_STATES`) but bounds that every passing value meets
+(the schema's own and those of the ``allOf`` under it) keep ``W`` below a smaller number, ``W``
+is read modulo that one, that is exactly. Where the formula names something else (a listed
+value, an integer in draft 4, where ``1.0`` is none, a reference into itself), or neither
+modulus is small enough, the schema is lowered applicator by applicator as before
+(:func:`number_formula` returns None).
 
 Example
 -------
@@ -166,8 +169,16 @@ class _Formula:
         scale = max(len(_split(m)[1]) for m in self.multiples)   # (most fraction digits)
         mods = {m: int(m * 10 ** scale) for m in self.multiples}
         modulus = math.lcm(*mods.values())
-        if modulus * (scale + 3) > min(RESIDUE_STATES, budget.max_states):
-            raise _Decline
+        most = min(RESIDUE_STATES, budget.max_states)
+        if modulus * (scale + 3) > most:
+            # within bounds every passing value meets, W is below (the largest magnitude + 1)
+            # times 10**scale on every text the ranges keep: modulo that, W is read exactly
+            lo, hi = self.hull(node, 0)
+            if lo is None or hi is None:
+                raise _Decline
+            modulus = (math.floor(max(abs(lo), abs(hi))) + 1) * 10 ** scale
+            if modulus * (scale + 3) > most:
+                raise _Decline
         points = sorted(self.bounds)
         if 2 * len(points) + 1 > MAX_PIECES:
             raise _Decline
@@ -207,6 +218,35 @@ class _Formula:
                 table = _quotient(*_product(*table, limit, budget))
             out.append(_canonical(*table))
         return DFA.union_all(out, budget) if out else DFA.empty()
+
+    def hull(self, node, depth: int) -> tuple:
+        """``(lo, hi)``: bounds every value passing ``node`` meets (None: none known), from the
+        assertions it and the ``allOf`` under it hold together."""
+        lo = hi = None
+        if depth > MAX_REF_DEPTH:
+            return lo, hi
+        if isinstance(node, ir.Ref):
+            return self.hull(self.sir.definitions[node.target], depth + 1)
+        parts = []
+        if isinstance(node, ir.Schema):
+            n = node.assertions.number
+            if n is not None:
+                for b in (n.minimum, n.exclusive_minimum):
+                    if b is not None and not isinstance(b, bool):
+                        lo = _to_fraction(b) if lo is None else max(lo, _to_fraction(b))
+                for b in (n.maximum, n.exclusive_maximum):
+                    if b is not None and not isinstance(b, bool):
+                        hi = _to_fraction(b) if hi is None else min(hi, _to_fraction(b))
+            parts = node.applicators
+        elif isinstance(node, ir.AllOf):
+            parts = node.parts
+        for p in parts:
+            plo, phi = self.hull(p, depth)
+            if plo is not None:
+                lo = plo if lo is None else max(lo, plo)
+            if phi is not None:
+                hi = phi if hi is None else min(hi, phi)
+        return lo, hi
 
     def passes(self, node, x: Fraction) -> np.ndarray:
         """Per cell (residue of ``W``, then finer texts), whether a value with that residue at

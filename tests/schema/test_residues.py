@@ -156,3 +156,21 @@ def test_a_large_modulus_stays_within_the_states_it_may_take():
     sir = resolve(schema)
     d = number_formula(sir.root, sir)
     assert d.accepts("11") and not d.accepts("99") and d.accepts("26") and not d.accepts("1")
+
+
+@pytest.mark.parametrize("bounds", [{"exclusiveMinimum": -300, "exclusiveMaximum": 0},
+                                    {"allOf": [{"minimum": -40.5}, {"maximum": 130}]}])
+def test_a_large_lcm_within_bounds_reads_the_value_exactly(bounds):
+    # lcm(101, 103, 107, 109, 0.5) is past RESIDUE_STATES; within the bounds every value's
+    # digits are read exactly
+    schema = dict({"type": "number", "anyOf": [{"multipleOf": 101}, {"multipleOf": 103},
+                                               {"not": {"multipleOf": 107}}],
+                   "not": {"anyOf": [{"multipleOf": 109}, {"multipleOf": 0.5}]}}, **bounds)
+    sir = resolve(schema)
+    d = number_formula(sir.root, sir)
+    assert d is not None
+    texts = [f"{sign}{n}{frac}" for sign in ("", "-") for n in range(0, 330, 7)
+             for frac in ("", ".0", ".25", ".5", ".75", ".1")]
+    texts += ["-101", "-206", "-218", "-214", "-107", "101", "103", "-0", "-40.5", "-40.75"]
+    for text in texts:
+        assert d.accepts(text) == _valid(schema, text), text
