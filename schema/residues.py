@@ -55,8 +55,9 @@ from .numbers import _split, _to_fraction, number_range
 
 __all__ = ["number_formula", "RESIDUE_STATES"]
 
-#: At most this many residue states (``M`` times the fraction digits, see the module docstring):
-#: past it, applicator by applicator (a ``multipleOf: 0.0001`` beside a ``multipleOf: 7919``).
+#: At most this many residue states (``M`` times the fraction digits, see the module docstring),
+#: and pairs of states in the product with a range (tables of 13 columns: 14 MB at most): past
+#: it, applicator by applicator (a ``multipleOf: 0.0001`` beside a ``multipleOf: 7919``).
 RESIDUE_STATES = 1 << 17
 
 #: At most this many intervals between the bounds a formula names.
@@ -433,7 +434,7 @@ def _product(Q: np.ndarray, accept: np.ndarray, start: int, other: DFA, budget: 
     """The table of the texts of both ``(Q, accept, start)`` and ``other`` (a small automaton:
     a range), every pair of states, before :func:`_quotient` keeps the reachable ones."""
     cells = len(Q) * other.num_states
-    if cells > budget.max_states or cells > 8 * RESIDUE_STATES:
+    if cells > min(budget.max_states, RESIDUE_STATES):
         raise _Decline
     cmap = [other.class_of(chr(c.ranges[0][0])) for c in _CLASSES]
     R = np.asarray(other.delta, dtype=np.int64)[:, cmap]
