@@ -101,13 +101,16 @@ SPLIT_MIN_GROUPS = 256
 #: starts an escape) are walked apart from the others where the others tell apart fewer groups of
 #: states or few byte classes, and the walks that spares or makes cheap, as
 #: :data:`SPLIT_BYTES_SAMPLES` of them predict, visit :data:`SPLIT_BYTES_MIN_VISITS` trie nodes
-#: or more (see :func:`_bands`): below, walking the 5,000 Llama-3 tokens that hold one apart
+#: or more (see :func:`_bands`): below, walking the 4,134 Llama-3 tokens that hold one apart
 #: costs more than it saves (Kubernetes kb_0: 7.4 -> 9.8 ms when forced).
 SPLIT_BYTES = b'",:[]{}\\'
 SPLIT_BYTES_MIN_VISITS = 1 << 20
 SPLIT_BYTES_SAMPLES = 64
-#: Groups of states that tell apart fewer byte classes are walked apart over a trie merged over
-#: those (see :func:`_class_views`) in sets of at least this many groups.
+#: Groups of states whose walks tell apart at most :data:`LOCAL_MAX_CLASSES` byte classes (and
+#: at most half of all) are walked apart over a trie merged over those (see :func:`_class_views`),
+#: in sets of at least :data:`LOCAL_MIN_UNITS` groups: a trie over more classes is about as large
+#: as the whole one (Llama-3, the tokens free of :data:`SPLIT_BYTES`: 12 classes 6,752 nodes, 21
+#: classes 74,096, 53 classes 173,988), and a set of fewer groups spares less than its walk costs.
 LOCAL_MIN_UNITS = 16
 LOCAL_MAX_CLASSES = 16
 #: ``strategy="auto"`` walks the byte trie, and moves to the class-merged trie once the walks
@@ -383,12 +386,12 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
     """The bands of ``trie`` walked apart (see :meth:`TokenIndex.build`), each with its groups of
     states and the table its tokens see: ``[(band, block, n_blocks, table), ...]``.
 
-    First by content: where the tokens free of ``split_bytes`` (JSON's quote, separators and
-    brackets, :data:`SPLIT_BYTES`) tell apart fewer groups of states than all tokens do, and the
-    walks spared visit enough nodes (:func:`_visit`, ``min_visits`` or by default
-    :data:`SPLIT_BYTES_MIN_VISITS`), they are walked apart from the tokens holding one, each
-    band with its own groups. The counts of a ``minLength`` string differ only on tokens holding
-    the closing quote; the rest of the vocabulary is walked once for all of them. With
+    First by content: where the tokens free of ``split_bytes`` (JSON's quote, separators,
+    brackets and backslash, :data:`SPLIT_BYTES`) tell apart fewer groups of states than all
+    tokens do, and the walks spared visit enough nodes (:func:`_visit`, ``min_visits`` or by
+    default :data:`SPLIT_BYTES_MIN_VISITS`), they are walked apart from the tokens holding one,
+    each band with its own groups. The counts of a ``minLength`` string differ only on tokens
+    holding the closing quote; the rest of the vocabulary is walked once for all of them. With
     ``local_classes``, also where the walks of the groups that tell apart few byte classes over
     the tokens free of those bytes (:func:`_class_views`: walked over a small trie then) visit
     enough nodes: those of a ``maxLength`` string, the host name of an e-mail address. Then by
@@ -512,8 +515,8 @@ def _class_views(bt: ByteTables, seen: np.ndarray, block,
     A walk reads a token's bytes through the states it reaches; where these move alike on two
     classes (:func:`.kernels.class_partitions`, over ``seen``, the table the band's tokens see),
     the walk may read them as one symbol, over a trie merged over fewer classes. A string body
-    walked over the tokens free of JSON's quote, brackets and backslash tells apart a dozen
-    classes of the forty or more of its schema (Llama-3: a trie of 6,752 nodes rather than
+    walked over the tokens free of :data:`SPLIT_BYTES` tells apart a dozen classes of the forty
+    or more of its schema (Llama-3: a trie of 6,752 nodes rather than
     173,988), and the same dozen in every schema, so that its trie is built once per
     vocabulary. States whose classes are at most half as many as all (and at most
     :data:`LOCAL_MAX_CLASSES`), in sets of ``min_units`` groups or more, are walked so; the
