@@ -45,6 +45,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from tokenfsm.automata.cache import byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, _merge_classes
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
@@ -315,16 +316,10 @@ def _within(n: ir.NumberNode, x: Fraction) -> bool:
     return True
 
 
-_INTEGER_TEXTS: dict = {}
-
-
+@byte_lru_cache("schema.residues.integer_texts", 1 << 20)
 def _integer_texts(zero_fraction: bool) -> DFA:
     """Integer spellings: canonical, and with one ``.0`` where that is an integer too."""
-    got = _INTEGER_TEXTS.get(zero_fraction)
-    if got is None:
-        got = _INTEGER_TEXTS[zero_fraction] = DFA.from_regex(
-            r"-?(0|[1-9][0-9]*)" + (r"(\.0)?" if zero_fraction else ""))
-    return got
+    return DFA.from_regex(r"-?(0|[1-9][0-9]*)" + (r"(\.0)?" if zero_fraction else ""))
 
 
 def _residue_table(passed: np.ndarray, modulus: int, scale: int):
