@@ -382,7 +382,8 @@ def _walk_rows(bt: ByteTables, trie, block, n_blocks: int, eos, vocab_size: int,
 
 
 def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits: int | None,
-           split_bytes: bytes | None, local_classes: bool = False) -> list:
+           split_bytes: bytes | None, local_classes: bool = False,
+           partitions: dict | None = None) -> list:
     """The bands of ``trie`` walked apart (see :meth:`TokenIndex.build`), each with its groups of
     states and the table its tokens see: ``[(band, block, n_blocks, table), ...]``.
 
@@ -409,8 +410,8 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
             free_block, n_free = kernels.refine_states(free_table, free.max_depth)
             _, kept = np.unique(free_block[units], return_index=True)
             if _visit(bt, free, np.delete(units, kept), least) or (
-                    local_classes and _visit(bt, free, _few_classes(free_table, free_block)[0],
-                                             least)):
+                    local_classes and _visit(bt, free, _few_classes(
+                        free_table, free_block, partitions)[0], least)):
                 parts.append((trie.holding(split_bytes), block, n_blocks, table))
                 trie, table, block, n_blocks = free, free_table, free_block, int(n_free)
     least = SPLIT_MIN_VISITS if min_visits is None else min_visits
@@ -493,13 +494,18 @@ def _length_bands(bt: ByteTables, table, trie, block, n_blocks: int, comp, lengt
     return parts + [(trie.band(lo), block, n_blocks, table)]
 
 
-def _few_classes(seen: np.ndarray, block) -> tuple:
+def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tuple:
     """``(units, labels)``: the first state of each group of ``block`` whose walks over the
     tokens that see ``seen`` tell apart few byte classes (at most :data:`LOCAL_MAX_CLASSES`,
     and at most half of all), and the partition of the classes of every state
-    (:func:`.kernels.class_partitions`)."""
+    (:func:`.kernels.class_partitions`, kept in ``partitions`` by table: the content split
+    asks, then each of its bands of length, all of one table)."""
     n_classes = seen.shape[1]
-    labels = kernels.class_partitions(seen, kernels.scc_ids(seen))
+    memo = partitions if partitions is not None else {}
+    got = memo.get(id(seen))
+    if got is None or got[0] is not seen:
+        got = memo[id(seen)] = (seen, kernels.class_partitions(seen, kernels.scc_ids(seen)))
+    labels = got[1]
     _, first = np.unique(block, return_index=True)
     units = first[1:]                                      # (the dead state's group aside)
     few = labels[units].max(axis=1) + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2)
@@ -507,7 +513,7 @@ def _few_classes(seen: np.ndarray, block) -> tuple:
 
 
 def _class_views(bt: ByteTables, seen: np.ndarray, block,
-                 min_units: int = LOCAL_MIN_UNITS) -> list:
+                 min_units: int = LOCAL_MIN_UNITS, partitions: dict | None = None) -> list:
     """The states of ``bt`` in sets walked apart, each with the byte classes its walks tell apart:
     ``[(tables, block), ...]``, ``block`` the groups of states with every other state in the dead
     state's group 0.
@@ -522,7 +528,7 @@ def _class_views(bt: ByteTables, seen: np.ndarray, block,
     :data:`LOCAL_MAX_CLASSES`), in sets of ``min_units`` groups or more, are walked so; the
     others with every class."""
     n_classes = seen.shape[1]
-    small, labels = _few_classes(seen, block)
+    small, labels = _few_classes(seen, block, partitions)
     if small.shape[0] < min_units:
         return [(bt, block)]
     # the distinct partitions of the groups with few classes, by a hash of each checked against
@@ -745,10 +751,12 @@ class TokenIndex:
             relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
         else:
             relaxed = np.arange(n_states, dtype=np.int32)
+        partitions: dict = {}       # (class partitions per table seen, for this build)
         parts = [(trie, block, int(n_blocks), bt.table)]
         if (split_lengths or split_bytes) and group_states:
             parts = _bands(bt, trie, block, int(n_blocks), comp, split_lengths or (),
-                           split_min_visits, split_bytes, local_classes and strategy != "bytes")
+                           split_min_visits, split_bytes, local_classes and strategy != "bytes",
+                           partitions)
         t2 = time.perf_counter()
         walked, joined = [], []
         for part, part_block, part_n, seen in parts:
@@ -756,7 +764,7 @@ class TokenIndex:
             if local_classes and strategy != "bytes" and seen is not bt.table:
                 # (the tokens free of the split bytes: over all tokens, nearly every state
                 # reaches one that tells apart every class, the closing quote's successors)
-                views = _class_views(bt, seen, part_block, local_min_units)
+                views = _class_views(bt, seen, part_block, local_min_units, partitions)
             here = [_walk_rows(view, part, view_block, part_n, eos, vocab.size, comp, relaxed,
                                "classes" if view is not bt else strategy, share_walks,
                                byte_walk_passes, max_signature_states)
