@@ -84,8 +84,20 @@ def _joint_classes(maps: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]
     class -> its class)``."""
     if not maps:
         return np.zeros(256, np.uint8), []
-    stacked = np.stack([m.astype(np.int64) for m in maps])
-    _, first, inv = np.unique(stacked.T, axis=0, return_index=True, return_inverse=True)
+    # each byte's classes in the maps so far as one number (the distinct maps only, renumbered
+    # before the number could overflow)
+    code = None
+    for m in {(m.dtype.str, m.tobytes()): m for m in maps}.values():
+        m = m.astype(np.int64)
+        m -= m.min()
+        if code is None:
+            code = m
+            continue
+        span = int(m.max()) + 1
+        if int(code.max()) >= (1 << 62) // span:
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+        code = code * span + m
+    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
     # number the joint classes by their first byte, so that results do not depend on np.unique
     order = np.argsort(first, kind="stable")

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from tokenfsm.automata import DFA, Budget, BudgetExceeded
 from tokenfsm.automata.errors import AutomatonError, NondeterministicCall
@@ -388,6 +388,23 @@ def test_lazy_bytes_validates_its_arrays():
     assert again.accepts(b"abcd") and not again.accepts(b"abcde")
     with pytest.raises(AttributeError):
         lb.start = 3
+
+
+@given(maps=st.lists(st.lists(st.integers(-3, 9), min_size=256, max_size=256), min_size=1,
+                     max_size=40))
+@example(maps=[[random.Random(i).randrange(-1, 12) for _ in range(256)] for i in range(40)])
+@example(maps=[list(range(256))] + [[255 * (b == 255 - k) for b in range(256)] for k in range(8)])
+def test_joint_classes_are_the_partition_of_every_map(maps):
+    # (many maps pass 2**62 as one number: renumbered on the way; nine maps of 256 values would
+    # shift the first one out of 64 bits)
+    from tokenfsm.automata.network_piece import _joint_classes
+    arrays = [np.array(m, dtype=np.int64) for m in maps]
+    cls, colmaps = _joint_classes(arrays)
+    first: dict = {}
+    want = [first.setdefault(tuple(m[b] for m in maps), len(first)) for b in range(256)]
+    assert cls.tolist() == want                     # the same partition, numbered by first byte
+    for m, cm in zip(arrays, colmaps):
+        assert cm[cls].tolist() == m.tolist()
 
 
 def _pieces_every_way(bodies):
