@@ -1050,7 +1050,7 @@ def _inverse_masks(tab, dead):
     total = len(tab)
     k = len(tab[0]) if total else 0
     inv: list = [[] for _ in range(total)]
-    if total * k >= 4096 and k <= 62:
+    if k <= 62 and total * k >= (ARRAY_INVERSE_MIN_CELLS if hasattr(tab, "shape") else 4096):
         src, dst, masks = _row_groups(tab, dead, masks=True)
         for s, t, m in zip(src.tolist(), dst.tolist(), masks.tolist()):
             inv[t].append((s, m))
@@ -1240,6 +1240,10 @@ SPARSE_MAX_TRANSITIONS = 24
 #: from array operations over its non-zero cells rather than from row scans (measured on the
 #: object automata of a large schema, ~40 classes: about a quarter less from ~1,000 cells)
 LIST_GROUPS_MIN_CELLS = 1000
+#: Hopcroft's predecessor lists of a table given as an array of at least this many cells (at
+#: most 62 symbols) are found with array operations (:func:`_row_groups`); a table given as
+#: lists, from 4,096 cells (lists are already at hand there).
+ARRAY_INVERSE_MIN_CELLS = 512
 
 
 #: ... unless every live state accepts within this many symbols, and too few have a finite

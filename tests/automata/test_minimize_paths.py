@@ -371,8 +371,11 @@ def test_sparse_tables_take_the_sparse_path():
 
 @pytest.mark.parametrize("k", [3, 62, 63, 101, 130])
 @pytest.mark.parametrize("dead", ["last", None])
-def test_inverse_masks_against_a_walk_of_the_cells(k, dead):
-    # past 62 symbols the bit sets are joined from 62-bit words; below 4096 cells a Python walk
+@pytest.mark.parametrize("as_array", [False, True])
+def test_inverse_masks_against_a_walk_of_the_cells(k, dead, as_array):
+    # past 62 symbols the bit sets are joined from 62-bit words; below 4096 cells of lists (or
+    # ARRAY_INVERSE_MIN_CELLS of an array) a Python walk
+    import numpy as np
     rng = random.Random(k)
     for n in (200, 10):
         d = n - 1 if dead == "last" else None
@@ -385,7 +388,7 @@ def test_inverse_masks_against_a_walk_of_the_cells(k, dead):
             for a, t in enumerate(tab[s]):
                 if s != d and t != d:
                     want[t][s] = want[t].get(s, 0) | (1 << a)
-        got = mz._inverse_masks(tab, d)
+        got = mz._inverse_masks(np.array(tab) if as_array else tab, d)
         assert [dict(pairs) for pairs in got] == want
         assert all(len(dict(pairs)) == len(pairs) for pairs in got)    # one entry per pair
 
