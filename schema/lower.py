@@ -231,6 +231,8 @@ class Lowering:
         self._copy_any = 0          # see any_copied
         self.open_sites = None      # see stack.OPEN_SITES
         self._open_at: set = set()
+        self._open_met: list = []   # pointers of the open values met off the stack route
+        self._location_of: dict | None = None     # definition location -> target
         self._cut_message = f"values nested deeper than max_depth={max_depth} are cut"
         self.ref_stack: dict[str, int] = {"": 1}
         self.cuts = 0
@@ -594,15 +596,18 @@ class Lowering:
         """``(key, twin)``: the content key of a definition (see :mod:`.twins`) and, when a
         definition with the same key was lowered before, in this compilation or (off the stack
         route) in another with the same options (:data:`SHARED_TWINS`), ``(target or None,
-        location, language, warnings, cuts)``."""
+        location, language, warnings, cuts, open values)``. One from another compilation whose
+        warnings, cuts or open values lie in the definitions it names is taken where those are
+        here too, at the same places (an API's schemas name their definitions alike)."""
         key = self.keys.key(target)
         if key is None:
             return None, None
         got = self.twins.get(key)
         if got is None and self.stack is None:
             shared = SHARED_TWINS.get((key, self._context()))
-            if shared is not None:
-                got = self.twins[key] = (None,) + shared
+            if shared is not None and all(self.ir.locations.get(t) == loc
+                                          and self.keys.key(t) == k for t, loc, k in shared[-1]):
+                got = self.twins[key] = (None,) + shared[:-1]
         return key, got
 
     def _context(self) -> tuple:
@@ -612,28 +617,50 @@ class Lowering:
                 self.max_depth, self.tuning, self.ir.float_integers, self.counted is not None)
 
     def mark(self) -> tuple:
-        return len(self.warning_log), self.cuts, len(self.empty_why), len(self._open_at)
+        return len(self.warning_log), self.cuts, len(self.empty_why), len(self._open_met)
 
     def keep_twin(self, key, mark: tuple, target: str, lang: TypedLanguage) -> None:
         """Keep a definition's language for the definitions written alike, unless its lowering
         cut a recursion (which depends on where it was entered) or reported why an alternative
-        was empty; the warnings and cuts it gave are given again, at the twin's place, where it
-        is reused. Off the stack route, a language without calls whose lowering met no open
-        value (each counts toward the stack route) and said nothing outside the definition is
-        kept for other compilations too."""
+        was empty; the warnings and cuts it gave, and the open values it met (each counts
+        toward the stack route, see :meth:`any_value`), are given again, at the twin's place,
+        where it is reused. Off the stack route and outside complements, a language without
+        calls is kept for other compilations too, with the places of the definitions it names
+        where it said, cut or left open something (the metadata of every Kubernetes object
+        reaches an open ``FieldsV1``)."""
         if key is not None and self.cuts == mark[1] and len(self.empty_why) == mark[2]:
             said = tuple((m, p) for m, p in self.warning_log[mark[0]:] if m != self._cut_message)
             hit = self.cache.get(id(self.ir.definitions[target]))
             loc, cut_at = self.ir.locations[target], hit[2] if hit else ()
-            self.twins.setdefault(key, (target, loc, lang, said, cut_at))
-            inside = [p for _, p in said] + list(cut_at)
-            if self.stack is None and not lang.calls and len(self._open_at) == mark[3] and all(
-                    p == loc or p.startswith(loc + "/") for p in inside):
-                SHARED_TWINS.put((key, self._context()), (loc, lang, said, cut_at),
-                                 nbytes=sum(_dfa_bytes(d) for d in lang.parts.values()))
+            opened = tuple(dict.fromkeys(self._open_met[mark[3]:]))
+            self.twins.setdefault(key, (target, loc, lang, said, cut_at, opened))
+            if self.stack is not None or lang.calls or self.negated or self._copy_any:
+                return
+            # what it said, cut or left open in the definitions it names: where those are
+            # (checked where it is reused, see twin)
+            named = set()
+            for p in [p for _, p in said] + list(cut_at) + list(opened):
+                if not (p == loc or p.startswith(loc + "/")):
+                    t = self._definition_at(p)
+                    if t is None or self.keys.key(t) is None:
+                        return
+                    named.add((t, self.ir.locations[t], self.keys.key(t)))
+            SHARED_TWINS.put((key, self._context()),
+                             (loc, lang, said, cut_at, opened, tuple(sorted(named))),
+                             nbytes=sum(_dfa_bytes(d) for d in lang.parts.values()))
+
+    def _definition_at(self, ptr: str) -> str | None:
+        """The definition whose location holds ``ptr`` (the innermost), or None."""
+        if self._location_of is None:
+            self._location_of = {loc: t for t, loc in self.ir.locations.items()}
+        while True:
+            got = self._location_of.get(ptr)
+            if got is not None or "/" not in ptr:
+                return got
+            ptr = ptr.rsplit("/", 1)[0]
 
     def reuse(self, twin: tuple, target: str) -> TypedLanguage:
-        _, loc_from, lang, said, cut_at = twin
+        _, loc_from, lang, said, cut_at, opened = twin
         loc_to = self.ir.locations[target]
 
         def moved(ptr: str) -> str:
@@ -645,6 +672,9 @@ class Lowering:
             self.warn(msg, moved(ptr))
         for ptr in cut_at:
             self.cut_here(moved(ptr))
+        if not (self.negated or self._copy_any):
+            for ptr in opened:
+                self._met_open(moved(ptr))
         return lang
 
     # ------------------------------------------------------------------ one alternative
@@ -1087,11 +1117,18 @@ class Lowering:
         if shared and not (self.negated or self._copy_any):
             if self.stack is not None:
                 return self.stack.any_value(lang)
-            if self.open_sites is not None and not self.counted:
-                self._open_at.add(ptr)
-                if len(self._open_at) >= self.open_sites:
-                    raise _OpenValues(ptr)
+            self._met_open(ptr)
         return lang
+
+    def _met_open(self, ptr: str) -> None:
+        """An open value at ``ptr`` (off the stack route, outside complements): counted toward
+        :data:`~.stack.OPEN_SITES` (where counted), and again where its definition's language is
+        reused."""
+        self._open_met.append(ptr)
+        if self.open_sites is not None and not self.counted:
+            self._open_at.add(ptr)
+            if len(self._open_at) >= self.open_sites:
+                raise _OpenValues(ptr)
 
     def minimal_strings(self) -> DFA:
         """Every string value in its minimal spelling: the universe of string complements when

@@ -212,6 +212,69 @@ def test_definitions_are_shared_between_compilations(monkeypatch):
     assert "/definitions/other" in seen
 
 
+def _warned(schema, **kw) -> tuple:
+    """(compiled schema, the pointers its warnings name)."""
+    with pytest.warns(SchemaWarning) as rec:
+        got = compile_json_schema(schema, **kw)
+    return got, sorted(str(w.message).rsplit("(at ", 1)[1] for w in rec)
+
+
+def test_definitions_naming_open_values_are_shared_between_compilations(monkeypatch):
+    """A definition reaching an open value in a definition it names (an object's metadata and
+    its ``FieldsV1``) is shared with another compilation that names that one at the same place:
+    the cut is warned there, the language is that of a compilation sharing nothing. Named from
+    another place, it is lowered again."""
+    from tokenfsm.automata.cache import ByteLRU
+    from tokenfsm.schema import lower as lower_mod
+
+    monkeypatch.setattr(lower_mod, "SHARED_TWINS", ByteLRU("test.shared_twins", 1 << 20))
+    meta = {"type": "object", "properties": {"name": {"type": "string"},
+                                              "fields": {"$ref": "#/$defs/fields"}}}
+    first = {"$defs": {"meta": meta, "fields": {"type": "object"}}, "type": "object",
+             "properties": {"m": {"$ref": "#/$defs/meta"}}}
+    second = {"$defs": {"metadata": dict(meta, description="the same"),
+                        "fields": {"type": "object", "title": "open"}},
+              "type": "array", "items": {"$ref": "#/$defs/metadata"}}
+    elsewhere = copy.deepcopy(second)
+    elsewhere["$defs"]["open"] = elsewhere["$defs"].pop("fields")
+    elsewhere["$defs"]["metadata"]["properties"]["fields"] = {"$ref": "#/$defs/open"}
+    seen = _watch_lowered(monkeypatch)
+    _warned(first, whitespace=0)
+    for schema, lowered in ((second, False), (elsewhere, True)):
+        seen.clear()
+        got, where = _warned(schema, whitespace=0)
+        assert ("/$defs/metadata" in seen) is lowered
+        with pytest.warns(SchemaWarning) as rec:
+            want = compile_tuned(schema, NO_TWINS, whitespace=0)
+        assert where == sorted(str(w.message).rsplit("(at ", 1)[1] for w in rec)
+        assert got.dfa == want.dfa
+
+
+def test_open_values_count_where_a_shared_definition_is_reused(monkeypatch):
+    """The open values a definition meets count toward the stack route (OPEN_SITES) where its
+    language is reused from another compilation as where it is lowered: one compilation takes
+    the same route whatever was compiled before (here, after a compilation that unrolls, where
+    nothing counts)."""
+    from tokenfsm.automata.cache import ByteLRU
+    from tokenfsm.schema import lower as lower_mod
+    from tokenfsm.schema.stack import OPEN_SITES
+
+    monkeypatch.setattr(lower_mod, "SHARED_TWINS", ByteLRU("test.shared_twins", 1 << 20))
+    opens = {"type": "object", "properties": {f"p{i}": {"type": "object"}
+                                               for i in range(OPEN_SITES)}}
+    schema = {"$defs": {"d": opens}, "type": "object", "properties": {"x": {"$ref": "#/$defs/d"}}}
+    seen = _watch_lowered(monkeypatch)
+    cold = _compile(schema, whitespace=0)
+    assert seen == ["/$defs/d"] * 2            # (off the stack route, then on it)
+    _compile(schema, whitespace=0, recursion="unroll")
+    seen.clear()
+    warm = _compile(schema, whitespace=0)
+    assert seen == ["/$defs/d"]                # (reused off the stack route)
+    assert (warm.recursive is None) == (cold.recursive is None)
+    assert cold.recursive is not None          # (OPEN_SITES open values: the stack route)
+    assert warm.recursive.to_dfa() == cold.recursive.to_dfa()
+
+
 _BODIES = [
     {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3},
                                       "b": {"enum": ["x", 1, None]}}, "required": ["a"]},
