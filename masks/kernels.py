@@ -310,21 +310,26 @@ def _moore_rounds(table, comp, rounds, relaxed):
     if n <= 1:
         return block, 1, True
     n_blocks = 2
-    # predecessors along the transitions whose label is the target's block
+    # predecessors along the transitions whose label is the target's block, each once (a
+    # string body moves to one state on most classes)
     cnt = np.zeros(n + 1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int32)
     for s in range(1, n):
         for k in range(c):
             t = table[s, k]
-            if t != 0 and (not relaxed or comp[t] == comp[s]):
+            if t != 0 and last[t] != s and (not relaxed or comp[t] == comp[s]):
+                last[t] = s
                 cnt[t + 1] += 1
     for t in range(n):
         cnt[t + 1] += cnt[t]
     fill = cnt[:-1].copy()
     pred = np.empty(max(cnt[n], 1), dtype=np.int32)
+    last[:] = -1
     for s in range(1, n):
         for k in range(c):
             t = table[s, k]
-            if t != 0 and (not relaxed or comp[t] == comp[s]):
+            if t != 0 and last[t] != s and (not relaxed or comp[t] == comp[s]):
+                last[t] = s
                 pred[fill[t]] = s
                 fill[t] += 1
     # blocks as contiguous ranges of elems; the touched members of a block at its front
@@ -359,6 +364,8 @@ def _moore_rounds(table, comp, rounds, relaxed):
                         continue
                     mark[p] = r
                     b = block[p]
+                    if bsize[b] == 1:
+                        continue          # (a block of one state cannot split)
                     if tcount[b] == 0:
                         tb[n_tb] = b
                         n_tb += 1
