@@ -651,7 +651,9 @@ class TokenIndex:
         self.finished_row = int(finished_row)
         self.build_info = dict(build_info or {})
         for name in _ARRAY_FIELDS:
-            a = np.ascontiguousarray(arrays[name])
+            # read-only views: the caller's arrays (the automaton's table) stay writeable, or
+            # the next index built from them would hand the kernels another Numba type
+            a = np.ascontiguousarray(arrays[name]).view()
             a.flags.writeable = False
             setattr(self, name, a)
         self.num_states = int(self.table.shape[0])

@@ -234,3 +234,23 @@ def test_forced_byte_is_the_only_live_byte(dfa, vocab):
         live = [b for b in range(256) if index.table[s, index.byte_classes[b]] != 0]
         want = live[0] if len(live) == 1 and not index.accepting[s] else -1
         assert int(index.forced_byte[s]) == want, s
+
+
+
+def test_an_index_leaves_its_automaton_writeable():
+    """An index's arrays are read-only views; the automaton it was built from keeps writeable
+    arrays, so that the next index built from it hands the kernels the same Numba types (a
+    read-only array is another type: compiled, or loaded, again)."""
+    from tokenfsm.masks.index import as_byte_dfa
+    from tokenfsm.schema import compile_json_schema
+
+    bt = as_byte_dfa(compile_json_schema({"type": "string", "maxLength": 3}, whitespace=0))
+    vocab = Vocabulary([b'"', b"a", b'ab"', b"\\", b'"x', None], eos_token_ids=[5])
+    index = TokenIndex.build(bt, vocab)
+    assert bt.table.flags.writeable and bt.byte_classes.flags.writeable
+    assert not index.table.flags.writeable and not index.mask_rows.flags.writeable
+    typed = {name: len(getattr(kernels, name).signatures) for name in dir(kernels)
+             if hasattr(getattr(kernels, name), "signatures")}      # (none under NOJIT)
+    again = TokenIndex.build(bt, vocab)
+    assert np.array_equal(again.mask_rows, index.mask_rows)
+    assert {name: len(getattr(kernels, name).signatures) for name in typed} == typed
