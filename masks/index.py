@@ -503,7 +503,7 @@ def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tup
     n_classes = seen.shape[1]
     memo = partitions if partitions is not None else {}
     got = memo.get(id(seen))
-    if got is None or got[0] is not seen:
+    if got is None:     # (the table is kept with its labels: its id is not reused meanwhile)
         got = memo[id(seen)] = (seen, kernels.class_partitions(seen, kernels.scc_ids(seen)))
     labels = got[1]
     _, first = np.unique(block, return_index=True)
