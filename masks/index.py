@@ -404,14 +404,15 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
         least = SPLIT_BYTES_MIN_VISITS if min_visits is None else min_visits
         free = trie.holding(split_bytes, False)
         units = _acyclic_units(block, comp)
+        seen: dict = {}     # (the walks of the three questions below are of the same table)
         # (the spared walks are some of these: no need to look further when they are short)
-        if _visit(bt, free, units, least):
+        if _visit(bt, free, units, least, seen):
             free_table = _without_bytes(bt, split_bytes)
             free_block, n_free = kernels.refine_states(free_table, free.max_depth)
             _, kept = np.unique(free_block[units], return_index=True)
-            if _visit(bt, free, np.delete(units, kept), least) or (
+            if _visit(bt, free, np.delete(units, kept), least, seen) or (
                     local_classes and _visit(bt, free, _few_classes(
-                        free_table, free_block, partitions)[0], least)):
+                        free_table, free_block, partitions)[0], least, seen)):
                 parts.append((trie.holding(split_bytes), block, n_blocks, table))
                 trie, table, block, n_blocks = free, free_table, free_block, int(n_free)
     least = SPLIT_MIN_VISITS if min_visits is None else min_visits
@@ -426,12 +427,13 @@ def _acyclic_units(block, comp) -> np.ndarray:
     return first[np.bincount(comp)[comp[first]] == 1]
 
 
-def _visit(bt: ByteTables, trie, states, least: int) -> bool:
+def _visit(bt: ByteTables, trie, states, least: int, seen: dict) -> bool:
     """Whether the walks of ``trie`` from ``states`` visit ``least`` nodes or more in all, as
     :data:`SPLIT_BYTES_SAMPLES` of them predict (``least`` 0: whether there are any). A walk
     visits at most the subtrees of the first bytes it takes: when these add up to less, no
     walk is needed; the samples are spread over the states ordered by that bound, so that the
-    few walking most of the trie (a free-text body) are sampled in their share."""
+    few walking most of the trie (a free-text body) are sampled in their share. ``seen`` holds
+    the counts of the walks of ``trie`` over ``bt`` made so far (see :func:`_visits`)."""
     n = states.shape[0]
     if least <= 0 or n == 0:
         return n > 0
@@ -443,8 +445,23 @@ def _visit(bt: ByteTables, trie, states, least: int) -> bool:
     states = states[np.argsort(bound, kind="stable")]
     picks = states[np.linspace(0, n - 1, min(n, SPLIT_BYTES_SAMPLES)).astype(np.int64)]
     need = -(-least * picks.shape[0] // n)     # the samples' share, rounded up
-    return kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth, bt.byte_classes,
-                               bt.table, picks.astype(np.int32), need) >= need
+    return _visits(bt, bt.table, trie, picks, need, seen) >= need
+
+
+def _visits(bt: ByteTables, table, trie, states, need: int, seen: dict) -> int:
+    """The trie nodes the walks of ``trie`` over ``table`` (``bt``'s classes) from ``states``
+    visit in all, counted up to ``need`` or past it. ``seen`` maps a state to the count of its
+    complete walk, for questions asked again of the same table: those are not walked again,
+    and the walks completed here are added."""
+    todo = [s for s in states.tolist() if s not in seen]
+    got = sum(seen[s] for s in states.tolist() if s in seen)
+    if got >= need or not todo:
+        return got
+    todo = np.array(todo, dtype=np.int32)
+    counts, done = kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth,
+                                       bt.byte_classes, table, todo, need - got)
+    seen.update(zip(todo[:done].tolist(), counts[:done].tolist()))
+    return got + int(counts.sum())
 
 
 def _without_bytes(bt: ByteTables, some: bytes) -> np.ndarray:
@@ -477,9 +494,7 @@ def _length_bands(bt: ByteTables, table, trie, block, n_blocks: int, comp, lengt
             return [(trie, block, n_blocks, table)]
         picks = acyclic[np.linspace(0, n - 1, SPLIT_SAMPLES).astype(np.int64)]
         need = -(-min_visits * SPLIT_SAMPLES // n)     # the samples' share, rounded up
-        got = kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth,
-                                  bt.byte_classes, table, picks.astype(np.int32), need)
-        if got < need:
+        if _visits(bt, table, trie, picks, need, {}) < need:
             return [(trie, block, n_blocks, table)]
     parts, lo = [], 0
     for k in sorted(set(lengths)):

@@ -803,25 +803,34 @@ def _walk_range(i, stop, sym, depth, end, sym_class, table, stack, node_bit, cur
 
 @njit(cache=True)
 def walk_visits(sym, depth, end, max_depth, sym_class, table, states, max_total):
-    """Trie nodes the walks from ``states`` visit in all (a build's cost, sampled), counted up to
-    ``max_total`` (``max_depth``: the trie's deepest node)."""
+    """Trie nodes the walk from each of ``states`` visits (a build's cost, sampled), the states
+    taken in order until the counts add up to ``max_total`` (``max_depth``: the trie's deepest
+    node).
+
+    Returns ``(counts, done)``: ``counts[i]`` the nodes state ``states[i]``'s walk visited, the
+    walks of ``states[:done]`` complete (the next one, if any, counted up to the total, the rest
+    0)."""
     n_nodes = sym.shape[0]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
+    counts = np.zeros(states.shape[0], dtype=np.int64)
     visited = 0
     for x in range(states.shape[0]):
         stack[0] = states[x]
         i = 1
+        start = visited
         while i < n_nodes:
             visited += 1
             if visited >= max_total:
-                return visited
+                counts[x] = visited - start
+                return counts, x
             ns = table[stack[depth[i] - 1], sym_class[sym[i]]]
             if ns == 0:
                 i = end[i]
                 continue
             stack[depth[i]] = ns
             i += 1
-    return visited
+        counts[x] = visited - start
+    return counts, states.shape[0]
 
 
 @njit(cache=True)

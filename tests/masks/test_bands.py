@@ -2,7 +2,8 @@
 split_bytes=...)``): the rows, their numbering and the finished row equal one walk of the whole
 trie (the reference, ``split_lengths=None, split_bytes=None``) and the naive reference walk; a
 trie's bands hold exactly the tokens of their lengths, or holding (or free of) the bytes asked;
-and length-bounded strings on a real vocabulary take the splits by default."""
+length-bounded strings on a real vocabulary take the splits by default; and the walks that
+decide the splits count the nodes a naive walk visits, each walked once per build."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from mask_helpers import random_byte_dfas, small_vocabs
 from test_index_properties import check_index_against_reference
 from test_shared_walks import repeated_components
 
-from tokenfsm.masks import TokenIndex, Vocabulary
+from tokenfsm.masks import TokenIndex, Vocabulary, kernels
 from tokenfsm.masks.builtin_vocab import load_vocabulary
-from tokenfsm.masks.index import SPLIT_LENGTHS
+from tokenfsm.masks.index import SPLIT_LENGTHS, _visits, as_byte_dfa
 from tokenfsm.masks.trie import token_trie
 from tokenfsm.schema import compile_json_schema
 
@@ -166,3 +167,43 @@ def test_a_long_string_on_a_real_vocabulary_takes_the_content_split():
     # an automaton whose walks are short is walked whole
     small = compile_json_schema({"enum": ["a" * 40, "b" * 40]}, whitespace=0).dfa.to_bytes()
     assert TokenIndex.build(small, vocab).build_info["bands"] == 1
+
+
+def naive_visits(bt, vocab: Vocabulary, state: int) -> int:
+    """Trie nodes a walk from ``state`` visits: the distinct nonempty token prefixes whose own
+    prefix (one byte shorter) leads somewhere from ``state`` (a node is looked at, then skipped
+    with its subtree where its byte leads to the dead state)."""
+    prefixes = {t[:k] for t in vocab.tokens if t for k in range(1, len(t) + 1)}
+
+    def live(p: bytes) -> bool:
+        q = state
+        for b in p:
+            q = int(bt.table[q, bt.byte_classes[b]])
+            if q == 0:
+                return False
+        return True
+
+    return sum(live(p[:-1]) for p in prefixes)
+
+
+@given(random_byte_dfas(), small_vocabs(), st.data())
+def test_visit_counts_are_those_of_naive_walks_and_are_kept(dfa, vocab, data):
+    bt = as_byte_dfa(dfa)
+    trie = token_trie(vocab)
+    n = bt.table.shape[0]
+    seen: dict = {}
+    for _ in range(3):          # questions asked again of one table reuse the walks made
+        states = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=6)), dtype=np.int32)
+        need = data.draw(st.integers(1, 60))
+        total = sum(naive_visits(bt, vocab, int(s)) for s in states)
+        before = dict(seen)
+        got = _visits(bt, bt.table, trie, states, need, seen)
+        assert (got >= need) == (total >= need)
+        assert got == total or got >= need
+        assert all(seen[s] == naive_visits(bt, vocab, s) for s in seen)
+        assert all(seen[s] == before[s] for s in before)
+    counts, done = kernels.walk_visits(trie.sym, trie.depth, trie.end, trie.max_depth,
+                                       bt.byte_classes, bt.table, np.arange(n, dtype=np.int32),
+                                       1 << 30)
+    assert done == n
+    assert counts.tolist() == [naive_visits(bt, vocab, s) for s in range(n)]
