@@ -105,21 +105,35 @@ class Node:
         """Estimated states of this node's automaton."""
         return 1 + sum(_size_of(getattr(self, f.name)) for f in fields(self) if f.name != "ptr")
 
-    def children(self):
+    def children(self) -> list:
         """The nodes directly below this one."""
-        for f in fields(self):
-            yield from _nodes_in(getattr(self, f.name))
+        out: list = []
+        for name in field_names(type(self)):
+            _nodes_in(getattr(self, name), out)
+        return out
 
 
-def _nodes_in(v):
+def field_names(cls) -> tuple:
+    """The names of the fields of a node or part class, in order (read once per class: the
+    walks over a schema's nodes ask for them at every node)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict = {}     # (one entry per class of this module)
+
+
+def _nodes_in(v, out: list) -> None:
     if isinstance(v, Node):
-        yield v
+        out.append(v)
     elif isinstance(v, tuple):
         for x in v:
-            yield from _nodes_in(x)
+            _nodes_in(x, out)
     elif isinstance(v, _Part):
-        for f in fields(v):
-            yield from _nodes_in(getattr(v, f.name))
+        for name in field_names(type(v)):
+            _nodes_in(getattr(v, name), out)
 
 
 def _size_of(v) -> int:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import fields
 
 from . import ir
 
@@ -91,11 +90,11 @@ class ContentKeys:
             return ["$key", key]
         if isinstance(v, (ir.Node, ir._Part)):
             out = [type(v).__name__]
-            for f in fields(v):
-                if f.name in ("ptr", "values_ptr"):
+            for name in ir.field_names(type(v)):
+                if name in ("ptr", "values_ptr"):
                     continue
-                x = getattr(v, f.name)
-                if f.name in ir.WITH_POINTERS:  # (value, pointer) pairs: the values only
+                x = getattr(v, name)
+                if name in ir.WITH_POINTERS:  # (value, pointer) pairs: the values only
                     x = tuple(value for value, _ in x)
                 out.append(self._skeleton(x))
             return out
