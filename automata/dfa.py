@@ -459,23 +459,27 @@ class DFA:
     # ------------------------------------------------------------------ products
     @gc_paused_call
     def _product(self, other: "DFA", accept: Callable[[bool, bool], bool], operation: str,
-                 budget: Budget | None, dead_if_either: bool, way: str | None = None) -> "DFA":
+                 budget: Budget | None, dead: str, way: str | None = None) -> "DFA":
         """The product automaton over reachable pairs, built the way named ``way`` in
-        :data:`PRODUCTS` (default: chosen by :func:`_product_way`)."""
+        :data:`PRODUCTS` (default: chosen by :func:`_product_way`). ``dead`` says which pairs
+        are dead without being walked (:data:`DEAD_PAIRS`): those with a dead side
+        (``"either"``, an intersection), with a dead first side (``"first"``, a difference:
+        nothing it leads to accepts), or only the pair of dead states (``"both"``)."""
         budget = as_budget(budget)
         if not isinstance(other, DFA):
             raise TypeError(f"{operation} takes a DFA, not {type(other).__name__}")
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
         meter.width = len(classes)
+        if dead not in DEAD_PAIRS:
+            raise ValueError(f"dead must be one of {sorted(DEAD_PAIRS)}, not {dead!r}")
         if way is None:
             way = _product_way(len(self.delta), len(other.delta), operation,
-                               dead_if_either and (self.start == 0 or other.start == 0))
-        return PRODUCTS[way](self, other, classes, ca, cb, accept, operation, meter,
-                             dead_if_either)
+                               DEAD_PAIRS[dead](self.start, other.start))
+        return PRODUCTS[way](self, other, classes, ca, cb, accept, operation, meter, dead)
 
     def _product_pairs(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
-                       dead_if_either: bool) -> "DFA":
+                       dead: str) -> "DFA":
         """:meth:`_product` pair by pair from a queue: the reference way."""
         da, db = self.delta, other.delta
         acc_a, acc_b = self.accepting, other.accepting
@@ -498,9 +502,9 @@ class DFA:
             return i
 
         start_pair = self.start * nb + other.start
-        if dead_if_either and (self.start == 0 or other.start == 0):
+        if DEAD_PAIRS[dead](self.start, other.start):
             return DFA.empty()
-        start = intern(start_pair) if start_pair != 0 else 0
+        start = intern(start_pair)
         timed, rows_done = meter.deadline is not None, 0
         while todo:
             p = todo.pop()
@@ -509,10 +513,11 @@ class DFA:
                 meter.check_time()
             ra, rb = da[p // nb], db[p % nb]
             row = []
-            if dead_if_either:
+            if dead != "both":
+                either = dead == "either"
                 for x, y in pairs_ab:
                     a, b = ra[x], rb[y]
-                    if a == 0 or b == 0:
+                    if a == 0 or (either and b == 0):
                         row.append(0)
                         continue
                     q = a * nb + b
@@ -532,7 +537,7 @@ class DFA:
                                check=meter.time_check)
 
     def _product_arrays(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
-                        dead_if_either: bool) -> "DFA":
+                        dead: str) -> "DFA":
         """:meth:`_product` a breadth-first level at a time with array operations: a pair
         ``(x, y)`` is the index ``x * nb + y`` of a dense table of pair numbers (a pair accepts by
         the array form of ``operation`` in ``_ACCEPT_ARRAYS``; ``accept`` is not read)."""
@@ -544,7 +549,7 @@ class DFA:
         pid = np.full(na * nb, -1, dtype=np.int64)
         pid[0] = 0
         start_key = self.start * nb + other.start
-        if start_key == 0:
+        if DEAD_PAIRS[dead](self.start, other.start):
             return DFA.empty()
         pid[start_key] = 1
         meter.add()
@@ -556,8 +561,10 @@ class DFA:
             sa = A[frontier // nb]
             sb = B[frontier % nb]
             succ = sa * nb + sb
-            if dead_if_either:
+            if dead == "either":
                 succ[(sa == 0) | (sb == 0)] = 0
+            elif dead == "first":
+                succ[sa == 0] = 0
             flat = succ.ravel()
             new = np.unique(flat[pid[flat] < 0])
             if new.size:
@@ -582,17 +589,17 @@ class DFA:
 
     def intersect(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in both (product over reachable pairs, under ``budget``)."""
-        return self._product(other, lambda x, y: x and y, "intersect", budget, True)
+        return self._product(other, lambda x, y: x and y, "intersect", budget, "either")
 
     def union(self, other: "DFA", budget: Budget | None = None) -> "DFA":
-        return self._product(other, lambda x, y: x or y, "union", budget, False)
+        return self._product(other, lambda x, y: x or y, "union", budget, "both")
 
     def difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings in ``self`` but not in ``other``."""
-        return self._product(other, lambda x, y: x and not y, "difference", budget, False)
+        return self._product(other, lambda x, y: x and not y, "difference", budget, "first")
 
     def symmetric_difference(self, other: "DFA", budget: Budget | None = None) -> "DFA":
-        return self._product(other, lambda x, y: x != y, "symmetric_difference", budget, False)
+        return self._product(other, lambda x, y: x != y, "symmetric_difference", budget, "both")
 
     def complement(self) -> "DFA":
         """Every string not in the language (over all Unicode scalar values). The result keeps
@@ -1030,8 +1037,16 @@ _ACCEPT_ARRAYS = {
     "difference": lambda x, y: x & ~y,
     "symmetric_difference": lambda x, y: x ^ y,
 }
+#: Which pairs of a product are dead without being walked, by the states of the pair: a pair
+#: that no string leads from to acceptance, whatever the second side does, when the first side
+#: is dead (a difference, an intersection) or the second is (an intersection).
+DEAD_PAIRS = {
+    "either": lambda a, b: a == 0 or b == 0,
+    "first": lambda a, b: a == 0,
+    "both": lambda a, b: a == 0 and b == 0,
+}
 #: The ways to build a product (:meth:`DFA._product`), all with the same result: name -> method
-#: taking ``(self, other, classes, ca, cb, accept, operation, meter, dead_if_either)``. The tests
+#: taking ``(self, other, classes, ca, cb, accept, operation, meter, dead)``. The tests
 #: run every entry on the same automata; :func:`_product_way` chooses one by default.
 PRODUCTS = {
     "pairs": DFA._product_pairs,

@@ -460,13 +460,13 @@ def test_literal_is_built_canonical(s):
     assert d.accepts(s) and not d.accepts(s + "a") and (s == "" or not d.accepts(s[:-1]))
 
 
-#: What each product operation passes to ``DFA._product``: the acceptance of a pair, and whether a
-#: pair with a dead side is dead.
+#: What each product operation passes to ``DFA._product``: the acceptance of a pair, and which
+#: pairs are dead without being walked (``DEAD_PAIRS``).
 _PRODUCT_OPERATIONS = {
-    "intersect": (lambda x, y: x and y, True),
-    "union": (lambda x, y: x or y, False),
-    "difference": (lambda x, y: x and not y, False),
-    "symmetric_difference": (lambda x, y: x != y, False),
+    "intersect": (lambda x, y: x and y, "either"),
+    "union": (lambda x, y: x or y, "both"),
+    "difference": (lambda x, y: x and not y, "first"),
+    "symmetric_difference": (lambda x, y: x != y, "both"),
 }
 
 
@@ -474,16 +474,29 @@ _PRODUCT_OPERATIONS = {
 def test_every_product_way_equals_the_pair_walk(a, b, op):
     # products past PRODUCT_ARRAY_MIN pairs are built a level at a time with arrays: every way
     # declared in PRODUCTS must give the identical canonical automaton, and so must the operation
-    # itself (which chooses a way by size)
+    # itself (which chooses a way by size); and so must the walk of every pair, dead sides
+    # included (the pairs an operation leaves unwalked lead nowhere it accepts)
     import tokenfsm.automata.dfa as dfa_mod
     x, y = a[0], b[0]
-    accept, dead_if_either = _PRODUCT_OPERATIONS[op]
-    got = {way: x._product(y, accept, op, None, dead_if_either, way=way)
-           for way in dfa_mod.PRODUCTS}
-    want = got[dfa_mod.PRODUCT_REFERENCE]
+    accept, dead = _PRODUCT_OPERATIONS[op]
+    got = {(way, d): x._product(y, accept, op, None, d, way=way)
+           for way in dfa_mod.PRODUCTS for d in {dead, "both"}}
+    want = got[(dfa_mod.PRODUCT_REFERENCE, "both")]
     for d in list(got.values()) + [getattr(x, op)(y)]:
         assert (d.classes, d.delta, d.accepting, d.start) == \
             (want.classes, want.delta, want.accepting, want.start)
+
+
+def test_a_difference_does_not_walk_what_its_first_side_leaves():
+    # a short string less a longer chain: the pairs past the string's end are dead, so the
+    # product stays the string's size rather than the other side's
+    from tokenfsm.automata import Budget, BudgetExceeded
+    word = DFA.from_regex('"[a-z]{0,3}"')
+    anything = DFA.from_regex('[a-z"]{0,40}')
+    assert word.difference(anything, Budget(max_states=12)).is_empty()
+    with pytest.raises(BudgetExceeded):     # (every pair walked)
+        word._product(anything, lambda x, y: x and not y, "difference", Budget(max_states=12),
+                      "both")
 
 
 def test_product_way_by_size():
