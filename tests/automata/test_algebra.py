@@ -487,6 +487,20 @@ def test_every_product_way_equals_the_pair_walk(a, b, op):
             (want.classes, want.delta, want.accepting, want.start)
 
 
+@given(automata(), st.sampled_from(sorted(_PRODUCT_OPERATIONS)), st.booleans())
+def test_a_product_with_itself_equals_the_pair_walk(a, op, copy):
+    # an operation of an automaton with itself (or a copy of its tables) is answered without a
+    # product: the same automaton as walking every pair
+    import tokenfsm.automata.dfa as dfa_mod
+    x = a[0]
+    y = DFA(x.classes, x.delta, x.accepting, x.start) if copy else x
+    accept, _ = _PRODUCT_OPERATIONS[op]
+    want = x._product(y, accept, op, None, "both", way=dfa_mod.PRODUCT_REFERENCE)
+    d = getattr(x, op)(y)
+    assert (d.classes, d.delta, d.accepting, d.start) == \
+        (want.classes, want.delta, want.accepting, want.start)
+
+
 def test_a_difference_does_not_walk_what_its_first_side_leaves():
     # a short string less a longer chain: the pairs past the string's end are dead, so the
     # product stays the string's size rather than the other side's
