@@ -44,7 +44,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Sequence
 
-from tokenfsm.automata.cache import byte_lru_cache
+from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, OpaqueSymbolError, _embed
 from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget
@@ -270,11 +270,25 @@ class TypedLanguage:
         if len(ds) == 1:
             return ds[0]
         got = self.__dict__.get("_union")
+        if got is None:
+            # (another language of the same automata: the lowering rebuilds ``not: false`` and
+            # a closed object's witness, the shared any-value's parts, at every place)
+            key = tuple(map(id, ds))
+            kept = UNIONS.get(key)
+            if kept is not None and all(a is b for a, b in zip(kept[0], ds)):
+                got = kept[1]
         if got is None or got.num_states > (budget or DEFAULT_BUDGET).max_states:
             # (built again under a smaller budget than the kept one's: it raises there)
             got = union_of(ds, budget)
-            self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
+            UNIONS.put(tuple(map(id, ds)), (tuple(ds), got),
+                       nbytes=400 + 8 * got.num_states * (2 + len(got.classes)))
+        self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
         return got
+
+
+#: Unions of the texts of several types (:meth:`TypedLanguage.to_dfa`), by the automata joined
+#: (held in the entry, so that their ids stay theirs), across languages and compilations.
+UNIONS = ByteLRU("schema.jsontext.unions", 16 << 20)
 
 
 def shallower(a: dict, b: dict) -> dict:

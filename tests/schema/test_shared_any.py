@@ -225,3 +225,15 @@ def test_a_document_through_an_open_value_fills_the_flat_masks(qwen):
         f.advance(t)
         doc = doc[len(tokens[t]):]
     assert m.is_accepting() and f.is_accepting()
+
+
+def test_the_union_of_the_same_automata_is_built_once_across_languages():
+    # the lowering rebuilds some languages from the same parts at every place (``not: false``,
+    # a closed object's witness): their union of types is kept by the automata it joins
+    strings = DFA.from_regex('"[a-z]*"')
+    parts = {"null": DFA.literal("null"), "string": strings}
+    joined = TypedLanguage.of(parts).to_dfa()
+    assert TypedLanguage.of(dict(parts)).to_dfa() is joined
+    assert joined == DFA.literal("null") | strings
+    other = TypedLanguage.of({"null": DFA.literal("null"), "string": DFA.from_regex('"[a-z]+"')})
+    assert other.to_dfa() is not joined and not other.to_dfa().accepts('""')
