@@ -277,11 +277,12 @@ class TypedLanguage:
             kept = UNIONS.get(key)
             if kept is not None and all(a is b for a, b in zip(kept[0], ds)):
                 got = kept[1]
-        if got is None or got.num_states > (budget or DEFAULT_BUDGET).max_states:
-            # (built again under a smaller budget than the kept one's: it raises there)
+        if got is None or _rows(got) - 1 > (budget or DEFAULT_BUDGET).max_states:
+            # (built again under a smaller budget than the kept one's: it raises there; its rows
+            # bound its states, which a composition would count by walking its table)
             got = union_of(ds, budget)
             UNIONS.put(tuple(map(id, ds)), (tuple(ds), got),
-                       nbytes=400 + 8 * got.num_states * (2 + len(got.classes)))
+                       nbytes=400 + 8 * _rows(got) * (2 + len(got.classes)))
         self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
         return got
 
