@@ -281,8 +281,8 @@ class TypedLanguage:
             # (built again under a smaller budget than the kept one's: it raises there; its rows
             # bound its states, which a composition would count by walking its table)
             got = union_of(ds, budget)
-            UNIONS.put(tuple(map(id, ds)), (tuple(ds), got),
-                       nbytes=400 + 8 * _rows(got) * (2 + len(got.classes)))
+            UNIONS.put(tuple(map(id, ds)), (tuple(ds), got),   # (charged for the parts it holds)
+                       nbytes=400 + sum(8 * _rows(d) * (2 + len(d.classes)) for d in (got, *ds)))
         self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
         return got
 
