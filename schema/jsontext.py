@@ -270,26 +270,34 @@ class TypedLanguage:
         if len(ds) == 1:
             return ds[0]
         got = self.__dict__.get("_union")
-        if got is None:
+        if got is None or _rows(got) - 1 > (budget or DEFAULT_BUDGET).max_states:
             # (another language of the same automata: the lowering rebuilds ``not: false`` and
             # a closed object's witness, the shared any-value's parts, at every place)
-            key = tuple(map(id, ds))
-            kept = UNIONS.get(key)
-            if kept is not None and all(a is b for a, b in zip(kept[0], ds)):
-                got = kept[1]
-        if got is None or _rows(got) - 1 > (budget or DEFAULT_BUDGET).max_states:
-            # (built again under a smaller budget than the kept one's: it raises there; its rows
-            # bound its states, which a composition would count by walking its table)
-            got = union_of(ds, budget)
-            UNIONS.put(tuple(map(id, ds)), (tuple(ds), got),   # (charged for the parts it holds)
-                       nbytes=400 + sum(8 * _rows(d) * (2 + len(d.classes)) for d in (got, *ds)))
+            got = kept_by_parts(UNIONS, ds, lambda: union_of(ds, budget), budget)
         self.__dict__["_union"] = got   # (a memo, as functools.cached_property keeps one)
         return got
 
 
 #: Unions of the texts of several types (:meth:`TypedLanguage.to_dfa`), by the automata joined
-#: (held in the entry, so that their ids stay theirs), across languages and compilations.
+#: (see :func:`kept_by_parts`), across languages and compilations.
 UNIONS = ByteLRU("schema.jsontext.unions", 16 << 20)
+
+
+def kept_by_parts(cache: ByteLRU, parts: Sequence[DFA], make: Callable[[], DFA],
+                  budget: Budget | None) -> DFA:
+    """``make()``, an automaton made of the automata ``parts``, kept in ``cache`` under the
+    parts' identities: the entry holds the parts, so that their ids stay theirs, and is charged
+    for them too. Made again under a budget smaller than the kept automaton's rows (which bound
+    its states): it raises there."""
+    key = tuple(map(id, parts))
+    kept = cache.get(key)
+    if (kept is not None and all(a is b for a, b in zip(kept[0], parts))
+            and _rows(kept[1]) - 1 <= (budget or DEFAULT_BUDGET).max_states):
+        return kept[1]
+    got = make()
+    cache.put(key, (tuple(parts), got),
+              nbytes=400 + sum(8 * _rows(d) * (2 + len(d.classes)) for d in (got, *parts)))
+    return got
 
 
 def shallower(a: dict, b: dict) -> dict:

@@ -34,19 +34,25 @@ import json
 from contextlib import nullcontext
 from dataclasses import replace
 
+from tokenfsm.automata.cache import ByteLRU
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
 
 from . import ir
 from .ecma import ecma_pattern_dfa
-from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text, object_dfa,
-                       separators)
+from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, kept_by_parts, key_text,
+                       object_dfa, separators)
 from .lazy_json import prefix_free
 from .refs import pointer
 
 __all__ = ["array_part", "object_part", "object_terms_part", "object_union_part", "names_value",
            "unique_arrays", "MAX_PATTERNS", "MAX_WITNESSES", "UNION_OBJECTS", "UNION_TERMS"]
+
+#: Texts of one undeclared member (its key region, the colon, its value), by those automata (see
+#: :func:`~.jsontext.kept_by_parts`): :func:`extra_texts` asks again at every object of a schema
+#: that leaves keys open.
+MEMBER_TEXTS = ByteLRU("schema.lower_containers.member_texts", 16 << 20)
 
 #: Undeclared keys are split by every subset of the patterns they match: at most this many
 #: patterns (more is unsupported).
@@ -700,9 +706,11 @@ def extra_texts(lw, regions, witnesses=(), after_key: DFA | None = None) -> dict
     for k, v, bits in pieces:
         if k.is_empty() or v.is_empty():
             continue
-        key = lw.key_region(k)
-        text = DFA.concat_all([key, colon, v] if after_key is None else
-                              [key, after_key, colon, v], b)
+        parts = [lw.key_region(k), colon, v] if after_key is None else \
+            [lw.key_region(k), after_key, colon, v]
+        # (the same regions and value at every object of a schema that leaves keys open, and
+        # in the next schema: key regions and open values are kept across compilations)
+        text = kept_by_parts(MEMBER_TEXTS, parts, lambda: DFA.concat_all(parts, b), b)
         by_bits[bits] = by_bits[bits].union(text, b) if bits in by_bits else text
     return by_bits or None
 

@@ -237,3 +237,20 @@ def test_the_union_of_the_same_automata_is_built_once_across_languages():
     assert joined == DFA.literal("null") | strings
     other = TypedLanguage.of({"null": DFA.literal("null"), "string": DFA.from_regex('"[a-z]+"')})
     assert other.to_dfa() is not joined and not other.to_dfa().accepts('""')
+
+
+def test_an_automaton_kept_by_its_parts_is_made_again_under_a_smaller_budget():
+    from tokenfsm.automata import Budget, BudgetExceeded
+    from tokenfsm.automata.cache import ByteLRU
+    from tokenfsm.schema.jsontext import kept_by_parts
+
+    cache = ByteLRU(None, 1 << 20)
+    parts = [DFA.from_regex('"[a-z]{0,30}"'), DFA.literal(":")]
+    made = kept_by_parts(cache, parts, lambda: DFA.concat_all(parts), None)
+    assert made == DFA.from_regex('"[a-z]{0,30}":')
+    assert kept_by_parts(cache, list(parts), lambda: 1 / 0, None) is made    # not made again
+    small = Budget(max_states=5)
+    with pytest.raises(BudgetExceeded):
+        kept_by_parts(cache, parts, lambda: DFA.concat_all(parts, small), small)
+    other = [DFA.from_regex('"[a-z]{0,30}"'), parts[1]]     # the same language, another automaton
+    assert kept_by_parts(cache, other, lambda: DFA.concat_all(other), None) is not made
