@@ -468,6 +468,8 @@ class DFA:
         budget = as_budget(budget)
         if not isinstance(other, DFA):
             raise TypeError(f"{operation} takes a DFA, not {type(other).__name__}")
+        if dead not in DEAD_PAIRS:
+            raise ValueError(f"dead must be one of {sorted(DEAD_PAIRS)}, not {dead!r}")
         if way is None and not accept(False, False) and self._same_tables(other):
             # (an automaton with itself, as the lowering meets it: a member's open value less
             # the open value of a condition on undeclared members): every pair is (s, s)
@@ -475,8 +477,6 @@ class DFA:
         classes, ca, cb = _joint_classes(self, other)
         meter = (budget or DEFAULT_BUDGET).meter(operation)
         meter.width = len(classes)
-        if dead not in DEAD_PAIRS:
-            raise ValueError(f"dead must be one of {sorted(DEAD_PAIRS)}, not {dead!r}")
         if way is None:
             way = _product_way(len(self.delta), len(other.delta), operation,
                                DEAD_PAIRS[dead](self.start, other.start))
@@ -486,8 +486,7 @@ class DFA:
         """Whether ``other`` is this automaton's tables as they are (not language equality)."""
         return other is self or (
             self.start == other.start and self.classes == other.classes
-            and len(self.delta) == len(other.delta) and self.accepting == other.accepting
-            and self.delta == other.delta)
+            and self.accepting == other.accepting and self.delta == other.delta)
 
     def _product_pairs(self, other: "DFA", classes, ca, cb, accept, operation: str, meter,
                        dead: str) -> "DFA":
@@ -516,6 +515,7 @@ class DFA:
         if DEAD_PAIRS[dead](self.start, other.start):
             return DFA.empty()
         start = intern(start_pair)
+        either = dead == "either"
         timed, rows_done = meter.deadline is not None, 0
         while todo:
             p = todo.pop()
@@ -525,7 +525,6 @@ class DFA:
             ra, rb = da[p // nb], db[p % nb]
             row = []
             if dead != "both":
-                either = dead == "either"
                 for x, y in pairs_ab:
                     a, b = ra[x], rb[y]
                     if a == 0 or (either and b == 0):

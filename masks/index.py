@@ -453,8 +453,9 @@ def _visits(bt: ByteTables, table, trie, states, need: int, seen: dict) -> int:
     visit in all, counted up to ``need`` or past it. ``seen`` maps a state to the count of its
     complete walk, for questions asked again of the same table: those are not walked again,
     and the walks completed here are added."""
-    todo = [s for s in states.tolist() if s not in seen]
-    got = sum(seen[s] for s in states.tolist() if s in seen)
+    states = states.tolist()
+    todo = [s for s in states if s not in seen]
+    got = sum(seen[s] for s in states if s in seen)
     if got >= need or not todo:
         return got
     todo = np.array(todo, dtype=np.int32)

@@ -286,13 +286,12 @@ UNIONS = ByteLRU("schema.jsontext.unions", 16 << 20)
 def kept_by_parts(cache: ByteLRU, parts: Sequence[DFA], make: Callable[[], DFA],
                   budget: Budget | None) -> DFA:
     """``make()``, an automaton made of the automata ``parts``, kept in ``cache`` under the
-    parts' identities: the entry holds the parts, so that their ids stay theirs, and is charged
-    for them too. Made again under a budget smaller than the kept automaton's rows (which bound
-    its states): it raises there."""
+    parts' identities: the entry holds the parts, so that no other automaton takes their ids
+    while it lives, and is charged for them too. Made again under a budget smaller than the
+    kept automaton's rows (which bound its states): it raises there."""
     key = tuple(map(id, parts))
     kept = cache.get(key)
-    if (kept is not None and all(a is b for a, b in zip(kept[0], parts))
-            and _rows(kept[1]) - 1 <= (budget or DEFAULT_BUDGET).max_states):
+    if kept is not None and _rows(kept[1]) - 1 <= (budget or DEFAULT_BUDGET).max_states:
         return kept[1]
     got = make()
     cache.put(key, (tuple(parts), got),
