@@ -500,7 +500,11 @@ def _assemble(pieces: list[_Kept], meter) -> LazyBytes:
         key_mask=key_mask, key_extra=key_extra)
     depth = [0] * P
     # longest chain of calls: callees first (post order of the acyclic call graph)
-    callees = [sorted({e[1] for e in edges if state_piece[e[0]] == i}) for i in range(P)]
+    called: list[set] = [set() for _ in range(P)]
+    owner = state_piece.tolist()
+    for e in edges:                   # (one pass: a scan per piece is quadratic in the pieces)
+        called[owner[e[0]]].add(e[1])
+    callees = [sorted(c) for c in called]
     done = [False] * P
 
     def chain(i: int) -> int:
