@@ -461,8 +461,12 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
             order.append(subset)
         return k
 
-    # (the rows are lists of targets: a subset's row is a few list passes)
+    # (the rows are lists of targets: a subset's row is a few list passes.) A class's targets,
+    # one NFA state or a column of them (-1: none), name the same subset wherever they recur:
+    # each is closed and numbered once per piece, not once per state that meets it.
     lists = nfa.rows
+    state = closures.state
+    by_targets: dict = {}
     i = 0
     while i < len(order):
         S = order[i]
@@ -470,24 +474,24 @@ def _determinize(nfa: _NFA, start: int, final: int, J: int, n_calls: int, byte_c
         meter.add()
         members = sorted(S)
         brow = [lists[s] for s in members if lists[s] is not None]
-        row = [0] * J
-        # the classes that move, by their targets; most classes share a few targets, each
-        # subset made once
-        made: dict = {}
+        row = []
         if len(brow) == 1:
-            for c, t in enumerate(brow[0]):
+            for t in brow[0]:
+                k = 0
                 if t >= 0:
-                    k = made.get(t)
+                    k = by_targets.get(t)
                     if k is None:
-                        k = made[t] = number(closures.state(t))
-                    row[c] = k
+                        k = by_targets[t] = number(state(t))
+                row.append(k)
         elif brow:
-            for c, col in enumerate(zip(*brow)):
-                if max(col) >= 0:
-                    k = made.get(col)
-                    if k is None:
-                        k = made[col] = number(closures.of({t for t in col if t >= 0}))
-                    row[c] = k
+            for col in zip(*brow):
+                k = by_targets.get(col)
+                if k is None:
+                    ts = [t for t in col if t >= 0]
+                    k = by_targets[col] = number(closures.of(ts)) if ts else 0
+                row.append(k)
+        else:
+            row = [0] * J
         ext: dict = {}
         for s in members:
             for sym, t in nfa.extra[s]:
