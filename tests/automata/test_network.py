@@ -72,6 +72,26 @@ def test_counted_calls_with_separators(lo, span, item):
     assert net.to_dfa(p) == DFA.from_regex(want)
 
 
+@given(texts=st.lists(st.sampled_from(["ab", "ac", "a[0-9]+", "[a-c]x", "é?b", "a|bc"]),
+                      min_size=2, max_size=4, unique=True),
+       sep=st.sampled_from([None, ",", "a"]))
+def test_overlapping_texts_are_their_regex(texts, sep):
+    # a choice of texts that begin alike, repeated: the subset construction meets the same
+    # targets in many states (a key region beside declared keys is this shape)
+    net = Network()
+    alts = choice(*(Text(DFA.from_regex(t)) for t in texts))
+    body = star(alts) if sep is None else sep_by(alts, Text(DFA.literal(sep)))
+    p = net.piece(body)
+    one = "(?:" + "|".join(f"(?:{t})" for t in texts) + ")"
+    want = f"{one}*" if sep is None else f"{one}(?:{sep}{one})*"
+    assert net.to_dfa(p) == DFA.from_regex(want)
+    lb = net.build(p)
+    rng = random.Random(len(texts) * 31 + len(sep or ""))
+    for _ in range(80):
+        s = "".join(rng.choice("abcx0é,") for _ in range(rng.randint(0, 8)))
+        assert lb.accepts(s.encode()) == bool(re.fullmatch(want, s)), s
+
+
 def test_nested_counts_in_called_pieces():
     net = Network()
     inner = net.counted(star(concat(Text(DFA.from_regex("[ab]")), Tick())), lo=1, hi=2)
