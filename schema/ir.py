@@ -46,8 +46,19 @@ from typing import Any
 
 __all__ = ["Node", "Always", "Never", "ALWAYS", "NEVER", "StringNode", "NumberNode", "Items",
            "Contains", "ArrayNode", "Members", "Witness", "ObjectNode", "Assertions", "Schema", "AllOf", "AnyOf",
-           "OneOf", "Not", "IfThenElse", "Dependent", "Ref", "canonical",
+           "OneOf", "Not", "IfThenElse", "Dependent", "Ref", "Spelled", "canonical",
            "json_equal", "json_type", "replace"]
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """A number of a listed value in some of its spellings only: those of an integer (``2``)
+    when ``integer``, else the others (``2.0``). Where ``1.0`` is no integer, whether a value
+    passes may depend on how its integral numbers are spelled; :func:`.listed.passing` then
+    keeps the spellings that pass. Equal to its number, as JSON values are."""
+
+    value: int | float
+    integer: bool
 
 
 def canonical(v) -> Any:
@@ -55,6 +66,8 @@ def canonical(v) -> Any:
     objects regardless of key order)."""
     if isinstance(v, bool) or v is None:
         return ("lit", v)
+    if isinstance(v, Spelled):
+        v = v.value
     if isinstance(v, (int, float)):
         if isinstance(v, float) and math.isfinite(v) and v == int(v):
             v = int(v)
@@ -75,7 +88,7 @@ def json_type(v) -> str:
         return "null"
     if isinstance(v, bool):
         return "boolean"
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float, Spelled)):
         return "number"
     if isinstance(v, str):
         return "string"

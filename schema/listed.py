@@ -4,11 +4,16 @@ A schema that lists its values and also asserts something of them (``{"enum": [[
 "minItems": 2}``, an ``anyOf`` of enums under an ``if``) needs no product of automata: each value
 either passes the other assertions or not, and the texts of the passing ones are the answer.
 :func:`passing` decides that per value, from the intermediate form (:mod:`.ir`), and says
-"cannot tell" (None) wherever the verdict could depend on how the value is spelled (an
-``integer`` where ``1.0`` is not one), on what the automata decide rather than the values
-(``pattern``, ``format``, the assertions the compiler does not enforce, ``unevaluated*``,
-witnesses of negated members), or on which keys an object's automaton allows and in which
-order (see :func:`holds`): the lowering then builds the product as before.
+"cannot tell" (None) wherever the verdict could depend on what the automata decide rather than
+the values (``pattern``, ``format``, the assertions the compiler does not enforce,
+``unevaluated*``, witnesses of negated members), or on which keys an object's automaton allows
+and in which order (see :func:`holds`): the lowering then builds the product as before.
+
+Where ``1.0`` is not an integer, a verdict may also depend on how the value's integral numbers
+are spelled (``{"bar": 2}`` meets ``{"bar": {"type": "integer"}}`` written ``{"bar":2}``, not
+``{"bar":2.0}``). Up to :data:`SPELLED_MAX` such numbers, the value is checked once per way of
+spelling them, integer or not, and the ways that pass are kept as values whose numbers are
+:class:`~.ir.Spelled`.
 
 Example
 -------
@@ -19,16 +24,24 @@ Example
 >>> sir = resolve({"enum": ["a1", "b"], "pattern": "[0-9]"})
 >>> passing(sir.root.assertions, sir) is None      # patterns are the automata's to decide
 True
+>>> sir = resolve({"enum": [[2], [2.5]], "items": {"type": "integer"}})
+>>> passing(sir.root.assertions, sir)        # no draft declared: [2] passes, [2.0] does not
+([Spelled(value=2, integer=True)],)
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from . import ir
 from .numbers import _to_fraction
 
-__all__ = ["passing", "holds"]
+__all__ = ["passing", "holds", "SPELLED_MAX"]
+
+#: Most integral numbers of one listed value whose spellings are told apart (where ``1.0`` is
+#: no integer): the value is checked ``2 ** n`` times, once per way of spelling them.
+SPELLED_MAX = 3
 
 #: References followed into definitions before the verdict is given up (a definition that
 #: refers to itself without descending into the value would otherwise never end).
@@ -44,16 +57,61 @@ def passing(a: ir.Assertions, schema_ir, free_objects: bool = False,
     the values must also meet (``"schema"``) or fail (``"complement"``)."""
     cx = _Context(schema_ir, free_objects)
     rest = ir.replace(a, values=None)
-    kept = []
-    for v in a.values:
-        ok = _all([_holds(rest, v, cx, 0)] + [
+
+    def verdict(v) -> bool | None:
+        return _all([_holds(rest, v, cx, 0)] + [
             _holds(node, v, cx, 0) if kind == "schema" else _not_of(_holds(node, v, cx, 0))
             for kind, node in residual])
-        if ok is None:
+
+    kept = []
+    for v in a.values:
+        ok = verdict(v)
+        if ok is None and not schema_ir.float_integers:
+            got = _by_spelling(v, verdict)
+            if got is None:
+                return None
+            kept += got
+        elif ok is None:
             return None
-        if ok:
+        elif ok:
             kept.append(v)
     return tuple(kept)
+
+
+def _by_spelling(v, verdict) -> list | None:
+    """The ways of spelling ``v``'s integral numbers (integer or not, as :class:`~.ir.Spelled`)
+    that pass ``verdict``: ``[v]`` if all do; None if one cannot be told, or ``v`` has none
+    or more than :data:`SPELLED_MAX` such numbers."""
+    n = _integral_count(v)
+    if not 0 < n <= SPELLED_MAX:
+        return None
+    ways = [_spelled(v, iter(bits)) for bits in itertools.product((True, False), repeat=n)]
+    oks = [verdict(w) for w in ways]
+    if None in oks:
+        return None
+    return [v] if all(oks) else [w for w, ok in zip(ways, oks) if ok]
+
+
+def _integral(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and \
+        _to_fraction(v).denominator == 1
+
+
+def _integral_count(v) -> int:
+    if isinstance(v, list):
+        return sum(map(_integral_count, v))
+    if isinstance(v, dict):
+        return sum(map(_integral_count, v.values()))
+    return int(_integral(v))
+
+
+def _spelled(v, bits):
+    """``v`` with its integral numbers, in order, spelled as ``bits`` says (a Spelled each)."""
+    if isinstance(v, list):
+        return [_spelled(x, bits) for x in v]
+    if isinstance(v, dict):
+        return {k: _spelled(x, bits) for k, x in v.items()}
+    return ir.Spelled(v, next(bits)) if _integral(v) else v
 
 
 def _not_of(ok: bool | None) -> bool | None:
@@ -110,9 +168,12 @@ def _assertions(a: ir.Assertions, v, cx, depth) -> bool | None:
     if a.types is not None and t not in a.types:
         if t != "number" or "integer" not in a.types:
             return False
-        if _to_fraction(v).denominator != 1:
+        if isinstance(v, ir.Spelled):
+            if not v.integer:
+                return False
+        elif _to_fraction(v).denominator != 1:
             return False
-        if not cx.sir.float_integers:
+        elif not cx.sir.float_integers:
             return None     # 1 is an integer, 1.0 not: the verdict depends on the spelling
     if a.values is not None and not any(ir.json_equal(v, x) for x in a.values):
         return False
@@ -131,7 +192,7 @@ def _string(s: ir.StringNode, v, cx, depth) -> bool | None:
 def _number(n: ir.NumberNode, v, cx, depth) -> bool | None:
     if ir.json_type(v) != "number":
         return True
-    x = _to_fraction(v)
+    x = _to_fraction(v.value if isinstance(v, ir.Spelled) else v)
     bounds = ((n.minimum, lambda b: x >= b), (n.maximum, lambda b: x <= b),
               (n.exclusive_minimum, lambda b: x > b), (n.exclusive_maximum, lambda b: x < b))
     if any(isinstance(b, bool) for b, _ in bounds):

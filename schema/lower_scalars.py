@@ -336,10 +336,12 @@ def number_part(lw, node: ir.NumberNode | None, integer: bool, ptr: str) -> DFA:
 def values_lang(lw, values: tuple, ptr: str) -> TypedLanguage:
     """The texts of the JSON values ``values`` (a ``const`` or ``enum``); the same list written
     again (enums recur across definitions) is built once."""
-    key = tuple(ir.canonical(v) for v in values) + (tuple(json.dumps(v) for v in values),)
+    key = tuple(ir.canonical(v) for v in values) + (tuple(json.dumps(v, default=repr)
+                                                           for v in values),)
     got = lw.values_cache.get(key)
     if got is None:
-        lw.charge(sum(len(json.dumps(v, ensure_ascii=False)) for v in values), "enum", ptr)
+        lw.charge(sum(len(json.dumps(v, ensure_ascii=False, default=repr)) for v in values),
+                  "enum", ptr)
         got = lw.values_cache[key] = _values_lang(lw, values, ptr)
     return got
 
@@ -373,6 +375,12 @@ def _value_lang(lw, v, ptr) -> TypedLanguage:
         return TypedLanguage.of({"boolean": DFA.literal("true" if v else "false")})
     if isinstance(v, (int, float)):
         return TypedLanguage.of({"number": number_range(v, v, budget=b)})
+    if isinstance(v, ir.Spelled):
+        # (in the spellings of an integer, or in the others: see .listed)
+        whole = number_range(v.value, v.value, budget=b)
+        integers = number_part(lw, None, True, ptr)
+        return TypedLanguage.of({"number": whole.intersect(integers, b) if v.integer
+                                 else whole.difference(integers, b)})
     if isinstance(v, str):
         if lw.excluded(json.dumps(v, ensure_ascii=False)[1:-1]):
             return TypedLanguage.nothing()
