@@ -620,7 +620,9 @@ def _array(ptr: str, **kw) -> ir.Assertions:
 
 def _empty(a: ir.Assertions, rw: Rewriter | None = None) -> bool:
     """Whether no value can meet ``a``, as far as cheap checks tell (types, listed values, a
-    required property that must be absent or whose declared values contradict each other)."""
+    required property that must be absent, that some schema object allows no value of
+    (``additionalProperties: false`` without a pattern, the name not declared), or whose
+    declared values contradict each other)."""
     if a.is_empty():
         return True
     if a.values is not None and not any(_allows(a.types, v) for v in a.values):
@@ -628,7 +630,13 @@ def _empty(a: ir.Assertions, rw: Rewriter | None = None) -> bool:
     obj = a.object
     if obj is None or a.types is None or a.types - {"object"} or rw is None:
         return False
+    if set(obj.required) & set(obj.forbidden):
+        return True
+    closed = [set(g.names()) for g in obj.members if not g.negated and not g.patterns
+              and g.additional is not None and _never(g.additional, rw)]
     for name in obj.required:
+        if any(name not in names for names in closed):
+            return True
         merged = TOP
         for g in obj.members:
             for n, s in g.properties or ():
@@ -641,6 +649,12 @@ def _empty(a: ir.Assertions, rw: Rewriter | None = None) -> bool:
                 _allows(merged.types, v) for v in merged.values)):
             return True
     return False
+
+
+def _never(node, rw: Rewriter) -> bool:
+    """Whether ``node`` is known to allow no value (``false``, or assertions of no type)."""
+    flat = _flat(node, rw)
+    return flat is not None and flat.is_empty()
 
 
 def _flat(node, rw: Rewriter):

@@ -180,6 +180,30 @@ def test_branches_disjoint_within_their_schema_need_no_negation():
     agree(loose, [{"kind": "a"}, {"kind": "e"}, "a", 1, None])
 
 
+def test_branches_no_object_can_meet_are_dropped():
+    # the second branch requires "ab", which its additionalProperties: false allows no value:
+    # it meets nothing, so the first needs no negation of it (nor a product with its objects)
+    schema = {"type": "object", "oneOf": [
+        {"additionalProperties": False, "required": ["a", "b"],
+         "properties": {"a": {"type": "integer"}, "b": {}}},
+        {"additionalProperties": False, "required": ["ab"],
+         "properties": {"a": {"type": "integer"}, "xa": {"type": "array"}}}]}
+    schema_ir = resolve(schema)
+    alts = Rewriter(schema_ir).alternatives(schema_ir.root)
+    assert len(alts) == 1 and not alts[0].residual
+    assert alts[0].assertions.object.required == ("a", "b")
+    agree(schema)
+    # a name both required and forbidden: nothing
+    both = resolve({"type": "object", "required": ["a"], "not": {"required": ["a"]}})
+    assert Rewriter(both).alternatives(both.root) == []
+    # a pattern may allow the name: kept
+    patterned = {"type": "object", "additionalProperties": False, "required": ["ab"],
+                 "patternProperties": {"^a": {"type": "integer"}}}
+    patterned_ir = resolve(patterned)
+    assert len(Rewriter(patterned_ir).alternatives(patterned_ir.root)) == 1
+    agree(patterned)
+
+
 def test_a_compilation_leaves_no_cyclic_garbage():
     # every structure of a compilation is freed when it ends, without waiting for the collector
     schema = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"},
