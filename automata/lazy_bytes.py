@@ -430,7 +430,7 @@ def _validate(a: dict, start: int, max_stack: int) -> None:
     P = kind.shape[0]
     if sp.shape != (S,) or P < 1 or sp.min() < 0 or sp.max() >= P:
         raise err("state_piece must give each state a piece in range")
-    if not np.isin(kind, (PLAIN, COUNTED, KEY_SET)).all():
+    if not ((kind == PLAIN) | (kind == COUNTED) | (kind == KEY_SET)).all():
         raise err("piece_kind must be PLAIN, COUNTED or KEY_SET")
     for name in ("piece_lo", "piece_hi", "piece_extras", "piece_tail", "piece_period"):
         if a[name].shape != (P,):

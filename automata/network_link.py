@@ -542,13 +542,19 @@ def _bits_to_bool(x: int) -> np.ndarray:
                          bitorder="little").astype(bool)
 
 
+def _class_bits(byte_cls, n: int = 0) -> list[int]:
+    """Per byte class (at least ``n`` of them), the bit set of its bytes."""
+    member = np.zeros((max(n, int(byte_cls.max()) + 1), 256), dtype=bool)
+    member[byte_cls, np.arange(256)] = True
+    return [int.from_bytes(r.tobytes(), "little")
+            for r in np.packbits(member, axis=1, bitorder="little")]
+
+
 def _first_bytes(lb: LazyBytes, pieces, starts, edges, byte_cls, callees) -> list[int]:
     """Per piece, the bytes that begin a live text from its fresh start (callees first)."""
     P = len(pieces)
     first = [0] * P
-    members = [0] * int(byte_cls.max() + 1)
-    for b in range(256):
-        members[byte_cls[b]] |= 1 << b
+    members = _class_bits(byte_cls)
     ptr = lb.call_ptr.tolist()
     done = [False] * P
     order = []
@@ -584,10 +590,7 @@ def _first_bytes(lb: LazyBytes, pieces, starts, edges, byte_cls, callees) -> lis
 def _check_deterministic(lb: LazyBytes, pieces, edges, first, starts) -> None:
     """The two checks of the module docstring; NondeterministicCall on the first conflict."""
     S = lb.num_states
-    member = np.zeros((lb.num_byte_classes, 256), dtype=bool)
-    member[lb.byte_classes, np.arange(256)] = True
-    cls_bits = [int.from_bytes(np.packbits(r, bitorder="little").tobytes(), "little")
-                for r in member]
+    cls_bits = _class_bits(lb.byte_classes, lb.num_byte_classes)
     moves_cache: dict[int, int] = {}
 
     def moves(q: int) -> int:
@@ -609,9 +612,8 @@ def _check_deterministic(lb: LazyBytes, pieces, edges, first, starts) -> None:
                                    calls=tuple(pieces[c].p for c in callees))
 
     calls_first_at: dict[int, int] = {}
-    for q in range(1, S):
-        if ptr[q] == ptr[q + 1]:
-            continue
+    cp = lb.call_ptr
+    for q in (np.flatnonzero(cp[1:S] != cp[2:S + 1]) + 1).tolist():     # (states with calls)
         seen = moves(q)
         for e in range(ptr[q], ptr[q + 1]):
             callee = edges[e][1]
