@@ -374,8 +374,10 @@ class _Assembly:
 
 def _one_text(parts: _Parts) -> BytePiece | None:
     """A body that is one ``Text`` without a tick is deterministic already: its byte table, the
-    placeholders' moves made calls, minimised as the reference's subsets are (None for any other
-    body)."""
+    placeholders' moves made calls, numbered as the reference's subsets are (None for any other
+    body). It is minimal too: a text's byte automaton is (:meth:`~.dfa.DFA.to_bytes`), and
+    reading a call where it read the placeholder's bytes tells no more states apart or alike
+    (each placeholder is its own call; a pair's inner state is read by nothing else)."""
     from .network import Text
 
     t = parts.body
@@ -398,8 +400,11 @@ def _one_text(parts: _Parts) -> BytePiece | None:
             to = _after_placeholder(tab, b.byte_classes, s, h) if s else 0
             if to:
                 calls[(s, k)] = (to, bool(c.tick))
+    # (two placeholders calling alike would read as one call: then minimised)
+    distinct = len({parts.specs[(c.piece, c.tick, c.key)] for _, c in t.calls}) == len(t.calls)
     return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
-                          int(b.start), parts.byte_cls, parts.call_specs, parts.meter.time_check)
+                          int(b.start), parts.byte_cls, parts.call_specs, parts.meter.time_check,
+                          minimal=distinct)
 
 
 def _after_placeholder(tab: np.ndarray, byte_classes, s: int, h) -> int:
@@ -548,7 +553,9 @@ def _ticks_and_minimize(table, accepting, extras, start, J, n_calls, byte_cls, c
 
 
 def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
-                   check=None) -> BytePiece:
+                   check=None, minimal: bool = False) -> BytePiece:
+    """Trim, minimise (unless ``minimal``: the live states are told apart already) and number
+    canonically."""
     n, J = tab.shape
     tgt = tab & STATE_MASK
     # the moves as edges (table moves, then each call to the state it returns to)
@@ -567,9 +574,6 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
     keep = live.copy()
     tab = np.where(keep[tgt], tab, 0)
     calls = {k: v for k, v in calls.items() if keep[k[0]] and keep[v[0]]}
-    # the coarsest partition that refines acceptance and that moves (class, tick) and calls
-    # (call, tick) respect: Hopcroft's on the live states as a partial automaton whose symbols
-    # are those pairs
     if check is not None:
         check()
     idx = np.flatnonzero(keep)
@@ -577,6 +581,13 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
     for (q, c), (r, tick) in sorted(calls.items()):
         call_rows.setdefault(q, []).append((c, r, tick))
     k = idx.size
+    block = np.zeros(n, dtype=np.int64)
+    if minimal:
+        block[idx] = np.arange(1, k + 1)
+        return _numbered(tab, tgt, accepting, block, idx, start, call_rows, byte_cls, call_specs)
+    # the coarsest partition that refines acceptance and that moves (class, tick) and calls
+    # (call, tick) respect: Hopcroft's on the live states as a partial automaton whose symbols
+    # are those pairs
     local = np.full(n, k, dtype=np.int64)
     local[idx] = np.arange(k)
     T = np.full((k + 1, 2 * (J + len(call_specs))), k, dtype=np.int64)
@@ -589,8 +600,15 @@ def _trim_minimize(tab, accepting, calls, start, byte_cls, call_specs,
     # without are two symbols, and most pieces tick nowhere)
     T = T[:, (T[:k] != k).any(axis=0)]
     block_of = hopcroft_blocks(T, np.flatnonzero(accepting[idx]).tolist(), dead=k, check=check)
-    block = np.zeros(n, dtype=np.int64)
     block[idx] = np.asarray(block_of[:k], dtype=np.int64) + 1
+    return _numbered(tab, tgt, accepting, block, idx, start, call_rows, byte_cls, call_specs)
+
+
+def _numbered(tab, tgt, accepting, block, idx, start, call_rows, byte_cls,
+              call_specs) -> BytePiece:
+    """The piece whose states are the ``block`` s (1.., 0 the dead state) of the live states
+    ``idx``, numbered canonically."""
+    n, J = tab.shape
     # renumber blocks: the start's block first, then in order of first appearance (BFS), each
     # written from its first state
     nb = int(block.max()) + 1

@@ -459,6 +459,20 @@ def test_every_way_of_building_a_piece_gives_the_reference_piece(outer, tick, ke
     assert _pieces_every_way(bodies[1:]) == {"subsets"}
 
 
+def test_a_text_piece_is_minimal_where_its_placeholders_call_alike():
+    # a text's byte automaton is minimal, and stays so with its placeholders read as calls,
+    # unless two placeholders make the same call: after "a" and after "c" are then alike
+    for calls in (((1, Call(0)), (2, Call(0))), ((1, Call(0)), (2, Call(0, key=1))),
+                  ((1, Call(0, tick=True)), (2, Call(1, tick=True)))):
+        body = Text(DFA.from_regex("a\x01b|c\x02b|d\x01"), calls=calls)
+        assert _pieces_every_way([body]) == {"subsets", "one-text"}
+    from tokenfsm.automata.network_piece import build_piece
+
+    merged = build_piece(Text(DFA.from_regex("a\x01b|c\x02b"),
+                              calls=((1, Call(0)), (2, Call(0)))), 0)
+    assert merged.table.shape[0] == 5       # dead, start, after a or c, after the call, end
+
+
 def test_a_piece_is_built_once_per_shape():
     # a body is kept by its shape: its texts by language (another automaton of it finds it),
     # its calls by slot; a body of the same shape calling other pieces gets the kept piece with
