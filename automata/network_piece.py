@@ -400,11 +400,10 @@ def _one_text(parts: _Parts) -> BytePiece | None:
             to = _after_placeholder(tab, b.byte_classes, s, h) if s else 0
             if to:
                 calls[(s, k)] = (to, bool(c.tick))
-    # (two placeholders calling alike would read as one call: then minimised)
-    distinct = len({parts.specs[(c.piece, c.tick, c.key)] for _, c in t.calls}) == len(t.calls)
+    # (two placeholders calling alike, one call spec, would read as one call: then minimised)
     return _trim_minimize(table, np.asarray(b.accepting, dtype=bool).copy(), calls,
                           int(b.start), parts.byte_cls, parts.call_specs, parts.meter.time_check,
-                          minimal=distinct)
+                          minimal=len(parts.specs) == len(t.calls))
 
 
 def _after_placeholder(tab: np.ndarray, byte_classes, s: int, h) -> int:
