@@ -628,7 +628,8 @@ def _empty(a: ir.Assertions, rw: Rewriter | None = None) -> bool:
     if a.values is not None and not any(_allows(a.types, v) for v in a.values):
         return True
     obj = a.object
-    if obj is None or a.types is None or a.types - {"object"} or rw is None:
+    if obj is None or a.types is None or a.types - {"object"} or rw is None or \
+            not obj.required:
         return False
     if set(obj.required) & set(obj.forbidden):
         return True
