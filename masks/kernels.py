@@ -927,10 +927,11 @@ def _replay(n_sk, sk_node, sk_depth, sk_exit, k, sym, depth, end, sym_class, tab
 
 
 @njit(cache=True)
-def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi):
+def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_words, set_off, set_lo, set_hi):
     """Look a node set up by hash, confirming on the bitsets: ``cur_bits`` is zero outside words
     ``lo..hi-1`` (its first and last non-zero words; ``lo >= hi`` for the empty set), as is each
-    kept set outside its ``set_lo..set_hi-1``. Returns ``(set id or -1, slot)``."""
+    kept set outside its ``set_lo..set_hi-1``, whose words are kept from ``set_words[set_off]``
+    on. Returns ``(set id or -1, slot)``."""
     hmask = ht_set.shape[0] - 1
     slot = (h ^ (h >> 17)) & hmask
     while ht_set[slot] != -1:
@@ -941,22 +942,15 @@ def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi):
                     return 0, slot
             elif set_lo[cand] == lo and set_hi[cand] == hi:
                 same = True
+                at = set_off[cand] - lo
                 for w in range(lo, hi):
-                    if set_bits[cand, w] != cur_bits[w]:
+                    if set_words[at + w] != cur_bits[w]:
                         same = False
                         break
                 if same:
                     return cand, slot
         slot = (slot + 1) & hmask
     return -1, slot
-
-
-@njit(cache=True)
-def _grown_zeros(a, count):
-    """``a`` with room for twice ``count`` rows (the new rows zero)."""
-    bigger = np.zeros((2 * count, a.shape[1]), dtype=a.dtype)
-    bigger[:count] = a[:count]
-    return bigger
 
 
 @njit(cache=True)
@@ -1517,7 +1511,12 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     ht_hash = np.zeros(ht_size, dtype=np.int64)
     ht_set = np.full(ht_size, -1, dtype=np.int32)
     cap = min(n_blocks + 1, 1024)   # grown when needed (np.empty: untouched rows cost nothing)
-    set_bits = np.zeros((cap, nw), dtype=np.uint32)   # each written on its non-zero words only
+    # each set's non-zero words, set_lo..set_hi - 1, kept end to end from set_off on (a dense
+    # bitset per set would be zeroed in full up front: 16 MB for 1,024 sets of 128k tokens)
+    set_words = np.empty(4 * nw, dtype=np.uint32)
+    set_off = np.zeros(cap, dtype=np.int64)
+    n_words_kept = 0
+    prev_bits = np.zeros(nw, dtype=np.uint32)                   # the bitset of prev_list
     set_lo = np.zeros(cap, dtype=np.int32)
     set_hi = np.zeros(cap, dtype=np.int32)
     trows = np.empty((cap, n_words), dtype=np.uint32)
@@ -1580,19 +1579,28 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             if k > k_in:
                 lo = min(lo, node_bit[cur_list[k_in]] >> 5)
                 hi = max(hi, (node_bit[cur_list[k - 1]] >> 5) + 1)
-            found, slot = _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_bits, set_lo, set_hi)
+            found, slot = _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_words, set_off,
+                                    set_lo, set_hi)
             if found < 0:
                 found = n_sets
                 n_sets += 1
                 ht_hash[slot] = h
                 ht_set[slot] = found
-                if found == set_bits.shape[0]:
-                    set_bits = _grown_zeros(set_bits, found)
+                if found == set_lo.shape[0]:
+                    set_off = _grown_1d(set_off, found)
                     set_lo = _grown_1d(set_lo, found)
                     set_hi = _grown_1d(set_hi, found)
                     trows = _grown(trows, found)
+                n_new = max(hi - lo, 0)
+                if n_words_kept + n_new > set_words.shape[0]:
+                    bigger = np.empty(max(2 * set_words.shape[0], n_words_kept + n_new),
+                                      dtype=np.uint32)
+                    bigger[:n_words_kept] = set_words[:n_words_kept]
+                    set_words = bigger
                 if lo < hi:
-                    set_bits[found, lo:hi] = cur_bits[lo:hi]
+                    set_words[n_words_kept:n_words_kept + n_new] = cur_bits[lo:hi]
+                set_off[found] = n_words_kept
+                n_words_kept += n_new
                 set_lo[found] = lo
                 set_hi[found] = hi
                 if d >= 0:
@@ -1605,11 +1613,14 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
                     n_prev = -1
                 else:
-                    _expand(row, cur_list, k, cur_bits, prev_list, n_prev, set_bits[prev_set],
+                    _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits,
                             node_bit, tok_ptr, tok_ids)
                     prev_list[:k] = cur_list[:k]
                     n_prev = k
                 trows[found, :] = row
+                prev_bits[set_lo[prev_set]:set_hi[prev_set]] = 0
+                if lo < hi:
+                    prev_bits[lo:hi] = cur_bits[lo:hi]
                 prev_set = found
             block_set[block[s]] = found
             # clear this unit's own bits; the group's shared ones stay until the group is done
