@@ -1177,8 +1177,9 @@ KEY_REGIONS = ByteLRU("schema.lower.key_regions", 16 << 20)
 
 
 def _dfa_bytes(d: DFA) -> int:
-    """An estimate of the memory of ``d``'s table (lists of ints) and classes."""
-    return 200 + 8 * d.num_states * (2 + len(d.classes)) + 100 * len(d.classes)
+    """An estimate of the memory of ``d``'s table (lists of ints) and classes: its rows as they
+    are, unreachable or dead ones included (counting its live states alone walks the table)."""
+    return 200 + 8 * len(d.delta) * (2 + len(d.classes)) + 100 * len(d.classes)
 
 
 def _types_only(a: ir.Assertions) -> bool:
