@@ -72,6 +72,39 @@ def _joint_classes(a: "DFA", b: "DFA") -> tuple[list[CharSet], list[int], list[i
     return classes, [k[0] for k, _ in items], [k[1] for k, _ in items]
 
 
+def _joint_classes_all(parts: Sequence["DFA"]) -> tuple[list[CharSet], list[list[int]]]:
+    """The common refinement of several partitions: classes plus, per automaton, the class of
+    each in it (:func:`_joint_classes` for two)."""
+    segs = [p._segs for p in parts]
+    at = [0] * len(segs)
+    top = segs[0][-1][1]
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    lo = 0
+    while lo <= top:
+        hi = min(sg[i][1] for sg, i in zip(segs, at))
+        groups.setdefault(tuple(sg[i][2] for sg, i in zip(segs, at)), []).append((lo, hi))
+        lo = hi + 1
+        for j, sg in enumerate(segs):
+            if sg[at[j]][1] < lo:
+                at[j] += 1
+    items = sorted(groups.items(), key=lambda kv: kv[1][0][0])
+    return [CharSet(rs) for _, rs in items], [[k[j] for k, _ in items] for j in range(len(segs))]
+
+
+def _reentered(m: "DFA") -> bool:
+    """Whether some move of ``m`` leads back into its start."""
+    return any(m.start in row for row in m.delta)
+
+
+def _closed_end(m: "DFA") -> bool:
+    """Whether minimal ``m`` has one accepting state and nothing leaves it (a JSON string or
+    container, a key, a separator: no string of it goes on into a longer one)."""
+    if len(m.accepting) != 1:
+        return False
+    (f,) = m.accepting
+    return not any(m.delta[f])
+
+
 def _one_character(d: "DFA") -> CharSet | None:
     """The characters of a minimal automaton whose strings are exactly those characters, each
     alone; None for any other language."""
@@ -675,23 +708,18 @@ class DFA:
     # ------------------------------------------------------------------ regular operations
     @staticmethod
     def concat_all(parts: Sequence["DFA"], budget: Budget | None = None) -> "DFA":
-        """Concatenation of several automata, built as one NFA and determinised once."""
+        """Concatenation of several automata: one of the ways of :data:`CONCATS` (by default
+        glued end to start where each part but the last has a closed end, else built as one
+        NFA and determinised once)."""
         budget = as_budget(budget)
-        parts = list(parts)
+        parts = [p.minimize() for p in parts]
         if not parts:
             return DFA.epsilon()
-        if any(p.minimize().start == 0 for p in parts):
+        if any(p.start == 0 for p in parts):
             return DFA.empty()
         if len(parts) == 1:
-            return parts[0].minimize()
-        nfa = NFA(budget, "concat")
-        final = nfa.new_state()
-        nxt = final
-        for p in reversed(parts):
-            nxt = _embed(nfa, p, nxt)
-        nfa.start = nxt
-        nfa.accepting = {final}
-        return DFA._from_nfa(nfa, budget, "concat")
+            return parts[0]
+        return CONCATS[_concat_way(parts)](parts, budget)
 
     def concat(self, other: "DFA", budget: Budget | None = None) -> "DFA":
         """Strings ``xy`` with ``x`` in ``self`` and ``y`` in ``other``."""
@@ -1055,6 +1083,111 @@ DEAD_PAIRS = {
     "first": lambda a, b: a == 0,
     "both": lambda a, b: a == 0 and b == 0,
 }
+def _concat_subsets(parts: Sequence[DFA], budget: Budget) -> DFA:
+    """:meth:`DFA.concat_all` of minimal, non-empty automata as one NFA, determinised and
+    minimised: the reference way."""
+    nfa = NFA(budget, "concat")
+    final = nfa.new_state()
+    nxt = final
+    for p in reversed(parts):
+        nxt = _embed(nfa, p, nxt)
+    nfa.start = nxt
+    nfa.accepting = {final}
+    return DFA._from_nfa(nfa, budget, "concat")
+
+
+def _concat_glued(parts: Sequence[DFA], budget: Budget) -> DFA:
+    """:meth:`DFA.concat_all` of minimal automata, each but the last with a closed end
+    (:func:`_closed_end`): the accepting state of each becomes the start of the next, no
+    subset construction needed.
+
+    Where no part but the first moves back into its start (:func:`_reentered`; a JSON value,
+    a key and a separator do not), the result is minimal as it stands and is only numbered
+    canonically. The states of one part stay apart: a part's strings from its states are
+    closed at their end, prefix codes, and prefix codes followed by one language ``R`` give
+    equal languages only when equal. A state ``p`` of one part and ``r`` of a later one are
+    apart too: were they equal, a string ``u`` taking ``p`` to the start ``e`` of the next
+    part would take ``r`` to a state equal to ``e``: not ``e`` (neither its part nor a later
+    one moves into it), nor another state of its part (apart), nor one of a later part (apart,
+    by induction on the parts from the last). Otherwise the result is minimised."""
+    classes, cols = _joint_classes_all(parts)
+    meter = budget.meter("concat")
+    meter.width = len(classes)
+    meter.add(sum(len(m.delta) - 1 for m in parts))
+    last = len(parts) - 1
+    base, total = [], 1
+    for m in parts:
+        base.append(total - 1)
+        total += len(m.delta) - 1
+    # where each part is entered: its start, or the next one's when it is only the empty
+    # string (its start is its closed end)
+    entry = [0] * len(parts)
+    entry[last] = base[last] + parts[last].start
+    for i in range(last - 1, -1, -1):
+        (end,) = parts[i].accepting
+        entry[i] = entry[i + 1] if parts[i].start == end else base[i] + parts[i].start
+    # each part's states as numbered here (its closed end: the next part's entry)
+    new = []
+    for i, m in enumerate(parts):
+        got = [0] + list(range(base[i] + 1, base[i] + len(m.delta)))
+        if i < last:
+            (end,) = m.accepting
+            got[end] = entry[i + 1]
+        new.append(got)
+    if any(_reentered(m) for i, m in enumerate(parts) if i and entry[i] == base[i] + m.start):
+        delta = [[0] * len(classes)]
+        for i, m in enumerate(parts):
+            delta.extend([new[i][row[c]] for c in cols[i]] for row in m.delta[1:])
+        accepting = {base[last] + a for a in parts[last].accepting}
+        return DFA._minimal_of(classes, delta, accepting, entry[0], check=meter.time_check)
+    # numbered canonically: breadth first from the start, a state's successors in the order of
+    # the first class leading to each (the same order over a part's own classes)
+    owner = []
+    for i, m in enumerate(parts):
+        owner += [i] * (len(m.delta) - 1)
+    number = [0] * total
+    queue = [entry[0]]
+    number[entry[0]] = 1
+    for g in queue:
+        i = owner[g - 1]
+        to = new[i]
+        for t in dict.fromkeys(parts[i].delta[g - base[i]]):
+            if t:
+                h = to[t]
+                if not number[h]:
+                    number[h] = len(queue) + 1
+                    queue.append(h)
+    delta = [(0,) * len(classes)] + [()] * len(queue)
+    for i, m in enumerate(parts):
+        tr = [number[h] for h in new[i]]
+        col = cols[i]
+        same = col == list(range(len(m.classes)))
+        for s in range(1, len(m.delta)):
+            k = number[base[i] + s]
+            if k:
+                row = m.delta[s]
+                delta[k] = tuple(map(tr.__getitem__, row if same else map(row.__getitem__, col)))
+    accepting = {number[base[last] + a] for a in parts[last].accepting}
+    return DFA(classes, delta, accepting, 1, _minimal=True)
+
+
+#: The ways to concatenate minimal, non-empty automata (:meth:`DFA.concat_all`), all with the
+#: same result: name -> function taking ``(parts, budget)``. ``glued`` applies where every part
+#: but the last has a closed end (:func:`_closed_end`); :func:`_concat_way` chooses. The tests
+#: run every entry that applies on the same automata.
+CONCATS = {
+    "subsets": _concat_subsets,
+    "glued": _concat_glued,
+}
+#: The way that defines the result.
+CONCAT_REFERENCE = "subsets"
+
+
+def _concat_way(parts: Sequence[DFA]) -> str:
+    """The default way of :data:`CONCATS`: ``glued`` wherever it applies."""
+    return "glued" if all(_closed_end(m) for m in parts[:-1]) else "subsets"
+
+
 #: The ways to build a product (:meth:`DFA._product`), all with the same result: name -> method
 #: taking ``(self, other, classes, ca, cb, accept, operation, meter, dead)``. The tests
 #: run every entry on the same automata; :func:`_product_way` chooses one by default.

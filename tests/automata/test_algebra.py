@@ -13,7 +13,7 @@ import random
 from collections import deque
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from oracles import (ATOM_POINTS, WORD, automata, ast_matches, ast_min_length, asts, brzozowski, fields, isomorphic,
@@ -485,6 +485,58 @@ def test_every_product_way_equals_the_pair_walk(a, b, op):
     for d in list(got.values()) + [getattr(x, op)(y)]:
         assert (d.classes, d.delta, d.accepting, d.start) == \
             (want.classes, want.delta, want.accepting, want.start)
+
+
+def _cut_at_acceptance(d: DFA) -> DFA:
+    """The strings of ``d`` no proper prefix of which is in it: minimal, they have a closed end
+    (one accepting state, nothing leaving it), as JSON texts and keys do."""
+    m = d.minimize()
+    zero = (0,) * len(m.classes)
+    rows = [zero if s in m.accepting else row for s, row in enumerate(m.delta)]
+    return DFA(m.classes, rows, m.accepting, m.start).minimize()
+
+
+@given(st.lists(automata(), min_size=2, max_size=4), st.booleans(),
+       st.lists(st.text(st.sampled_from(ATOM_POINTS), max_size=6), max_size=8))
+def test_every_concatenation_way_equals_the_subset_construction(drawn, open_last, texts):
+    # parts closed at their end are glued end to start (and not minimised where no part moves
+    # back into its start): every way declared in CONCATS that applies must give the identical
+    # canonical automaton, and so must concat_all itself; it accepts the strings that split
+    # into strings of the parts
+    import tokenfsm.automata.dfa as dfa_mod
+    from tokenfsm.automata.errors import as_budget
+    parts = [_cut_at_acceptance(d) for d, _ in drawn]
+    if open_last:
+        parts[-1] = drawn[-1][0].minimize()
+    assume(all(p.start for p in parts))
+    want = dfa_mod.CONCATS[dfa_mod.CONCAT_REFERENCE](parts, as_budget(None))
+    assert dfa_mod._concat_way(parts) == "glued"
+    for d in [way(parts, as_budget(None)) for way in dfa_mod.CONCATS.values()] + [
+            DFA.concat_all(parts)]:
+        assert fields(d) == fields(want)
+    for text in texts:
+        assert want.accepts(text) == _splits(parts, text)
+
+
+def _splits(parts, s: str) -> bool:
+    """Whether ``s`` splits into strings of ``parts`` in order (the naive oracle)."""
+    if not parts:
+        return s == ""
+    return any(parts[0].accepts(s[:i]) and _splits(parts[1:], s[i:]) for i in range(len(s) + 1))
+
+
+def test_glued_parts_are_minimised_where_a_part_moves_back_into_its_start():
+    # ("a" then "(ab)*c": the second part's start is met again; a key, a colon and a JSON
+    # string are not, and their concatenation is not minimised)
+    import tokenfsm.automata.dfa as dfa_mod
+    from tokenfsm.automata.errors import as_budget
+    key, colon, text = (DFA.from_regex(r) for r in ['"[a-z]*"', ":", r'"([^"\\]|\\.)*"'])
+    loop = DFA.from_regex("(ab)*c")
+    assert not any(dfa_mod._reentered(p) for p in (key, colon, text))
+    assert dfa_mod._reentered(loop)
+    for parts in ([key, colon, text], [DFA.from_regex("a"), loop], [key, loop, colon]):
+        got = DFA.concat_all(parts)
+        assert fields(got) == fields(dfa_mod._concat_subsets(parts, as_budget(None)))
 
 
 @given(automata(), st.sampled_from(sorted(_PRODUCT_OPERATIONS)), st.booleans())
