@@ -459,6 +459,20 @@ def test_every_way_of_building_a_piece_gives_the_reference_piece(outer, tick, ke
     assert _pieces_every_way(bodies[1:]) == {"subsets"}
 
 
+@given(st.sampled_from(['"[a-z]*"', "a{0,40}b", '[^"]{3,9}', "é|ü+x", "(ab|cd)*e?", "[\\s\\S]"]))
+def test_a_text_without_placeholders_is_its_own_byte_automaton(pattern):
+    # the reference's piece of a text without placeholders is the text's byte automaton as it
+    # is (what the one-text way returns without walking it again)
+    from tokenfsm.automata.network_piece import PIECE_REFERENCE, build_piece
+
+    dfa = DFA.from_regex(pattern)
+    b = dfa.to_bytes()
+    assert _pieces_every_way([Text(dfa)]) == {"subsets", "one-text"}
+    want = build_piece(Text(dfa), 0, way=PIECE_REFERENCE)
+    assert np.array_equal(want.table, b.table) and np.array_equal(want.accepting, b.accepting)
+    assert want.start == b.start == 1 and want.calls == ()
+
+
 def test_a_text_piece_is_minimal_where_its_placeholders_call_alike():
     # a text's byte automaton is minimal, and stays so with its placeholders read as calls,
     # unless two placeholders make the same call: after "a" and after "c" are then alike
