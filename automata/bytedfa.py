@@ -792,10 +792,15 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int, order=Non
     The breadth-first order comes from ``order``, a way of :data:`NUMBERINGS` (default: by the
     table's size, :data:`_PY_QUEUE_CELLS`)."""
     total = tab.shape[0]
-    live = tab != 0
-    flat = tab[live].tolist()              # row by row, in column order
+    # each row's distinct nonzero targets in the order of their first column: the later cells
+    # of a target number nothing (a string body's row is a few targets over 40 columns)
+    rows, cols = np.nonzero(tab)
+    targets = tab[rows, cols]
+    _, first = np.unique(rows.astype(np.int64) * total + targets, return_index=True)
+    first.sort()
+    flat = targets[first].tolist()
     off = [0]
-    off += live.sum(axis=1).cumsum().tolist()
+    off += np.bincount(rows[first], minlength=total).cumsum().tolist()
     if order is None:
         order = _order_by_queue if tab.size <= _PY_QUEUE_CELLS else _order_by_levels
     num = order(tab, flat, off, start)
@@ -809,7 +814,8 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int, order=Non
 
 def _order_by_queue(tab: np.ndarray, flat: list, off: list, start: int):
     """The breadth-first number of each state of ``tab`` (its nonzero cells ``flat``, row ``s``
-    at ``flat[off[s]:off[s + 1]]``), walked by a queue over the nonzero cells (most cells are
+    at ``flat[off[s]:off[s + 1]]``, in column order; a target's later cells may be left out),
+    walked by a queue over the nonzero cells (most cells are
     zero; and deep automata -- long counted repetitions -- have thousands of levels of a few
     states each); None if some state is not reached. The reference numbering."""
     total = tab.shape[0]
