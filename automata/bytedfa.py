@@ -779,6 +779,9 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
     return (bc.astype(np.uint8),) + got + (1,)
 
 
+#: Tables of this many cells or more are numbered over each row's distinct targets (found by an
+#: array sort, which smaller tables would not repay); smaller ones over all their nonzero cells.
+_DISTINCT_TARGETS_CELLS = 4096
 #: Tables up to this many cells are numbered by a plain queue; larger ones level by level, wide
 #: levels (at least ``_NP_LEVEL_STATES`` states) by array operations.
 _PY_QUEUE_CELLS = 200_000
@@ -792,15 +795,21 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int, order=Non
     The breadth-first order comes from ``order``, a way of :data:`NUMBERINGS` (default: by the
     table's size, :data:`_PY_QUEUE_CELLS`)."""
     total = tab.shape[0]
-    # each row's distinct nonzero targets in the order of their first column: the later cells
-    # of a target number nothing (a string body's row is a few targets over 40 columns)
-    rows, cols = np.nonzero(tab)
-    targets = tab[rows, cols]
-    _, first = np.unique(rows.astype(np.int64) * total + targets, return_index=True)
-    first.sort()
-    flat = targets[first].tolist()
+    if tab.size < _DISTINCT_TARGETS_CELLS:
+        live = tab != 0
+        flat = tab[live].tolist()          # row by row, in column order
+        counts = live.sum(axis=1)
+    else:
+        # each row's distinct nonzero targets in the order of their first column: the later
+        # cells of a target number nothing (a string body's row: a few targets, 40 columns)
+        rows, cols = np.nonzero(tab)
+        targets = tab[rows, cols]
+        _, first = np.unique(rows.astype(np.int64) * total + targets, return_index=True)
+        first.sort()
+        flat = targets[first].tolist()
+        counts = np.bincount(rows[first], minlength=total)
     off = [0]
-    off += np.bincount(rows[first], minlength=total).cumsum().tolist()
+    off += counts.cumsum().tolist()
     if order is None:
         order = _order_by_queue if tab.size <= _PY_QUEUE_CELLS else _order_by_levels
     num = order(tab, flat, off, start)

@@ -272,6 +272,25 @@ def test_numbering_equals_plain_breadth_first(case):
         assert np.array_equal(accepting, acc[want[1]])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_numbering_over_distinct_targets_equals_plain_breadth_first(seed):
+    # tables past _DISTINCT_TARGETS_CELLS are numbered over each row's distinct targets: rows
+    # of a few targets repeated over many columns, in runs and not, as byte tables have them
+    rnd = np.random.default_rng(seed)
+    n, cols = 700, 12
+    tab = np.zeros((n, cols), dtype=np.int32)
+    for s in range(1, n):
+        targets = np.concatenate([[0], rnd.integers(1, n, size=3)])
+        tab[s] = np.sort(rnd.choice(targets, size=cols)) if s % 2 else rnd.choice(targets, cols)
+        tab[s, rnd.integers(cols)] = s + 1 if s + 1 < n else 0     # every state reachable
+    assert tab.size >= bytedfa._DISTINCT_TARGETS_CELLS
+    want = reference_numbering(tab, 1)
+    acc = np.arange(n) % 5 == 2
+    for order in every_numbering():
+        table, accepting = bytedfa._number_states(tab, acc, 1, order)
+        assert np.array_equal(table, want[0]) and np.array_equal(accepting, acc[want[1]])
+
+
 def test_wide_levels_of_a_large_table_use_array_rounds():
     # many random words: a large table whose breadth-first levels are wide
     rnd = random.Random(5)
