@@ -299,8 +299,10 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
             if i not in split:
                 values.append(Call(members[i].value, key=i))
         alts.append(concat(Text(keys[group[0]]), Text(colon),
-                           values[0] if len(values) == 1 else choice(*values), w))
-    alts += [concat(Text(k), Text(colon), Call(v), w) for k, v in (extras or ())]
-    body = concat(Text(DFA.literal("{")), w, optional(sep_by(choice(*alts), Text(comma))) if alts
+                           values[0] if len(values) == 1 else choice(*values)))
+    alts += [concat(Text(k), Text(colon), Call(v)) for k, v in (extras or ())]
+    # (the whitespace after a member shared by all of them: every call returns to one state)
+    body = concat(Text(DFA.literal("{")), w, optional(sep_by(concat(choice(*alts), w),
+                                                             Text(comma))) if alts
                   else EMPTY, Text(DFA.literal("}")))
     return net.key_set(body, len(members), lo=min_properties, hi=max_properties, terms=terms)
