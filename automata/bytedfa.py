@@ -782,6 +782,7 @@ def _canonical_numbering(full: np.ndarray, accepting: np.ndarray, start: int):
 #: Tables of this many cells or more are numbered over each row's distinct targets (found by an
 #: array sort, which smaller tables would not repay); smaller ones over all their nonzero cells.
 _DISTINCT_TARGETS_CELLS = 4096
+
 #: Tables up to this many cells are numbered by a plain queue; larger ones level by level, wide
 #: levels (at least ``_NP_LEVEL_STATES`` states) by array operations.
 _PY_QUEUE_CELLS = 200_000
@@ -824,9 +825,9 @@ def _number_states(tab: np.ndarray, accepting: np.ndarray, start: int, order=Non
 def _order_by_queue(tab: np.ndarray, flat: list, off: list, start: int):
     """The breadth-first number of each state of ``tab`` (its nonzero cells ``flat``, row ``s``
     at ``flat[off[s]:off[s + 1]]``, in column order; a target's later cells may be left out),
-    walked by a queue over the nonzero cells (most cells are
-    zero; and deep automata -- long counted repetitions -- have thousands of levels of a few
-    states each); None if some state is not reached. The reference numbering."""
+    walked by a queue over the nonzero cells (most cells are zero; and deep automata -- long
+    counted repetitions -- have thousands of levels of a few states each); None if some state
+    is not reached. The reference numbering."""
     total = tab.shape[0]
     num = [-1] * total
     num[0] = 0

@@ -1083,6 +1083,8 @@ DEAD_PAIRS = {
     "first": lambda a, b: a == 0,
     "both": lambda a, b: a == 0 and b == 0,
 }
+
+
 def _concat_subsets(parts: Sequence[DFA], budget: Budget) -> DFA:
     """:meth:`DFA.concat_all` of minimal, non-empty automata as one NFA, determinised and
     minimised: the reference way."""

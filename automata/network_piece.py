@@ -392,8 +392,8 @@ def _one_text(parts: _Parts) -> BytePiece | None:
         # no placeholder, the text's own classes: its byte automaton as it is, trimmed and
         # numbered as the reference numbers it already (a minimal automaton, breadth first by
         # column from state 1); walking it again costs milliseconds for a long counted text
-        return BytePiece(parts.byte_cls, tab.astype(np.int32), np.asarray(b.accepting, bool).copy(),
-                         1, (), parts.call_specs)
+        accepting = np.asarray(b.accepting, dtype=bool).copy()
+        return BytePiece(parts.byte_cls, tab.astype(np.int32), accepting, 1, (), parts.call_specs)
     marker = colmap < 0
     table = tab[:, np.where(marker, 0, colmap)].astype(np.int64)
     table[:, marker] = 0

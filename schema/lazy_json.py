@@ -301,8 +301,7 @@ def object_piece(net: Network, members: Sequence[LazyMember], extras: Sequence[t
         alts.append(concat(Text(keys[group[0]]), Text(colon),
                            values[0] if len(values) == 1 else choice(*values)))
     alts += [concat(Text(k), Text(colon), Call(v)) for k, v in (extras or ())]
-    # (the whitespace after a member shared by all of them: every call returns to one state)
-    body = concat(Text(DFA.literal("{")), w, optional(sep_by(concat(choice(*alts), w),
-                                                             Text(comma))) if alts
-                  else EMPTY, Text(DFA.literal("}")))
+    # (the whitespace after a member is shared by all of them: every call returns to one state)
+    members_text = optional(sep_by(concat(choice(*alts), w), Text(comma))) if alts else EMPTY
+    body = concat(Text(DFA.literal("{")), w, members_text, Text(DFA.literal("}")))
     return net.key_set(body, len(members), lo=min_properties, hi=max_properties, terms=terms)
