@@ -91,11 +91,6 @@ def _joint_classes_all(parts: Sequence["DFA"]) -> tuple[list[CharSet], list[list
     return [CharSet(rs) for _, rs in items], [[k[j] for k, _ in items] for j in range(len(segs))]
 
 
-def _reentered(m: "DFA") -> bool:
-    """Whether some move of ``m`` leads back into its start."""
-    return any(m.start in row for row in m.delta)
-
-
 def _closed_end(m: "DFA") -> bool:
     """Whether minimal ``m`` has one accepting state and nothing leaves it (a JSON string or
     container, a key, a separator: no string of it goes on into a longer one)."""
@@ -1103,8 +1098,8 @@ def _concat_glued(parts: Sequence[DFA], budget: Budget) -> DFA:
     (:func:`_closed_end`): the accepting state of each becomes the start of the next, no
     subset construction needed.
 
-    Where no part but the first moves back into its start (:func:`_reentered`; a JSON value,
-    a key and a separator do not), the result is minimal as it stands and is only numbered
+    Where no part but the first moves back into its start (a JSON value, a key and a
+    separator do not), the result is minimal as it stands and is only numbered
     canonically. The states of one part stay apart: a part's strings from its states are
     closed at their end, prefix codes, and prefix codes followed by one language ``R`` give
     equal languages only when equal. A state ``p`` of one part and ``r`` of a later one are
@@ -1136,14 +1131,18 @@ def _concat_glued(parts: Sequence[DFA], budget: Budget) -> DFA:
             (end,) = m.accepting
             got[end] = entry[i + 1]
         new.append(got)
-    if any(_reentered(m) for i, m in enumerate(parts) if i and entry[i] == base[i] + m.start):
+
+    def minimised() -> DFA:
         delta = [[0] * len(classes)]
         for i, m in enumerate(parts):
             delta.extend([new[i][row[c]] for c in cols[i]] for row in m.delta[1:])
         accepting = {base[last] + a for a in parts[last].accepting}
         return DFA._minimal_of(classes, delta, accepting, entry[0], check=meter.time_check)
+
     # numbered canonically: breadth first from the start, a state's successors in the order of
-    # the first class leading to each (the same order over a part's own classes)
+    # the first class leading to each (the same order over a part's own classes); the walk
+    # reads every move, so it also finds a part but the first moving back into its start
+    back = [m.start if i and entry[i] == base[i] + m.start else -1 for i, m in enumerate(parts)]
     owner = []
     for i, m in enumerate(parts):
         owner += [i] * (len(m.delta) - 1)
@@ -1154,6 +1153,8 @@ def _concat_glued(parts: Sequence[DFA], budget: Budget) -> DFA:
         i = owner[g - 1]
         to = new[i]
         for t in dict.fromkeys(parts[i].delta[g - base[i]]):
+            if t == back[i]:
+                return minimised()
             if t:
                 h = to[t]
                 if not number[h]:
