@@ -21,7 +21,8 @@ schema, compact whitespace (``,`` and ``:``), declared keys in schema order, len
   ``fill_next_token_bitmask``;
 * ``llguidance``: ``grammar_from_json_schema`` with ``lenient``, ``whitespace_flexible=False`` and
   compact separators, ``LLMatcher``, first mask;
-* ``--any-order`` adds ``tokenfsm-any``: ours with ``property_order="any", allow_extra_keys=True``.
+* ``--any-order`` adds ``tokenfsm-any``: ours with ``property_order="any", allow_extra_keys=True``
+  (and ``max_depth=--any-max-depth`` when given: how deep undeclared values may nest).
 
 Each engine runs in worker processes of its own (vocabulary, token trie and the peers' tokenizer
 objects made once per worker, before any timing, with warm-up schemas), one schema at a time, with
@@ -126,7 +127,7 @@ def writings(value, schema) -> tuple[str, str, bool]:
 class Ours:
     """``IndexCompiler.json_schema`` + ``Matcher``; the vocabulary and trie made in ``__init__``."""
 
-    def __init__(self, vocab_name: str, any_order: bool):
+    def __init__(self, vocab_name: str, any_order: bool, max_depth: int | None = None):
         import _peers
         import numpy as np
         from tokenfsm.masks import IndexCompiler
@@ -138,6 +139,8 @@ class Ours:
         self.options = dict(whitespace=0, strict=False)
         if any_order:
             self.options.update(property_order="any", allow_extra_keys=True)
+        if max_depth is not None:
+            self.options.update(max_depth=max_depth)
         self.size = self.vocab.size
         self.eos = min(self.vocab.eos_token_ids)
         self.bm = np.full((1, (self.size + 31) // 32), -1, dtype=np.int32)
@@ -229,9 +232,10 @@ class Peer:
         return "compiled", "", lambda: self.eng.matcher(handle)
 
 
-def make_engine(name: str, vocab_name: str):
+def make_engine(name: str, vocab_name: str, any_max_depth: int | None = None):
     if name.startswith("tokenfsm"):
-        return Ours(vocab_name, any_order=name == "tokenfsm-any")
+        any_order = name == "tokenfsm-any"
+        return Ours(vocab_name, any_order, any_max_depth if any_order else None)
     return Peer(name, vocab_name)
 
 
@@ -250,13 +254,14 @@ def replay(engine, fresh, tokens):
     return fills, True
 
 
-def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float) -> None:
+def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float,
+                any_max_depth: int | None = None) -> None:
     """Serve (schema, [token lists]) jobs: the compile outcome, then the replays."""
     if mem_gb:
         cap = int(mem_gb * 2 ** 30)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     try:
-        engine = make_engine(name, vocab_name)
+        engine = make_engine(name, vocab_name, any_max_depth)
         import _peers
 
         for schema, doc in WARM_UPS:                               # warm-ups, not timed
@@ -310,7 +315,8 @@ class Worker(_peers.WorkerProcess):
 
     def _start(self):
         a = self.args
-        self._spawn(worker_main, lambda child: (self.name, a.vocab, child, a.seconds, a.mem_gb))
+        self._spawn(worker_main, lambda child: (self.name, a.vocab, child, a.seconds, a.mem_gb,
+                                                 a.any_max_depth))
         got = self._recv(600)
         if got in ("timeout", "crash") or got[0] == "setup_failed":
             self._kill()
@@ -542,10 +548,10 @@ def targets(rows, by, engines, ctimes, fills, acc, args) -> None:
     line(not short, "valid documents of the compiled schemas accepted, per subset"
          + (": short in " + ", ".join(short) if short else ""))
     if "tokenfsm-any" in engines:
-        any_order(rows, by, acc, subsets, line)
+        any_order(rows, by, acc, subsets, line, args.any_max_depth)
 
 
-def any_order(rows, by, acc, subsets, line) -> None:
+def any_order(rows, by, acc, subsets, line, max_depth: int | None = None) -> None:
     n = len(rows)
     base = [i for i in range(n) if ("tokenfsm", i) in by and by[("tokenfsm", i)]["status"]
             == "compiled" and by[("tokenfsm", i)]["why"] != "empty language"]
@@ -553,8 +559,9 @@ def any_order(rows, by, acc, subsets, line) -> None:
             and by[("tokenfsm-any", i)]["status"] == "compiled"]
     ratios = [by[("tokenfsm-any", i)]["ns"] / by[("tokenfsm", i)]["ns"] for i in also]
     within = sum(x <= 2.0 for x in ratios)
-    print(f"\n--any-order: tokenfsm-any (property_order='any', allow_extra_keys=True) against "
-          f"tokenfsm (schema order)")
+    depth = "" if max_depth is None else f", max_depth={max_depth}"
+    print(f"\n--any-order: tokenfsm-any (property_order='any', allow_extra_keys=True{depth}) "
+          f"against tokenfsm (schema order)")
     missing = [f"{rows[i]['subset']}/{rows[i]['name']}: {by[('tokenfsm-any', i)]['status']}"
                if ("tokenfsm-any", i) in by else f"{rows[i]['subset']}/{rows[i]['name']}"
                for i in base if i not in also]
@@ -630,6 +637,8 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default="tokenfsm,xgrammar,llguidance")
     ap.add_argument("--any-order", action="store_true",
                     help="also ours with property_order='any', allow_extra_keys=True")
+    ap.add_argument("--any-max-depth", type=int, default=None,
+                    help="max_depth of the any-order engine (default: the library's)")
     ap.add_argument("--jobs", type=int, default=1, help="schemas in flight at once")
     ap.add_argument("--mem-gb", type=float, default=8.0, help="address-space cap per worker")
     ap.add_argument("--reasons", type=int, default=5, help="failure reasons shown per engine")
