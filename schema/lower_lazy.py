@@ -17,6 +17,9 @@ an object with a long string property is a flat object calling a counted string.
 order of many declared keys holds the keys written as a set (a key-set piece), and one that takes
 undeclared keys and bounds its number of members (:data:`MAP_COUNT_MIN` or more) counts them
 there: a key set of no declared key, or the flat object without that bound, a tick after each key.
+A piece whose texts are every value (``{}``, the values of undeclared keys) calls its arrays and
+objects, a piece that calls itself up to ``max_depth`` frames deep, rather than holding the
+unrolled value, whose states double with each level of nesting.
 Alternatives of an object that differ only in the keys they require and forbid
 (``dependentRequired``, ``not: {required: [...]}``) are one key set with a term per alternative
 (:func:`.lower_containers.object_terms_part`), not one object per alternative; so are the
@@ -62,7 +65,8 @@ from . import ir
 from .jsontext import TYPES, _rows, object_dfa
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
 from .lower_containers import extra_texts
-from .lower_scalars import decoded_strings, exclusion_states, factored_union, patterned_string
+from .lower_scalars import (any_value, decoded_strings, exclusion_states, factored_union,
+                            open_value_texts, patterned_string)
 
 __all__ = ["LAZY_STATES", "PATTERNED_COST", "KEY_SET_MIN", "MAP_COUNT_MIN", "COUNT_ATTEMPTS",
            "CountedPieces", "has_length"]
@@ -106,6 +110,9 @@ PAIR_PREFIXES = 3
 #: The placeholders, singles (code points) then pairs (2-character str); a string piece's body
 #: uses :data:`.lazy_json.TICK_MARK` itself.
 _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
+#: The placeholder of a nested array or object in the texts of every value (their own, read
+#: by no other text).
+_OPEN_HOLE = _HOLES[0]
 _PLACEHOLDERS = _HOLES[:-PAIR_PREFIXES] + tuple(
     chr(p) + chr(h) for p in _HOLES[-PAIR_PREFIXES:] for h in _HOLES)
 
@@ -181,6 +188,8 @@ class CountedPieces:
         self._objects: set = set()             # targets of objects' pieces
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
+        self._open: tuple | None = None        # (any value automaton, its piece or None)
+        self._depth: int | None = None         # max_depth, once an open value recurs
 
     @staticmethod
     def target(node) -> tuple:
@@ -267,12 +276,12 @@ class CountedPieces:
         n_ok = next((i for i, d in enumerate(prefix) if d.is_empty()), len(prefix))
         items = None
         if n_ok == len(prefix) and not rest.is_empty():
-            items = self._text_piece(rest)
+            items = self._text_piece(rest, lw)
         else:
             hi = n_ok if hi is None else min(hi, n_ok)
             if hi < lo:
                 return None        # no array at all: the flat route says so
-        pieces = [self._text_piece(d) for d in prefix[:n_ok]]
+        pieces = [self._text_piece(d, lw) for d in prefix[:n_ok]]
         got = self._counted(self.target(node), lambda: array_piece(
             self.net, pieces, items, lw.ws, lo, hi))
         if got is None:
@@ -308,9 +317,9 @@ class CountedPieces:
             return None
 
         def make() -> int:
-            declared = [LazyMember(name, self._text_piece(m.value.minimize()), m.required)
+            declared = [LazyMember(name, self._text_piece(m.value.minimize(), lw), m.required)
                         for name, m in zip(names, members)]
-            extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+            extras = [(lw.key_region(k), self._text_piece(v.minimize(), lw)) for k, v in regions]
             return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
                                 node.max_properties, terms)
         return self._object(node, make)
@@ -329,9 +338,9 @@ class CountedPieces:
             return None
 
         def make() -> int:
-            declared = [LazyMember(name, v if lang is None else self._text_piece(v.minimize()))
+            declared = [LazyMember(name, v if lang is None else self._text_piece(v.minimize(), lw))
                         for name, v, lang in members]
-            extras = [(lw.key_region(k), self._text_piece(v.minimize())) for k, v in regions]
+            extras = [(lw.key_region(k), self._text_piece(v.minimize(), lw)) for k, v in regions]
             return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
                                 node.max_properties, terms)
         return self._object(node, make, ("counted", node.ptr, tuple(map(id, nodes))))
@@ -393,14 +402,44 @@ class CountedPieces:
                                      frozenset([key]))
         return got
 
-    def _text_piece(self, dfa: DFA) -> int:
-        """A plain piece of the texts of ``dfa``, its placeholders calling their pieces."""
+    def _text_piece(self, dfa: DFA, lw) -> int:
+        """A plain piece of the texts of ``dfa``, its placeholders calling their pieces; for
+        every value (:meth:`.lower.Lowering.any_value`), a piece calling its arrays and objects
+        (:meth:`_open_value`)."""
         if self.probe:
             return 0   # (a probe makes no piece)
+        if lw.max_depth >= 1:
+            got = self._open_value(lw, dfa)
+            if got is not None:
+                return got
         got = self._texts.get(id(dfa))
         if got is None or got[0] is not dfa:
             got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))
         return got[1]
+
+    def _open_value(self, lw, dfa: DFA) -> int | None:
+        """The piece of every value when ``dfa`` is every value (up to ``max_depth`` levels),
+        else None: the scalars, or a call of the piece of arrays and objects whose items and
+        member values are the scalars or a call of itself, at most ``max_depth`` frames deep
+        (:func:`.lower_scalars.open_value_texts`). The same texts as the unrolled automaton,
+        whose states double with each level: a piece per level instead (the network's variants),
+        each a few hundred byte states."""
+        if self._open is None:
+            every = any_value(lw.ws_n, lw.excludes, lw.max_depth, lw.budget,
+                              lw.tuning.compose_min_rows).to_dfa(lw.budget).minimize()
+            self._open = (every, None)
+        every, piece = self._open
+        if dfa is not every and (dfa.num_states != every.num_states or dfa != every):
+            return None
+        if piece is None:
+            value, containers = open_value_texts(lw.ws_n, lw.excludes, lw.budget,
+                                                 lw.tuning.compose_min_rows, _OPEN_HOLE)
+            box = self.net.declare()
+            calls = ((_OPEN_HOLE, Call(box)),)
+            self.net.piece(Text(containers, calls=calls), into=box)
+            piece = self.net.piece(Text(value, calls=calls))
+            self._open, self._depth = (every, piece), lw.max_depth
+        return piece
 
     def text(self, dfa: DFA, tick: int | None = None) -> Text:
         """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of
@@ -420,7 +459,7 @@ class CountedPieces:
 
     def build(self, dfa: DFA):
         """The :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose top piece is ``dfa``."""
-        return self.net.build(self.net.piece(self.text(dfa)))
+        return self.net.build(self.net.piece(self.text(dfa)), max_depth=self._depth)
 
     def conflicting(self, e) -> frozenset:
         """The targets of the counted pieces a

@@ -117,23 +117,43 @@ def any_scalar(excludes: tuple, budget: Budget) -> dict:
             "string": json_string(DFA.universal(), excludes=excludes, budget=budget)}
 
 
+def any_containers(value: DFA, whitespace: int | None, excludes: tuple, budget: Budget,
+                   compose_min_rows: int | None) -> tuple[DFA, DFA]:
+    """The arrays and the objects of an open value whose items and member values are the texts
+    of ``value`` (its keys any string, under the exclusions): one level of :func:`any_value`."""
+    ws = whitespace_dfa(whitespace)
+    strings = any_scalar(excludes, budget)["string"]
+    member_key = DFA.concat_all([strings, ws, DFA.literal(":"), ws], budget)
+    arr = array_dfa(lambda i, v=value: v, 0, ws, budget=budget, compose_min_rows=compose_min_rows)
+    obj = object_dfa([], member_key + value, ws, budget=budget, compose_min_rows=compose_min_rows)
+    return arr, obj
+
+
+@byte_lru_cache("schema.lower_scalars.open_value_texts", 8 << 20)
+def open_value_texts(whitespace: int | None, excludes: tuple, budget: Budget,
+                     compose_min_rows: int | None, hole: int) -> tuple[DFA, DFA]:
+    """:func:`any_value` as texts that call its arrays and objects: ``(value, containers)``,
+    ``value`` every scalar or the character ``hole`` (one array or object), ``containers`` the
+    arrays and objects whose items and member values are ``value`` (cached across
+    compilations). Containers nested at most ``depth`` levels deep, each ``hole`` one of them,
+    are :func:`any_value` at ``depth``."""
+    value = DFA.union_all(list(any_scalar(excludes, budget).values()) + [DFA.literal(chr(hole))],
+                          budget)
+    arr, obj = any_containers(value, whitespace, excludes, budget, compose_min_rows)
+    return value.minimize(), DFA.union_all([arr, obj], budget).minimize()
+
+
 @byte_lru_cache("schema.lower_scalars.any_value", 32 << 20)
 def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget,
               compose_min_rows: int | None) -> TypedLanguage:
     """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
     exclusions (cached across compilations). Arrays and objects are cut at ``depth + 1``:
     deeper values are missing."""
-    ws = whitespace_dfa(whitespace)
     scalars = any_scalar(excludes, budget)
-    strings = scalars["string"]
     value = DFA.union_all(list(scalars.values()), budget)
-    member_key = DFA.concat_all([strings, ws, DFA.literal(":"), ws], budget)
     arr = obj = None
     for _ in range(depth):
-        arr = array_dfa(lambda i, v=value: v, 0, ws, budget=budget,
-                        compose_min_rows=compose_min_rows)
-        obj = object_dfa([], member_key + value, ws, budget=budget,
-                         compose_min_rows=compose_min_rows)
+        arr, obj = any_containers(value, whitespace, excludes, budget, compose_min_rows)
         value = DFA.union_all([value, arr, obj], budget)
     parts = dict(scalars)
     if arr is not None:

@@ -25,7 +25,12 @@ from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, allocate_token_bi
 from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
+from tokenfsm.automata.errors import DEFAULT_BUDGET
+from tokenfsm.automata.network import Call, Network, Text
+from tokenfsm.automata.recursive import HOLES
+from tokenfsm.schema.jsontext import COMPOSE_MIN_ROWS
 from tokenfsm.schema.lower_lazy import MAP_COUNT_MIN
+from tokenfsm.schema.lower_scalars import any_value, open_value_texts
 from tokenfsm.schema.tuning import DEFAULT_TUNING, Tuning
 
 COUNTED = Tuning(lazy_states=0)   # every node of a counted shape is counted
@@ -399,6 +404,48 @@ def test_an_object_of_one_key_and_open_members_calls_their_value():
     assert cs.accepts('{"x":[{"a":null}],"n":3,"y":"z"}') and not cs.accepts('{"n":-1}')
     assert not cs.accepts('{"n":1,"n":2}')
     assert compile_json_schema(schema, whitespace=0).lazy is None     # (schema order: flat)
+
+
+@pytest.mark.parametrize("whitespace", [0, 1])
+@pytest.mark.parametrize("excludes", [(), ("ab", "1,")])
+def test_every_value_calling_its_containers_is_the_unrolled_value(whitespace, excludes):
+    # the scalars, or a call of the arrays and objects whose items and member values are the
+    # scalars or a call of themselves, at most d frames deep: every value nested d levels deep
+    value, containers = open_value_texts(whitespace, excludes, DEFAULT_BUDGET, COMPOSE_MIN_ROWS,
+                                         HOLES[0])
+    for depth in range(4):
+        net = Network()
+        box = net.declare()
+        calls = ((HOLES[0], Call(box)),)
+        net.piece(Text(containers, calls=calls), into=box)
+        top = net.piece(Text(value, calls=calls))
+        want = any_value(whitespace, excludes, depth, DEFAULT_BUDGET, COMPOSE_MIN_ROWS).to_dfa()
+        assert net.to_dfa(top, max_depth=depth) == want
+
+
+def test_open_values_of_a_key_set_call_their_containers(qwen):
+    # undeclared members' values on the lazy route: a piece per nesting level, not the unrolled
+    # value (whose states double with each level); masks equal to the flat index's on a text
+    # that nests them
+    schema = {**_object([{"type": "integer"}, _string(0, 3)], [True, False]),
+              "additionalProperties": True}
+    options = dict(whitespace=0, property_order="any", max_depth=3)
+    counted = compile_tuned(schema, COUNTED, **options)
+    flat = compile_tuned(schema, FLAT, **options)
+    index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
+    text = '{"x":[{"a":[1,"b"]},[]],"k1":"ab","y":{"z":null,"":{}},"k0":7}'
+    m, f = Matcher(index), Matcher(flat_index)
+    bm = allocate_token_bitmask(2, qwen.size)
+    for ch in text:
+        m.fill_next_token_bitmask(bm, 0)
+        f.fill_next_token_bitmask(bm, 1)
+        assert bm[0].tolist() == bm[1].tolist(), ch
+        assert m.accept_string(ch) and f.accept_string(ch)
+    assert m.is_accepting() and f.is_accepting()
+    deep = compile_json_schema(schema, **{**options, "max_depth": 6}, allow_extra_keys=True)
+    assert deep.lazy.num_states < 1500                   # (unrolled, the value alone: 6,000)
+    assert deep.accepts('{"x":' + "[" * 6 + "1" + "]" * 6 + ',"k0":1}')
+    assert not deep.accepts('{"x":' + "[" * 7 + "1" + "]" * 7 + ',"k0":1}')
 
 
 def _map(value, lo, span, keys):
