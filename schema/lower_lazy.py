@@ -188,8 +188,9 @@ class CountedPieces:
         self._objects: set = set()             # targets of objects' pieces
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
-        self._open: tuple | None = None        # (any value automaton, its piece or None)
-        self._depth: int | None = None         # max_depth, once an open value recurs
+        self._every: DFA | None = None         # every value, unrolled (what _open_value finds)
+        self._open: int | None = None          # the piece of every value, once made
+        self._depth: int | None = None         # the network's depth, once it is made
 
     @staticmethod
     def target(node) -> tuple:
@@ -408,10 +409,9 @@ class CountedPieces:
         (:meth:`_open_value`)."""
         if self.probe:
             return 0   # (a probe makes no piece)
-        if lw.max_depth >= 1:
-            got = self._open_value(lw, dfa)
-            if got is not None:
-                return got
+        got = self._open_value(lw, dfa)
+        if got is not None:
+            return got
         got = self._texts.get(id(dfa))
         if got is None or got[0] is not dfa:
             got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))
@@ -423,23 +423,24 @@ class CountedPieces:
         member values are the scalars or a call of itself, at most ``max_depth`` frames deep
         (:func:`.lower_scalars.open_value_texts`). The same texts as the unrolled automaton,
         whose states double with each level: a piece per level instead (the network's variants),
-        each a few hundred byte states."""
-        if self._open is None:
-            every = any_value(lw.ws_n, lw.excludes, lw.max_depth, lw.budget,
-                              lw.tuning.compose_min_rows).to_dfa(lw.budget).minimize()
-            self._open = (every, None)
-        every, piece = self._open
+        each a few hundred byte states. (At ``max_depth=0`` every value is its scalars, and a
+        network that deep would cut every call: the plain piece.)"""
+        if lw.max_depth < 1:
+            return None
+        if self._every is None:
+            self._every = any_value(lw.ws_n, lw.excludes, lw.max_depth, lw.budget,
+                                    lw.tuning.compose_min_rows).to_dfa(lw.budget).minimize()
+        every = self._every
         if dfa is not every and (dfa.num_states != every.num_states or dfa != every):
             return None
-        if piece is None:
+        if self._open is None:
             value, containers = open_value_texts(lw.ws_n, lw.excludes, lw.budget,
                                                  lw.tuning.compose_min_rows, _OPEN_HOLE)
             box = self.net.declare()
             calls = ((_OPEN_HOLE, Call(box)),)
             self.net.piece(Text(containers, calls=calls), into=box)
-            piece = self.net.piece(Text(value, calls=calls))
-            self._open, self._depth = (every, piece), lw.max_depth
-        return piece
+            self._open, self._depth = self.net.piece(Text(value, calls=calls)), lw.max_depth
+        return self._open
 
     def text(self, dfa: DFA, tick: int | None = None) -> Text:
         """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of
