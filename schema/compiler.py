@@ -410,7 +410,7 @@ def _taken(got, whitespace, schema, budget) -> CompiledSchema:
 def _unsatisfiable(lw: Lowering):
     if lw.empty_why:
         why, where = lw.empty_why[0]
-    elif lw.cuts:
+    elif lw.cut_anywhere():
         why, where = f"no JSON value nested at most max_depth={lw.max_depth} deep satisfies it", ""
     else:
         why, where = "no JSON value satisfies it", ""

@@ -351,6 +351,11 @@ class Lowering:
         if not self.negated:
             self.warn(self._cut_message, ptr)
 
+    def cut_anywhere(self) -> bool:
+        """Whether the lowering cut some value at ``max_depth`` (a recursion, or a value nested
+        deeper), so that the language may lack values the schema allows."""
+        return bool(self.cuts or self._cut_log[0])
+
     def _lower(self, node) -> TypedLanguage:
         if isinstance(node, ir.Always):
             return self.any_value(node.ptr)
@@ -699,6 +704,7 @@ class Lowering:
         rest = alt.residual[1:] if first and (_types_only(a) or trivial(a)) else alt.residual
         # (residuals are products and complements: their operands copy open values in place)
         copying = self.any_copied() if rest else nullcontext()
+        gone: set = set()
         if first and _types_only(a):
             # the types of that subschema (anyOf: [{$ref}, ...] beside a negation): its language
             # as it is, not intersected with every JSON value (which nests only max_depth deep,
@@ -718,6 +724,7 @@ class Lowering:
                 lang, universe = self._assertions(a, alt.ptr)
             if universe and not rest:
                 self.cut_here(alt.ptr)
+            gone = universe - set(lang.parts)      # (all of them cut, at max_depth=0)
         for kind, sub in rest:
             if lang.is_empty():
                 break
@@ -733,8 +740,9 @@ class Lowering:
                 lang = lang.intersect(other, self.budget)
             else:
                 lang = self.subtract(lang, self.lower_negated(sub), sub.ptr)
-        if rest and universe and universe & set(lang.parts):
-            # the universe the residuals were taken in was cut, and some of it is left
+        if rest and universe and (universe & set(lang.parts) or gone):
+            # the universe the residuals were taken in was cut, and some of it is left (or
+            # none of it was there)
             self.cut_here(alt.ptr)
         return lang
 
@@ -748,7 +756,7 @@ class Lowering:
     def _assertions(self, a: ir.Assertions, ptr: str):
         """``(language, types)``: the texts of the values that meet ``a``, and the types whose
         part is the shared any-value automaton (cut at ``max_depth``, for the caller to
-        report)."""
+        report), or would be: at ``max_depth=0`` it has no arrays and objects."""
         if a.values is not None and (
                 a.types is not None or a.string or a.number or a.array or a.object):
             kept = passing(a, self.ir, self.any_order and self.allow_extra_keys)
@@ -777,7 +785,9 @@ class Lowering:
                 parts["number"] = number_part(self, None, True, ptr)
                 lang = TypedLanguage.of(parts, lang.complete, lang.untyped(), lang.cut,
                                         lang.typed)
-            return lang, {t for t in ("array", "object") if t in lang.parts}
+            # (at max_depth=0 there are none: cut all the same)
+            return lang, {t for t in ("array", "object") if t in wanted
+                          and (t in lang.parts or not self.max_depth)}
         if a.array is not None and a.array.unique and "array" in wanted:
             if unique_arrays(a.array) is None:
                 self.unsupported("uniqueItems is not regular", pointer(a.array.ptr, "uniqueItems"),
@@ -814,10 +824,14 @@ class Lowering:
                 part = value_lang.parts[t]  # the listed values, however deep
             elif t in ("array", "object") and getattr(a, t) is None:
                 every = self.any_value(ptr, False)  # unconstrained: the shared one
-                part = every.parts[t]
+                part = every.parts.get(t)
+                if part is None:
+                    if not self.max_depth:
+                        universe.add(t)     # (every value a scalar: this type is cut)
+                    continue                # (or the exclusions leave none)
+                universe.add(t)
                 typed |= {x for x in every.typed if x[1] == t}
                 cut[t] = self.max_depth + 1
-                universe.add(t)
             else:
                 container = array_part if t == "array" else object_part
                 part, ok, c, k = container(self, getattr(a, t), ptr)
@@ -846,8 +860,7 @@ class Lowering:
                 if t not in value_lang.complete:
                     complete.discard(t)
             parts[t] = part
-        return TypedLanguage.of(parts, complete, calls, cut, frozenset(typed)), \
-            universe & set(parts)
+        return TypedLanguage.of(parts, complete, calls, cut, frozenset(typed)), universe
 
     # ------------------------------------------------------------------ complements
     def subtract(self, lang: TypedLanguage, other: TypedLanguage, ptr: str) -> TypedLanguage:

@@ -11,7 +11,7 @@ import warnings
 import jsonschema
 import pytest
 
-from tokenfsm.schema import SchemaWarning, compile_json_schema
+from tokenfsm.schema import SchemaError, SchemaWarning, compile_json_schema
 
 
 def _compile(schema, **kw):
@@ -90,3 +90,60 @@ def test_a_cut_first_met_under_a_negation_is_said_where_it_is_used():
                         {"type": "array", "items": {"$ref": "#/$defs/v"}}]}
     cs = _compile(schema)
     assert any("(at /$defs/v)" in w for w in cs.warnings), cs.warnings
+
+
+_CUT_SCHEMAS = [
+    {}, {"type": "object"}, {"type": "array"}, {"type": ["object", "null"]},
+    {"required": ["a"]}, {"properties": {"a": {"type": "integer"}}},
+    {"type": "object", "properties": {"a": {}}}, {"items": {"required": ["a"]}},
+    {"type": "array", "items": {"type": "object"}, "minItems": 1},
+    {"not": {"type": "string"}}, {"anyOf": [{"type": "array"}, {"type": "string"}]},
+    {"type": "object", "additionalProperties": {"type": "array"}},
+]
+_INSTANCES = [None, 1, "x", [], [1], [[1]], {}, {"a": 1}, {"a": []}, {"a": {"b": 1}}, [{"a": 1}],
+              {"a": [1]}, [{}], {"b": "x"}]
+
+
+def _depth(x) -> int:
+    """Levels of arrays and objects: 0 for a scalar."""
+    if isinstance(x, list):
+        return 1 + max(map(_depth, x), default=0)
+    if isinstance(x, dict):
+        return 1 + max(map(_depth, x.values()), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("schema", _CUT_SCHEMAS)
+def test_max_depth_zero_cuts_every_open_container_and_says_so(schema):
+    # at max_depth=0 the unconstrained values are scalars: their arrays and objects are gone
+    # (said with a pointer, or the schema is unsatisfiable for that reason), nothing else is,
+    # and nothing invalid gets in
+    v = jsonschema.Draft202012Validator(schema)
+    try:
+        cs = _compile(schema, max_depth=0)
+    except SchemaError as e:
+        assert "max_depth=0" in str(e), e
+        assert not any(v.is_valid(x) and _depth(x) == 0 for x in _INSTANCES)
+        return
+    deeper = [x for x in _INSTANCES if v.is_valid(x) and _depth(x) > 0]
+    for x in _INSTANCES:
+        got = cs.accepts(json.dumps(x, separators=(",", ":")))
+        if got:
+            assert v.is_valid(x), x
+        elif v.is_valid(x):
+            assert _depth(x) > 0 and cs.warnings, (x, cs.warnings)
+    if deeper and not all(cs.accepts(json.dumps(x, separators=(",", ":"))) for x in deeper):
+        assert any("max_depth=0" in w for w in cs.warnings), cs.warnings
+
+
+@pytest.mark.parametrize("schema, pointer", [
+    ({"type": "object"}, "/"), ({"required": ["a"]}, "/"), ({"items": {"required": ["a"]}}, "/items"),
+    ({"type": "object", "properties": {"a": {}}}, "/properties/a"),
+])
+def test_max_depth_zero_warns_with_the_pointer_or_explains_the_empty_language(schema, pointer):
+    try:
+        cs = _compile(schema, max_depth=0)
+    except SchemaError as e:
+        assert "nested at most max_depth=0 deep" in str(e), e
+        return
+    assert any(f"(at {pointer})" in w and "max_depth=0" in w for w in cs.warnings), cs.warnings
