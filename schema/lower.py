@@ -786,8 +786,7 @@ class Lowering:
                 lang = TypedLanguage.of(parts, lang.complete, lang.untyped(), lang.cut,
                                         lang.typed)
             # (at max_depth=0 there are none: cut all the same)
-            return lang, {t for t in ("array", "object") if t in wanted
-                          and (t in lang.parts or not self.max_depth)}
+            return lang, {t for t in ("array", "object") if t in wanted}
         if a.array is not None and a.array.unique and "array" in wanted:
             if unique_arrays(a.array) is None:
                 self.unsupported("uniqueItems is not regular", pointer(a.array.ptr, "uniqueItems"),
@@ -824,12 +823,10 @@ class Lowering:
                 part = value_lang.parts[t]  # the listed values, however deep
             elif t in ("array", "object") and getattr(a, t) is None:
                 every = self.any_value(ptr, False)  # unconstrained: the shared one
+                universe.add(t)
                 part = every.parts.get(t)
                 if part is None:
-                    if not self.max_depth:
-                        universe.add(t)     # (every value a scalar: this type is cut)
-                    continue                # (or the exclusions leave none)
-                universe.add(t)
+                    continue                # (max_depth=0: every value a scalar, this type cut)
                 typed |= {x for x in every.typed if x[1] == t}
                 cut[t] = self.max_depth + 1
             else:
