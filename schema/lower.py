@@ -704,7 +704,6 @@ class Lowering:
         rest = alt.residual[1:] if first and (_types_only(a) or trivial(a)) else alt.residual
         # (residuals are products and complements: their operands copy open values in place)
         copying = self.any_copied() if rest else nullcontext()
-        gone: set = set()
         if first and _types_only(a):
             # the types of that subschema (anyOf: [{$ref}, ...] beside a negation): its language
             # as it is, not intersected with every JSON value (which nests only max_depth deep,
@@ -724,7 +723,6 @@ class Lowering:
                 lang, universe = self._assertions(a, alt.ptr)
             if universe and not rest:
                 self.cut_here(alt.ptr)
-            gone = universe - set(lang.parts)      # (all of them cut, at max_depth=0)
         for kind, sub in rest:
             if lang.is_empty():
                 break
@@ -740,9 +738,9 @@ class Lowering:
                 lang = lang.intersect(other, self.budget)
             else:
                 lang = self.subtract(lang, self.lower_negated(sub), sub.ptr)
-        if rest and universe and (universe & set(lang.parts) or gone):
-            # the universe the residuals were taken in was cut, and some of it is left (or
-            # none of it was there)
+        if rest and universe and (universe & set(lang.parts) or not self.max_depth):
+            # the universe the residuals were taken in was cut, and some of it is left (at
+            # max_depth=0 none of it was there)
             self.cut_here(alt.ptr)
         return lang
 
