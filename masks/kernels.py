@@ -22,6 +22,9 @@ The kernels:
 * :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
+* :func:`shift_chains` finds the counted repetitions a flat DFA unrolls (one copy of a string
+  body per count) as a shift from each copy to the next; :func:`chain_rows` makes the rows of
+  every copy from one walk of the first; :func:`row_classes` finds equal rows.
 * :func:`walk_masks` walks a trie through the byte DFA once per group of states, skipping a subtree
   as soon as the walk reaches the dead state, shares the walk within a relaxed block up to its
   exits, and produces deduplicated packed bitmask rows. It emits no per-token data: a row is all a
@@ -58,6 +61,9 @@ __all__ = [
     "relaxed_blocks",
     "token_nodes",
     "walk_visits",
+    "shift_chains",
+    "chain_rows",
+    "row_classes",
     "class_partitions",
     "walk_groups",
     "component_signatures",
@@ -831,6 +837,366 @@ def walk_visits(sym, depth, end, max_depth, sym_class, table, states, max_total)
             i += 1
         counts[x] = visited - start
     return counts, states.shape[0]
+
+
+#: An attempt of :func:`shift_chains` undone after making this many members burns them.
+_BURN_MEMBERS = 16
+
+
+@njit(cache=True)
+def shift_chains(table, accepting, class_size, min_copies, max_work):
+    """Counted repetitions unrolled in a byte DFA (a ``maxLength`` string: one copy of the string
+    body per count), found as a *shift* that moves each state of a copy to the same state of the
+    next copy.
+
+    A chain is a set of states and an injective map ``sigma`` over part of them such that, for
+    every ``s`` with ``sigma[s] = s2`` and every class ``c``, with ``t = table[s, c]``:
+    ``table[s2, c]`` is ``t`` itself where ``t`` lies outside the chain (an exit: the closing
+    quote's successor, the dead state), else ``sigma[t]``, or the dead state where ``t`` has no
+    ``sigma`` (the last copy); ``s2`` accepts as ``s`` does; and ``sigma`` has no cycle. A
+    walk from ``sigma^j(h)`` is then the walk from ``h`` moved by ``sigma^j`` until it leaves
+    the chain, and dies where a state on that part has no ``sigma^j``: one walk of the first
+    copy gives the rows of every copy (:func:`chain_rows`).
+
+    Chains grow from seeds: each state (in order) with each of its successors, on the most
+    bytes first (the next count of a string body), the rules propagated over the pairs they
+    imply. A seed that breaks a rule, or whose orbits of ``sigma`` are short (the longest has
+    fewer than ``min_copies`` states, or their mean does), is undone, and where it had reached
+    many states none of them seeds again. No seed is tried after ``max_work`` class
+    comparisons.
+
+    Returns
+    -------
+    chain : int32[num_states]
+        Chain of each state, or -1.
+    head_of : int32[num_states]
+        Per chain state, the first state of its orbit under ``sigma`` (``sigma^pos`` of which
+        it is).
+    pos, last : int32[num_states]
+        Per chain state, its place on its orbit (0: no state shifts to it) and the orbit's last
+        place.
+    n_chains : int
+    """
+    n, n_cls = table.shape
+    sigma = np.full(n, -1, dtype=np.int32)
+    inv = np.full(n, -1, dtype=np.int32)
+    chain = np.full(n, -1, dtype=np.int32)
+    pos = np.full(n, -1, dtype=np.int32)
+    last = np.full(n, -1, dtype=np.int32)
+    mark = np.zeros(n, dtype=np.int64)       # the attempt (plus one) that made a state a member
+    final = np.zeros(n, dtype=np.bool_)      # a member whose sigma stays undefined
+    qs = np.empty(n, dtype=np.int32)
+    qt = np.empty(n, dtype=np.int32)
+    members = np.empty(n, dtype=np.int32)
+    weight = np.zeros(n, dtype=np.int64)
+    burnt = np.zeros(n, dtype=np.bool_)
+    cand = np.empty(n_cls, dtype=np.int32)
+    cand_w = np.empty(n_cls, dtype=np.int64)
+    # the classes each state moves on: a state's shift moves on no class it does not
+    nz = np.zeros((n, (n_cls + 63) // 64), dtype=np.uint64)
+    for x in range(1, n):
+        for c in range(n_cls):
+            if table[x, c] != 0:
+                nz[x, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    n_chains = 0
+    work = 0
+    attempt = 0
+    for a in range(1, n):
+        if work > max_work:
+            break
+        if chain[a] >= 0 or burnt[a]:
+            continue
+        # the successors of a, on the most bytes first
+        work += n_cls
+        n_cand = 0
+        for c in range(n_cls):
+            t = table[a, c]
+            if t != 0 and t != a:
+                if weight[t] == 0:
+                    cand[n_cand] = t
+                    n_cand += 1
+                weight[t] += class_size[c]
+        for x in range(n_cand):       # (an insertion sort: a state has few successors)
+            key = -weight[cand[x]] * (n + 1) + cand[x]
+            weight[cand[x]] = 0
+            t = cand[x]
+            y = x
+            while y > 0 and cand_w[y - 1] > key:
+                cand_w[y] = cand_w[y - 1]
+                cand[y] = cand[y - 1]
+                y -= 1
+            cand_w[y] = key
+            cand[y] = t
+        for x in range(n_cand):
+            b = cand[x]
+            if chain[b] >= 0 or accepting[a] != accepting[b]:
+                continue
+            fits = True
+            for w in range(nz.shape[1]):
+                if nz[b, w] & ~nz[a, w]:
+                    fits = False
+            if not fits:
+                continue
+            attempt += 1
+            nm, work = _try_shift(table, accepting, a, b, attempt, sigma, inv, chain, pos, last,
+                                  mark, final, qs, qt, members, min_copies, work)
+            if nm > 0:
+                for k in range(nm):
+                    chain[members[k]] = n_chains
+                n_chains += 1
+                break
+            if nm <= -_BURN_MEMBERS:
+                # a long attempt undone: its states seed no other (their seeds would walk the
+                # same states again, to fail again)
+                for k in range(-nm):
+                    burnt[members[k]] = True
+    head_of = np.full(n, -1, dtype=np.int32)
+    for x in range(1, n):
+        if chain[x] >= 0 and pos[x] == 0:
+            y = x
+            while y >= 0:
+                head_of[y] = x
+                y = sigma[y]
+    return chain, head_of, pos, last, n_chains
+
+
+@njit(cache=True)
+def _try_shift(table, accepting, a, b, st, sigma, inv, chain, pos, last, mark, final, qs, qt,
+               members, min_copies, work):
+    """One seed of :func:`shift_chains`: ``sigma[a] = b`` and the pairs it implies. Returns
+    ``(number of members, work)``: the members are ``members[:number]``; undone, minus the
+    number of states it had reached."""
+    n_cls = table.shape[1]
+    mark[a] = st
+    mark[b] = st
+    final[a] = False
+    final[b] = False
+    members[0] = a
+    members[1] = b
+    nm = 2
+    sigma[a] = b
+    inv[b] = a
+    qs[0] = a
+    qt[0] = b
+    n_pairs = 1
+    head = 0
+    ok = True
+    while ok and head < n_pairs:
+        s = qs[head]
+        s2 = qt[head]
+        head += 1
+        work += n_cls
+        for c in range(n_cls):
+            t = table[s, c]
+            t2 = table[s2, c]
+            if t == t2:
+                continue
+            if t == 0 or chain[t] >= 0 or (t2 != 0 and chain[t2] >= 0):
+                ok = False
+                break
+            if mark[t] != st:
+                mark[t] = st
+                final[t] = False
+                members[nm] = t
+                nm += 1
+            if t2 == 0:
+                if sigma[t] >= 0:
+                    ok = False
+                    break
+                final[t] = True
+                continue
+            if mark[t2] != st:
+                mark[t2] = st
+                final[t2] = False
+                members[nm] = t2
+                nm += 1
+            if sigma[t] >= 0:
+                if sigma[t] != t2:
+                    ok = False
+                    break
+                continue
+            if final[t] or inv[t2] >= 0 or t2 == t or accepting[t] != accepting[t2]:
+                ok = False
+                break
+            sigma[t] = t2
+            inv[t2] = t
+            qs[n_pairs] = t
+            qt[n_pairs] = t2
+            n_pairs += 1
+    if ok:
+        # an exit never leads into the chain
+        for k in range(n_pairs):
+            s = qs[k]
+            s2 = qt[k]
+            work += n_cls
+            for c in range(n_cls):
+                t = table[s, c]
+                if t != 0 and t == table[s2, c] and mark[t] == st:
+                    ok = False
+                    break
+            if not ok:
+                break
+    if ok:
+        # orbits from the states nothing shifts to; a state on none lies on a cycle
+        reached = 0
+        longest = 0
+        heads = 0
+        for k in range(nm):
+            x = members[k]
+            if inv[x] < 0:
+                heads += 1
+                length = 0
+                y = x
+                while y >= 0:
+                    pos[y] = length
+                    length += 1
+                    y = sigma[y]
+                reached += length
+                if length > longest:
+                    longest = length
+                y = x
+                while y >= 0:
+                    last[y] = length - 1
+                    y = sigma[y]
+        # worth one walk per orbit only where orbits are long on the whole
+        ok = reached == nm and longest >= min_copies and nm >= min_copies * heads
+    if ok:
+        return nm, work
+    for k in range(nm):
+        x = members[k]
+        sigma[x] = -1
+        inv[x] = -1
+        pos[x] = -1
+        last[x] = -1
+        final[x] = False
+    return -nm, work
+
+
+@njit(cache=True)
+def chain_rows(sym, depth, end, tok_ptr, tok_ids, max_depth, sym_class, table, accepting,
+               eos_ids, vocab_size, head, chain, pos, last):
+    """The packed rows of ``sigma^j(head)`` for ``j = 0 .. last[head] - pos[head]`` (a chain of
+    :func:`shift_chains`), from one walk of the trie from ``head``: a token is allowed from
+    ``sigma^j(head)`` when it is from ``head`` and ``j`` is at most its *slack*, the fewest
+    copies left after any state its walk passes before it leaves the chain (``last - pos``).
+    EOS bits are set where ``head`` accepts (as every state of its orbit does).
+
+    Returns ``(rows, row_of, visited)``: the distinct rows (a row changes only at a slack some
+    token has), ``rows[row_of[j]]`` the row of ``sigma^j(head)``, and the trie nodes visited."""
+    n_words = (vocab_size + 31) // 32
+    k = last[head] - pos[head] + 1
+    n_nodes = sym.shape[0]
+    stack = np.zeros(max_depth + 1, dtype=np.int32)
+    slack = np.zeros(max_depth + 1, dtype=np.int32)
+    inside = np.zeros(max_depth + 1, dtype=np.bool_)
+    toks = np.empty(max(tok_ids.shape[0], 1), dtype=np.int32)
+    tok_slack = np.empty(max(tok_ids.shape[0], 1), dtype=np.int32)
+    n_toks = 0
+    cid = chain[head]
+    stack[0] = head
+    slack[0] = k - 1
+    inside[0] = True
+    visited = 0
+    i = 1
+    while i < n_nodes:
+        visited += 1
+        d = depth[i]
+        ns = table[stack[d - 1], sym_class[sym[i]]]
+        if ns == 0:
+            i = end[i]
+            continue
+        stack[d] = ns
+        sl = slack[d - 1]
+        inside[d] = inside[d - 1] and chain[ns] == cid
+        if inside[d]:
+            x = last[ns] - pos[ns]
+            if x < sl:
+                sl = x
+        slack[d] = sl
+        for x in range(tok_ptr[i], tok_ptr[i + 1]):
+            toks[n_toks] = tok_ids[x]
+            tok_slack[n_toks] = sl
+            n_toks += 1
+        i += 1
+    # the tokens by slack (a counting sort), then a row at each slack some token has
+    start = np.zeros(k + 1, dtype=np.int64)
+    for x in range(n_toks):
+        start[tok_slack[x] + 1] += 1
+    n_rows = 1
+    for j in range(k - 1):
+        if start[j + 1] > 0:
+            n_rows += 1
+    for j in range(k):
+        start[j + 1] += start[j]
+    by_slack = np.empty(max(n_toks, 1), dtype=np.int32)
+    fill = start[:k].copy()
+    for x in range(n_toks):
+        by_slack[fill[tok_slack[x]]] = toks[x]
+        fill[tok_slack[x]] += 1
+    rows = np.zeros((n_rows, n_words), dtype=np.uint32)
+    row_of = np.empty(k, dtype=np.int32)
+    r = 0
+    for j in range(k - 1, -1, -1):
+        if j < k - 1 and start[j + 1] > start[j]:
+            r += 1
+            rows[r, :] = rows[r - 1, :]
+        for x in range(start[j], start[j + 1]):
+            tok = by_slack[x]
+            rows[r, tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
+        row_of[j] = r
+    if accepting[head]:
+        for q in range(n_rows):
+            for e in eos_ids:
+                rows[q, e >> 5] |= np.uint32(1) << np.uint32(e & 31)
+    return rows, row_of, visited
+
+
+@njit(cache=True)
+def row_classes(rows, counts):
+    """For each row of ``rows``, the first row equal to it. Rows are told apart by ``counts``
+    (their bits set) first; only those sharing a count with another are hashed and, on equal
+    hashes, compared word by word."""
+    n, n_words = rows.shape
+    first = np.arange(n)
+    size = 8
+    while size < 2 * n + 2:
+        size *= 2
+    slot_count = np.full(size, -1, dtype=np.int64)
+    slot_many = np.zeros(size, dtype=np.bool_)
+    for r in range(n):
+        x = (counts[r] * 0x9E3779B1) & (size - 1)
+        while slot_count[x] >= 0 and slot_count[x] != counts[r]:
+            x = (x + 1) & (size - 1)
+        if slot_count[x] == counts[r]:
+            slot_many[x] = True
+        slot_count[x] = counts[r]
+    slot_row = np.full(size, -1, dtype=np.int64)
+    for r in range(n):
+        x = (counts[r] * 0x9E3779B1) & (size - 1)
+        while slot_count[x] != counts[r]:
+            x = (x + 1) & (size - 1)
+        if not slot_many[x]:
+            continue
+        h = np.uint64(0)
+        for w in range(n_words):      # (independent products: no chain of dependent steps)
+            h += (np.uint64(rows[r, w]) + np.uint64(w)) * np.uint64(0x9E3779B97F4A7C15) ^ (
+                np.uint64(rows[r, w]) >> np.uint64(7))
+        y = np.int64(h >> np.uint64(1)) & (size - 1)
+        while True:
+            q = slot_row[y]
+            if q < 0:
+                slot_row[y] = r
+                break
+            same = True
+            for w in range(n_words):
+                if rows[q, w] != rows[r, w]:
+                    same = False
+                    break
+            if same:
+                first[r] = q
+                break
+            y = (y + 1) & (size - 1)
+    return first
 
 
 @njit(cache=True)
