@@ -539,6 +539,16 @@ def _length_bands(bt: ByteTables, table, trie, block, n_blocks: int, comp, lengt
     return parts + [(trie.band(lo), block, n_blocks, table)]
 
 
+def _class_labels(seen: np.ndarray, partitions: dict | None = None) -> np.ndarray:
+    """The partition of the byte classes each state's walks over ``seen`` tell apart
+    (:func:`.kernels.class_partitions`), kept in ``partitions`` by table."""
+    memo = partitions if partitions is not None else {}
+    got = memo.get(id(seen))
+    if got is None:     # (the table is kept with its labels: its id is not reused meanwhile)
+        got = memo[id(seen)] = (seen, kernels.class_partitions(seen, kernels.scc_ids(seen)))
+    return got[1]
+
+
 def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tuple:
     """``(units, labels)``: the first state of each group of ``block`` whose walks over the
     tokens that see ``seen`` tell apart few byte classes (at most :data:`LOCAL_MAX_CLASSES`,
@@ -546,11 +556,7 @@ def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tup
     (:func:`.kernels.class_partitions`, kept in ``partitions`` by table: the content split
     asks, then each of its bands of length, all of one table)."""
     n_classes = seen.shape[1]
-    memo = partitions if partitions is not None else {}
-    got = memo.get(id(seen))
-    if got is None:     # (the table is kept with its labels: its id is not reused meanwhile)
-        got = memo[id(seen)] = (seen, kernels.class_partitions(seen, kernels.scc_ids(seen)))
-    labels = got[1]
+    labels = _class_labels(seen, partitions)
     _, first = np.unique(block, return_index=True)
     units = first[1:]                                      # (the dead state's group aside)
     few = labels[units].max(axis=1) + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2)
@@ -712,7 +718,7 @@ def _with_chain_rows(bt: ByteTables, trie, eos, vocab_size: int, rows, state_row
     order, then the finished row): ``(rows, state_row, finished_row, walks, visited)``."""
     members, heads, chain, pos, last, head_of = chains
     free_table = _free_table(bt, SPLIT_BYTES, partitions)
-    _, labels = _few_classes(free_table, np.zeros(1, dtype=np.int32), partitions)
+    labels = _class_labels(free_table, partitions)
     made = [rows]
     base = np.zeros(bt.table.shape[0], dtype=np.int64)    # per head: its rows' first number
     row_of = np.zeros(bt.table.shape[0], dtype=np.int64)  # per chain state: its row there
