@@ -153,7 +153,8 @@ class Ours:
         recursive schema, small, does not take: it is unrolled), so that their kernels are
         compiled or loaded here rather than in the first schema or replay that needs them; the
         trie merged over byte classes, which a flat index of long walks takes; and a flat index
-        of many states outside cycles (undeclared keys taking any value), walked in bands."""
+        of many states outside cycles (undeclared keys taking any value), walked in bands; and
+        a flat index of a bounded string, whose counts are made from one walk of the first."""
         from tokenfsm.automata.recursive import PushdownBytes
         from tokenfsm.masks import Matcher, TokenIndex
         from tokenfsm.masks.index import as_byte_dfa
@@ -173,6 +174,8 @@ class Ours:
                 m.accept_string(ch)
         banded = self.compiler.json_schema(WARM_SCHEMA, whitespace=0, allow_extra_keys=True)
         Matcher(banded).fill_next_token_bitmask(self.bm, 0)
+        TokenIndex.build(as_byte_dfa(compile_json_schema(
+            {"type": "string", "maxLength": 40}, whitespace=0)), self.vocab)
 
     def compile(self, schema):
         """(status, why, matcher factory) with the first mask filled inside."""
