@@ -130,6 +130,11 @@ AUTO_BYTE_WALK_PASSES = 8
 #: (``maxLength: 64``) 34.9 -> 12.7 ms; shorter orbits lose where the walks of their counts
 #: are short anyway (the labels of an e-mail address, walked over few classes).
 CHAIN_MIN_COPIES = 12
+#: An orbit of at least this many copies has its walk over the tokens free of
+#: :data:`SPLIT_BYTES` made over a trie merged over the classes it tells apart, made for it if
+#: need be (once per vocabulary and class map); a shorter one takes such a trie only where it is
+#: already made, else walks the bytes.
+CHAIN_TRIE_COPIES = 32
 #: The search for those repetitions stops after this many times the table's cells in class
 #: comparisons (a table without any costs about one pass).
 CHAIN_WORK_PER_CELL = 8
@@ -673,17 +678,17 @@ def _unwalked(block, states):
     return block
 
 
-def _orbit_rows(bt: ByteTables, trie, free_table, labels, eos, vocab_size: int, chains,
+def _orbit_rows(bt: ByteTables, trie, free_table, fine, eos, vocab_size: int, chains,
                 h: int) -> tuple:
     """``(rows, row_of, visited)`` of the orbit of ``h`` (see :func:`.kernels.chain_rows`), its
     tokens walked in two bands as the reference walks them (see :func:`_bands`): those free of
-    :data:`SPLIT_BYTES` over the trie merged over the classes ``h``'s walks tell apart there
-    (``labels``, :func:`.kernels.class_partitions` of ``free_table``; a string body's dozen),
+    :data:`SPLIT_BYTES` over the trie merged over the classes ``fine`` (the partition the walks
+    of its chain's orbits tell apart there, :func:`_chain_classes`; a string body's dozen),
     where they are few, and the few holding one over bytes; a row is a row of each."""
     _, _, chain, pos, last, _ = chains
     n_classes = bt.table.shape[1]
-    fine = labels[h]
     free = trie.holding(SPLIT_BYTES, False)
+    walk = None
     if fine.max() + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2):
         by_byte = fine[bt.byte_classes]
         _, first_byte, coarse = np.unique(by_byte, return_index=True, return_inverse=True)
@@ -691,7 +696,12 @@ def _orbit_rows(bt: ByteTables, trie, free_table, labels, eos, vocab_size: int, 
         coarse_classes = rank[coarse.reshape(-1)].astype(np.uint8)
         reps = np.empty(rank.shape[0], dtype=np.int64)
         reps[coarse_classes] = bt.byte_classes
-        walk = free.class_trie(coarse_classes, rank.shape[0])
+        # (a merged trie is made for long orbits, whose walks it shortens most; shorter ones
+        # take it where it is already made)
+        walk = (free.class_trie(coarse_classes, rank.shape[0])
+                if last[h] + 1 >= CHAIN_TRIE_COPIES
+                else free.cached_class_trie(coarse_classes, rank.shape[0]))
+    if walk is not None:
         table = np.ascontiguousarray(free_table[:, reps], dtype=np.int32)
         sym_class = np.arange(rank.shape[0], dtype=np.uint8)
     else:
@@ -710,6 +720,18 @@ def _orbit_rows(bt: ByteTables, trie, free_table, labels, eos, vocab_size: int, 
     return rows, row_of.reshape(-1), int(seen_f) + int(seen_s)
 
 
+def _chain_classes(labels, chain, heads) -> dict:
+    """Per chain, the partition of the byte classes that the walks of its orbits' first states
+    tell apart (``labels``, see :func:`_class_labels`), all at once: one trie merged over them
+    serves every orbit of the chain, and the same chain in every schema (a string body's)."""
+    out = {}
+    for c in np.unique(chain[heads]).tolist():
+        rows = labels[heads[chain[heads] == c]]
+        _, fine = np.unique(rows.T, axis=0, return_inverse=True)
+        out[c] = fine.reshape(-1)
+    return out
+
+
 def _with_chain_rows(bt: ByteTables, trie, eos, vocab_size: int, rows, state_row,
                      finished_row: int, chains, partitions: dict) -> tuple:
     """The rows of a walk that left the chains' states out, with theirs added (one walk of the
@@ -719,13 +741,15 @@ def _with_chain_rows(bt: ByteTables, trie, eos, vocab_size: int, rows, state_row
     members, heads, chain, pos, last, head_of = chains
     free_table = _free_table(bt, SPLIT_BYTES, partitions)
     labels = _class_labels(free_table, partitions)
+    fine = _chain_classes(labels, chain, heads)
     made = [rows]
     base = np.zeros(bt.table.shape[0], dtype=np.int64)    # per head: its rows' first number
     row_of = np.zeros(bt.table.shape[0], dtype=np.int64)  # per chain state: its row there
     at = rows.shape[0]
     visited = 0
     for h in heads.tolist():
-        got, got_of, seen = _orbit_rows(bt, trie, free_table, labels, eos, vocab_size, chains, h)
+        got, got_of, seen = _orbit_rows(bt, trie, free_table, fine[chain[h]], eos, vocab_size,
+                                        chains, h)
         visited += seen
         base[h] = at
         at += got.shape[0]

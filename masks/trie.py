@@ -306,6 +306,13 @@ class TokenTrie:
         return extra + sum(a.nbytes for a in (self.sym, self.depth, self.end, self.tok_ptr,
                                               self.tok_ids))
 
+    def cached_class_trie(self, byte_classes: np.ndarray, num_classes: int) -> ClassTrie | None:
+        """The trie merged over ``byte_classes`` if :meth:`class_trie` has made it (and still
+        keeps it), else None: nothing is built."""
+        k = (bytes(np.ascontiguousarray(byte_classes, dtype=np.uint8)), int(num_classes))
+        with self._lock:
+            return self._class_tries.get(k)
+
     def class_trie(self, byte_classes: np.ndarray, num_classes: int, max_cached: int = 16) -> ClassTrie:
         """The trie merged over ``byte_classes`` (cached per class map).
 

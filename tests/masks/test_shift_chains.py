@@ -18,6 +18,7 @@ from tokenfsm.automata import DFA
 from tokenfsm.masks import TokenIndex, Vocabulary, kernels
 from tokenfsm.masks.builtin_vocab import load_vocabulary
 from tokenfsm.masks.index import CHAIN_MIN_COPIES, _chains, as_byte_dfa
+from tokenfsm.masks.trie import token_trie
 from tokenfsm.schema import compile_json_schema
 
 
@@ -185,3 +186,12 @@ def test_no_shift_without_its_rules():
     exact = as_byte_dfa(compile_json_schema({"type": "string", "minLength": 8, "maxLength": 8,
                                              "pattern": "^[a-c]*$"}, whitespace=0).dfa)
     assert _chains(exact, 2) is None
+
+
+def test_a_merged_trie_is_peeked_without_being_made():
+    trie = token_trie(VOCAB)
+    classes = np.zeros(256, dtype=np.uint8)
+    classes[ord("a")] = 1
+    assert trie.cached_class_trie(classes, 2) is None
+    made = trie.class_trie(classes, 2)
+    assert trie.cached_class_trie(classes, 2) is made
