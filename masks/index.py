@@ -568,6 +568,18 @@ def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tup
     return units[few], labels
 
 
+def _coarse(bt: ByteTables, fine) -> tuple:
+    """``(byte classes, reps)`` of the partition ``fine`` of ``bt``'s classes: the coarse
+    classes numbered by first byte, each read through one of its fine classes (``reps``)."""
+    _, first_byte, coarse = np.unique(fine[bt.byte_classes], return_index=True,
+                                      return_inverse=True)
+    rank = np.argsort(np.argsort(first_byte))
+    coarse_classes = rank[coarse.reshape(-1)].astype(np.uint8)
+    reps = np.empty(rank.shape[0], dtype=np.int64)
+    reps[coarse_classes] = bt.byte_classes
+    return coarse_classes, reps
+
+
 def _class_views(bt: ByteTables, seen: np.ndarray, block,
                  min_units: int = LOCAL_MIN_UNITS, partitions: dict | None = None) -> list:
     """The states of ``bt`` in sets walked apart, each with the byte classes its walks tell apart:
@@ -611,14 +623,7 @@ def _class_views(bt: ByteTables, seen: np.ndarray, block,
     state_set[0] = -1
     views = []
     for j, i in enumerate(apart.tolist()):
-        fine = kinds[i]
-        # coarse classes numbered by first byte, each read through one of its fine classes
-        by_byte = fine[bt.byte_classes]
-        _, first_byte, coarse = np.unique(by_byte, return_index=True, return_inverse=True)
-        rank = np.argsort(np.argsort(first_byte))
-        coarse_classes = rank[coarse.reshape(-1)].astype(np.uint8)
-        reps = np.empty(rank.shape[0], dtype=np.int64)
-        reps[coarse_classes] = bt.byte_classes
+        coarse_classes, reps = _coarse(bt, kinds[i])
         view = ByteTables(coarse_classes, np.ascontiguousarray(seen[:, reps], dtype=np.int32),
                           bt.accepting, bt.start)
         views.append((view, np.where(state_set == j, block, 0).astype(block.dtype)))
@@ -690,20 +695,15 @@ def _orbit_rows(bt: ByteTables, trie, free_table, fine, eos, vocab_size: int, ch
     free = trie.holding(SPLIT_BYTES, False)
     walk = None
     if fine.max() + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2):
-        by_byte = fine[bt.byte_classes]
-        _, first_byte, coarse = np.unique(by_byte, return_index=True, return_inverse=True)
-        rank = np.argsort(np.argsort(first_byte))
-        coarse_classes = rank[coarse.reshape(-1)].astype(np.uint8)
-        reps = np.empty(rank.shape[0], dtype=np.int64)
-        reps[coarse_classes] = bt.byte_classes
+        coarse_classes, reps = _coarse(bt, fine)
         # (a merged trie is made for long orbits, whose walks it shortens most; shorter ones
         # take it where it is already made)
-        walk = (free.class_trie(coarse_classes, rank.shape[0])
+        walk = (free.class_trie(coarse_classes, reps.shape[0])
                 if last[h] + 1 >= CHAIN_TRIE_COPIES
-                else free.cached_class_trie(coarse_classes, rank.shape[0]))
+                else free.cached_class_trie(coarse_classes, reps.shape[0]))
     if walk is not None:
         table = np.ascontiguousarray(free_table[:, reps], dtype=np.int32)
-        sym_class = np.arange(rank.shape[0], dtype=np.uint8)
+        sym_class = np.arange(reps.shape[0], dtype=np.uint8)
     else:
         walk, table, sym_class = free, free_table, bt.byte_classes
     max_depth = walk.token_numbering()[2]

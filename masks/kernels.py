@@ -960,6 +960,17 @@ def shift_chains(table, accepting, class_size, min_copies, max_work):
     return chain, head_of, pos, last, n_chains
 
 
+@njit(cache=True, inline="always")
+def _member(x, st, mark, final, members, nm):
+    """Make ``x`` a member of attempt ``st`` if it is not one yet; the new member count."""
+    if mark[x] != st:
+        mark[x] = st
+        final[x] = False
+        members[nm] = x
+        nm += 1
+    return nm
+
+
 @njit(cache=True)
 def _try_shift(table, accepting, a, b, st, sigma, inv, chain, pos, last, mark, final, qs, qt,
                members, min_copies, work):
@@ -994,22 +1005,14 @@ def _try_shift(table, accepting, a, b, st, sigma, inv, chain, pos, last, mark, f
             if t == 0 or chain[t] >= 0 or (t2 != 0 and chain[t2] >= 0):
                 ok = False
                 break
-            if mark[t] != st:
-                mark[t] = st
-                final[t] = False
-                members[nm] = t
-                nm += 1
+            nm = _member(t, st, mark, final, members, nm)
             if t2 == 0:
                 if sigma[t] >= 0:
                     ok = False
                     break
                 final[t] = True
                 continue
-            if mark[t2] != st:
-                mark[t2] = st
-                final[t2] = False
-                members[nm] = t2
-                nm += 1
+            nm = _member(t2, st, mark, final, members, nm)
             if sigma[t] >= 0:
                 if sigma[t] != t2:
                     ok = False
