@@ -125,10 +125,10 @@ AUTO_BYTE_WALK_PASSES = 8
 #: their rows from one walk of their first copy (:func:`.kernels.shift_chains`,
 #: :func:`.kernels.chain_rows`) rather than a walk per count, which near the bound no grouping
 #: of states spares: every count there allows other tokens. Over the dev corpora's 342 flat
-#: automata (Llama-3) indexing went from 3.44 s to 3.17 s in all (4 copies: 3.30 s; 16: 3.24 s);
-#: Github_trivial o10020 (``maxLength: 12`` under a pattern) 25.7 -> 3.2 ms, o13272
-#: (``maxLength: 64``) 34.9 -> 12.7 ms; shorter orbits lose where the walks of their counts
-#: are short anyway (the labels of an e-mail address, walked over few classes).
+#: automata (Llama-3, warm) indexing went from 3.19 s to 3.09 s in all; Github_trivial o10020
+#: (``maxLength: 12`` under a pattern) 23.9 -> 5.5 ms, o13272 (``maxLength: 64``) 31.2 ->
+#: 13.9 ms. Of 4, 8, 12 and 16 copies, 12 spared most: shorter orbits lose where the walks of
+#: their counts are short anyway (the labels of an e-mail address, walked over few classes).
 CHAIN_MIN_COPIES = 12
 #: An orbit of at least this many copies has its walk over the tokens free of
 #: :data:`SPLIT_BYTES` made over a trie merged over the classes it tells apart, made for it if
