@@ -644,20 +644,27 @@ def _state_joined(walked: list, blocks: list) -> tuple:
     for i in range(1, len(walked)):
         mine = blocks[i] != 0
         state_row[mine] = walked[i][1][mine] + offsets[i]
-    # (rows are long and few: one dictionary of their bytes, not a sort of them)
-    seen: dict = {}
-    inv = np.array([seen.setdefault(r.tobytes(), len(seen)) for r in every], dtype=np.int64)
-    _, keep = np.unique(inv, return_index=True)
-    distinct = every[keep]
+    first = _equal_rows(every)
     used = np.empty(state_row.shape[0] + 1, dtype=np.int64)
-    used[:-1] = inv[state_row]
-    used[-1] = inv[walked[0][2]]
-    uniq, first, again = np.unique(used, return_index=True, return_inverse=True)
+    used[:-1] = first[state_row]
+    used[-1] = first[walked[0][2]]
+    order, number = _first_use(used)
+    return np.ascontiguousarray(every[order]), number[:-1].astype(np.int32), int(number[-1])
+
+
+def _equal_rows(rows) -> np.ndarray:
+    """For each row of ``rows``, the first row equal to it (:func:`.kernels.row_classes`)."""
+    return kernels.row_classes(rows, np.bitwise_count(rows).sum(axis=1, dtype=np.int64))
+
+
+def _first_use(keys) -> tuple:
+    """``(order, number)`` of ``keys`` (the rows of each state, then the finished row's):
+    the distinct keys in the order they are first met, and each key's place in it, as
+    :func:`.kernels.walk_masks` numbers rows."""
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     rank = np.empty(uniq.shape[0], dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])
-    rows = np.ascontiguousarray(distinct[uniq[np.argsort(rank)]])
-    got = rank[again.reshape(-1)]
-    return rows, got[:-1].astype(np.int32), int(got[-1])
+    return uniq[np.argsort(rank)], rank[inverse.reshape(-1)]
 
 
 def _chains(bt: ByteTables, min_copies: int):
@@ -757,19 +764,14 @@ def _with_chain_rows(bt: ByteTables, trie, eos, vocab_size: int, rows, state_row
         on = members[head_of[members] == h]
         row_of[on] = got_of[pos[on]]
     rows = np.concatenate(made)
-    first = kernels.row_classes(rows, np.bitwise_count(rows).sum(axis=1, dtype=np.int64))
+    first = _equal_rows(rows)
     content = np.empty(state_row.shape[0] + 1, dtype=np.int64)
     content[:-1] = first[state_row]
     content[members] = first[base[head_of[members]] + row_of[members]]
     content[0] = first[0]                  # (the dead state's: the empty row)
     content[-1] = first[finished_row]
-    # numbered by first use: the dead state's row is row 0, the finished row comes last
-    uniq, at_first, inverse = np.unique(content, return_index=True, return_inverse=True)
-    rank = np.empty(uniq.shape[0], dtype=np.int64)
-    rank[np.argsort(at_first, kind="stable")] = np.arange(uniq.shape[0])
-    number = rank[inverse.reshape(-1)]
-    out = rows[uniq[np.argsort(rank)]]
-    return out, number[:-1].astype(np.int32), int(number[-1]), 2 * len(heads), visited
+    order, number = _first_use(content)
+    return rows[order], number[:-1].astype(np.int32), int(number[-1]), 2 * len(heads), visited
 
 
 def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
@@ -781,14 +783,10 @@ def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
     pairs = np.empty(sr_a.shape[0] + 1, dtype=np.int64)
     pairs[:-1] = sr_a.astype(np.int64) * n_b + sr_b
     pairs[-1] = fin_a * n_b + fin_b
-    uniq, first, inv = np.unique(pairs, return_index=True, return_inverse=True)
-    rank = np.empty(uniq.shape[0], dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])
-    by_rank = uniq[np.argsort(rank)]
-    rows = rows_a[by_rank // n_b]
-    rows |= rows_b[by_rank % n_b]
-    got = rank[inv.reshape(-1)]
-    return rows, got[:-1].astype(np.int32), int(got[-1])
+    order, number = _first_use(pairs)
+    rows = rows_a[order // n_b]
+    rows |= rows_b[order % n_b]
+    return rows, number[:-1].astype(np.int32), int(number[-1])
 
 
 class TokenIndex:

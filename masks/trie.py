@@ -309,9 +309,8 @@ class TokenTrie:
     def cached_class_trie(self, byte_classes: np.ndarray, num_classes: int) -> ClassTrie | None:
         """The trie merged over ``byte_classes`` if :meth:`class_trie` has made it (and still
         keeps it), else None: nothing is built."""
-        k = (bytes(np.ascontiguousarray(byte_classes, dtype=np.uint8)), int(num_classes))
         with self._lock:
-            return self._class_tries.get(k)
+            return self._class_tries.get(_class_key(byte_classes, num_classes))
 
     def class_trie(self, byte_classes: np.ndarray, num_classes: int, max_cached: int = 16) -> ClassTrie:
         """The trie merged over ``byte_classes`` (cached per class map).
@@ -325,7 +324,7 @@ class TokenTrie:
         max_cached : int
             Class tries kept for this vocabulary (least recently used dropped first).
         """
-        k = (bytes(np.ascontiguousarray(byte_classes, dtype=np.uint8)), int(num_classes))
+        k = _class_key(byte_classes, num_classes)
         with self._lock:
             hit = self._class_tries.get(k)
             if hit is not None:
@@ -343,6 +342,11 @@ class TokenTrie:
             while len(self._class_tries) > max_cached:
                 self._class_tries.popitem(last=False)
         return ct
+
+
+def _class_key(byte_classes, num_classes: int) -> tuple:
+    """The key a trie merged over ``byte_classes`` is kept under."""
+    return bytes(np.ascontiguousarray(byte_classes, dtype=np.uint8)), int(num_classes)
 
 
 def _numbering(trie):
