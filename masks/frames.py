@@ -131,6 +131,10 @@ class FrameAutomaton:
         piece = self._piece
         self._live_lo, self._live_hi = [live_lo[p] for p in piece], [live_hi[p] for p in piece]
         self._cls_lo, self._cls_hi = [cls_lo[p] for p in piece], [cls_hi[p] for p in piece]
+        # per piece, whether a count below its lower bound may take a region's shared walk
+        # (see below_lo_free): counted, its bounds at least a period apart
+        self._below_ok = [kind == 1 and (hi < 0 or hi - lo >= P - 1) for kind, lo, hi, P in
+                          zip(self._kind, self._lo, self._hi, self._period)]
         # (state, token) -> (state after the token's bytes, ticks) when they move by the table
         # alone, False when they call, pop or die: a token is then one lookup
         self._hops: dict = {}
@@ -365,6 +369,23 @@ class FrameAutomaton:
             if not forb & k and not (hi >= 0 and need > hi - c1):
                 return True
         return False
+
+    def below_lo_free(self, x: int) -> bool:
+        """Whether frame ``x`` of a counted piece, its count below the lower bound, keeps every
+        move inside its state's region live for any token (so the region's shared walk serves
+        it, its exits replayed with the frame, as at counts far from both bounds).
+
+        A region is strongly connected. If a move in it ticks, every state of it can tick on
+        forever, so its lasso ticks somewhere in its period: from count ``c2 < lo`` it needs
+        at most ``lo - c2 + period - 1`` more ticks (``tail + period - 1`` where ``lo - c2``
+        is within the tail), and the bound leaves ``hi - c2``: enough when ``hi - lo`` is at
+        least ``period - 1`` and the count stays ``tail + period`` below ``hi`` over a token
+        (more than the margin below it, as at count class -1). If no move in it ticks, its
+        states reach the same counts and the count does not change inside it: a live frame
+        stays live."""
+        q = x & _LOW32
+        c = (x >> 32) & _LOW64
+        return self._below_ok[self._piece[q]] and c < self._cls_lo[q] and c <= self._cls_hi[q]
 
     def far_frame(self, q: int):
         """A frame of state ``q`` whose count is far from its piece's bounds (count class -1),

@@ -444,9 +444,10 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
     q = x & 0xFFFFFFFF
     if fa is None:
         shared = shared_walk(index, q)
-    elif (fa.key_frame(x) >> 32) & _LOW64 == _LOW64 and (
-            fa.piece_kind(q) != 2 or fa.extra_member_ok(x)):     # count class -1 (key names:
-        shared = shared_walk(index, q, accepting_ok=not stack)  # see key_name_regions)
+    elif ((fa.key_frame(x) >> 32) & _LOW64 == _LOW64 and (      # count class -1 (key names:
+            fa.piece_kind(q) != 2 or fa.extra_member_ok(x))     # see key_name_regions)
+          or fa.below_lo_free(x)):
+        shared = shared_walk(index, q, accepting_ok=not stack)
     else:
         return None
     if shared is None:

@@ -210,6 +210,65 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     assert applied["count-band"] > 5
 
 
+#: Counted bodies whose ticks come in steps: every character, every second one (a lasso of
+#: period 2), or only in the first of two characters.
+TICKED_BODIES = {
+    "each": lambda: star(concat(Text(DFA.from_regex(r"[ab\\]")), Tick())),
+    "pairs": lambda: star(concat(Text(DFA.literal("a")), Tick(), Text(DFA.literal("b")), Tick())),
+    "half": lambda: star(concat(Text(DFA.from_regex("a|b")), Tick(), Text(DFA.literal("a")))),
+}
+
+
+@settings(max_examples=40)
+@given(body=st.sampled_from(sorted(TICKED_BODIES)), lo=st.integers(1, 24),
+       span=st.one_of(st.none(), st.integers(0, 30)), seed=st.integers(0, 99))
+def test_counts_below_the_lower_bound_take_the_shared_walk_only_where_exact(body, lo, span, seed):
+    # below the lower bound a region's shared walk serves a count only where every move in it
+    # stays live (FrameAutomaton.below_lo_free); there, as everywhere, each way that applies
+    # gives the naive walk's row, at every count from 0 to the bound
+    hi = None if span is None else lo + span
+    net = Network()
+    lb = net.build(net.counted(TICKED_BODIES[body](), lo=lo, hi=hi))
+    index = PushdownIndex(lb, VOCAB, eager_states=0)
+    fa = index._frames
+    rng = random.Random(seed)
+    applied = 0
+    for q in range(1, lb.num_states):
+        for c in sorted({0, lo - 1, rng.randrange(lo)}):
+            if not fa.live(q, c, 0):
+                continue
+            cfg = (pack(q, c, 0), ())
+            ways = check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg))
+            applied += "shared-region" in ways
+            if fa.below_lo_free(cfg[0]):
+                assert hi is None or hi - c > fa._margin[0]
+    if hi is None or span >= 12:
+        assert applied          # (a period of at most 2, and the margin left below the bound)
+
+
+def test_a_long_minimum_is_written_from_the_shared_walk():
+    # a string of at least 1,000 characters on Qwen's vocabulary: the counts before the bound
+    # take the body's shared walk with its exits replayed, the first way the index tries
+    # (before, each count near the bound, and each residue below it, walked the vocabulary)
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.schema.lazy_json import string_piece
+
+    vocab = load_vocabulary("qwen")
+    net = Network()
+    lb = net.build(string_piece(net, 1000, None))
+    index = PushdownIndex(lb, vocab, eager_states=0)
+    m = Matcher(index)
+    m.accept_string('"')
+    text = "lorem ipsum dolor sit amet, " * 40
+    for i in range(0, len(text), 97):
+        assert not m.is_accepting()
+        cfg = m.state
+        assert "shared-region" in check_row_ways(index, cfg, ref_mask(lb, vocab, *cfg))
+        m.accept_string(text[i:i + 97])
+    m.accept_string('"')
+    assert m.is_accepting()
+
+
 def test_a_band_gives_the_row_of_every_count_near_the_bound():
     # a counted word called from recursive arrays (a stack below it, text after its close): one
     # band walk per state and stack gives the row of every count from the lower bound up,
