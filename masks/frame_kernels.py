@@ -32,7 +32,8 @@ from numba import njit
 
 from .pd_kernels import _live_roots, _set_token, _take
 
-__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "set_tokens"]
+__all__ = ["AUTOMATON_FIELDS", "automaton_tuple", "fill_row", "replay_row", "region_needs",
+           "set_tokens"]
 
 AUTOMATON_FIELDS = (
     "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
@@ -555,6 +556,45 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, a, q, c, keys, st_ret, st_c
             n_set = _set_token(out, touched, n_set, eos_ids[j])
     idx, val = _take(out, touched, n_set)
     return n - min_base, exact, visited + k, idx, val
+
+
+@njit(cache=True)
+def region_needs(nodes, tok_ids, max_depth, table, byte_classes, comp, least, r):
+    """The tokens whose bytes move state ``r`` without leaving its region (the states ``s`` with
+    ``comp[s] == comp[r]``; the table's entries with their tick bits), each with its *need*: the
+    ticks on its way plus ``least`` of the state it ends in (the fewest further ticks that state
+    needs to end its piece, -1 where it cannot: those subtrees are dropped). Along a token's
+    way its need never falls (the fewest ticks from a state include those of every state after
+    it), so the token is allowed at a count ``c`` at least the lower bound iff its need is at
+    most ``hi - c`` (see :func:`.row_ways.region_band_way`).
+
+    Returns ``(tokens, needs, visited)``: ``int32[k]``, ``int64[k]``, trie nodes visited."""
+    lq = np.zeros(max_depth + 1, dtype=np.int32)
+    lt = np.zeros(max_depth + 1, dtype=np.int64)
+    lq[0] = r
+    g = comp[r]
+    toks = np.empty(tok_ids.shape[0], dtype=np.int32)
+    needs = np.empty(tok_ids.shape[0], dtype=np.int64)
+    k = 0
+    visited = 0
+    n = nodes.shape[0] - 1
+    i = 1
+    while i < n:
+        visited += 1
+        d = nodes[i, 1]
+        t = table[lq[d - 1], byte_classes[nodes[i, 0]]]
+        s = t & _MASK
+        if s == 0 or comp[s] != g or least[s] < 0:
+            i = nodes[i, 2]
+            continue
+        lq[d] = s
+        lt[d] = lt[d - 1] + (t >> 30)
+        for j in range(nodes[i, 3], nodes[i + 1, 3]):
+            toks[k] = tok_ids[j]
+            needs[k] = lt[d] + least[s]
+            k += 1
+        i += 1
+    return toks[:k].copy(), needs[:k].copy(), visited
 
 
 @njit(cache=True)

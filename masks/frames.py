@@ -438,6 +438,18 @@ class FrameAutomaton:
             return -1
         return p
 
+    def near_bound(self, x: int) -> bool:
+        """Whether frame ``x`` is a counted piece's with its count within the margin below the
+        upper bound (where the rows tell counts apart), at or below it."""
+        q = x & _LOW32
+        p = self._piece[q]
+        room = self._hi[p] - ((x >> 32) & _LOW64)
+        return self._kind[p] == 1 and self._hi[p] >= 0 and 0 <= room <= self._margin[p]
+
+    def below_lo(self, x: int) -> bool:
+        """Whether frame ``x``'s count is below its piece's lower bound."""
+        return (x >> 32) & _LOW64 < self._lo[self._piece[x & _LOW32]]
+
     def room(self, x: int) -> int:
         """How many more ticks the upper bound of frame ``x``'s piece allows (a bounded piece)."""
         return self._hi[self._piece[x & _LOW32]] - ((x >> 32) & _LOW64)

@@ -23,7 +23,9 @@ is the flat index's shared region walk (:func:`.kernels.component_walk`), kept p
 the trie's :class:`~.trie.WalkCache` under the region's canonical form and shared with flat
 indexes; a row then is that walk's row plus what the subtrees past its exits add, walked with
 the stack (:func:`.pd_kernels.replay_row`). Near the upper bound of a counted string, where
-each count has rows of its own, one walk serves every count (:func:`.row_ways.count_band_way`).
+each count has rows of its own, the region's tokens are kept with the ticks each needs, once per
+vocabulary, and a count's row takes those that fit (:func:`.row_ways.region_band_way`); where
+no shared walk applies, one walk serves every count (:func:`.row_ways.count_band_way`).
 The ways of making a row are declared in
 :data:`.row_ways.ROW_WAYS`, next to the reference walk, and the tests run each on every
 configuration they meet; a small automaton's rows are made up front (``eager_states``).
@@ -82,6 +84,7 @@ from .row_ways import (
     FEW_WORDS,
     count_band_way,
     make_rows_up_front,
+    region_band_way,
     region_flags,
     shared_region_way,
     up_front_entry,
@@ -312,6 +315,9 @@ class PushdownIndex:
         self._twins: dict = {}       # (row_ways.twin_of, per state)
         self._name_bodies: dict = {}  # (row_ways._name_body, per body state)
         self._quiet = None           # (row_ways._quiet)
+        self._least = None           # (row_ways._least_ticks)
+        self._closed: dict = {}      # (row_ways._closed_region, per region)
+        self._region_needs: dict = {}  # (row_ways.region_needs, per state)
         self._shared_states = None   # (row_ways.region_flags: its second flags, an array)
         # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need
         self._bands = ByteLRU(None, self._cache_bytes // 4)
@@ -571,6 +577,7 @@ class PushdownIndex:
             scratch = (np.zeros(self._n_words, dtype=np.uint32),
                        np.empty(self._n_words, dtype=np.int32))
         made = (self.share_walks and (shared_region_way(self, x, stack, end, *scratch)
+                                      or region_band_way(self, x, stack, end, *scratch)
                                       or count_band_way(self, x, stack, end, *scratch))
                 or walk_way(self, x, stack, end, *scratch))
         pool.append(scratch)          # (zeroed again by the kernel)

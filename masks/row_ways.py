@@ -7,11 +7,17 @@ configuration they meet, against the reference and a naive walk):
 * ``walk``, the reference: one walk of the vocabulary's token trie from the configuration
   (:func:`.pd_kernels.fill_row`, :func:`.frame_kernels.fill_row`);
 * ``shared-region``: where the state lies in a region whose walk cannot read the stack (a JSON
-  string body: no state of it accepts or calls), the region's walk, shared with every state and
-  automaton whose region looks the same from there, and what the subtrees past its exits add,
-  walked with the stack (:func:`.pd_kernels.replay_row`); a state that such a region's body
-  simulates (a key's name partway through declared names, :func:`twin_of`) takes the body's
-  walk, its exits replayed from the state;
+  string body: no state of it accepts or calls) nor the count (far from the bounds, or below
+  the lower one, :meth:`.frames.FrameAutomaton.below_lo_free`), the region's walk, shared with
+  every state and automaton whose region looks the same from there, and what the subtrees past
+  its exits add, walked with the stack (:func:`.pd_kernels.replay_row`); a state that such a
+  region's body simulates (a key's name partway through declared names, :func:`twin_of`) takes
+  the body's walk, its exits replayed from the state;
+* ``region-band``: where the top frame is a counted piece's, its count near the upper bound
+  (each count there has rows of its own), in a region with a shared walk: the region's tokens
+  whose *need* (the ticks they write and the fewest their last state still needs) fits in what
+  the bound leaves, walked once per vocabulary and region (:class:`RegionNeeds`), with the
+  exits replayed as ``shared-region`` does;
 * ``count-band``: where the top frame is a counted string's, its count near the upper bound
   (every count there has rows of its own), the band's walk: one walk for every count, the bound
   left out and each token's need (the characters it writes, and the fewest its state still
@@ -529,6 +535,152 @@ def band_of(index, x: int, stack: tuple, out, touched):
     return band, visited
 
 
+class RegionNeeds:
+    """The tokens that stay inside a counted piece's region from one of its states, sorted by
+    need (:func:`.frame_kernels.region_needs`), and the row of them all, kept per vocabulary and
+    region (by :func:`_region_key`) for every index that meets the region: a string body's,
+    made once per process. A row near the upper bound is then the tokens whose need fits in
+    what the bound leaves: a prefix of the list, written into a zeroed row, or its tail cleared
+    from the whole row, whichever is shorter."""
+
+    __slots__ = ("tokens", "needs", "full")
+
+    def __init__(self, tokens, needs, n_words: int):
+        order = np.argsort(needs, kind="stable")
+        self.tokens = tokens[order]
+        self.needs = needs[order]
+        self.full = np.zeros(n_words, dtype=np.uint32)
+        frame_kernels.set_tokens(self.full, self.tokens, 0, self.tokens.shape[0], True)
+
+    @property
+    def nbytes(self) -> int:
+        return self.tokens.nbytes + self.needs.nbytes + self.full.nbytes + 200
+
+    def row(self, room: int):
+        """The words of the tokens whose need is at most ``room`` (a new array)."""
+        n = self.needs.shape[0]
+        k = int(np.searchsorted(self.needs, room, side="right"))
+        if k <= n - k:
+            row = np.zeros_like(self.full)
+            frame_kernels.set_tokens(row, self.tokens, 0, k, True)
+        else:
+            row = self.full.copy()
+            frame_kernels.set_tokens(row, self.tokens, k, n, False)
+        return row
+
+
+#: Bytes of :class:`RegionNeeds` kept per process (a string body's on Llama-3: about 0.6 MB).
+REGION_NEEDS_BYTES = 16 << 20
+REGION_NEEDS = ByteLRU("masks.row_ways.region_needs", REGION_NEEDS_BYTES)
+
+
+def _least_ticks(index) -> tuple:
+    """``(least, closed)``: per state, the fewest ticks on its way to the end of its counted
+    piece (the first bit of its lasso), -1 where it cannot end or is not counted; and whether
+    every count of ticks from that one on can end it (its lasso true from there). Kept per
+    index."""
+    got = index._least
+    if got is None:
+        lb = index._frames.lb
+        least = np.full(index.num_states, -1, dtype=np.int64)
+        closed = np.zeros(index.num_states, dtype=bool)
+        kind = np.asarray(lb.piece_kind)[np.asarray(lb.state_piece)]
+        span = (np.asarray(lb.piece_tail) + np.asarray(lb.piece_period))[np.asarray(
+            lb.state_piece)]
+        bits, off = np.asarray(lb.count_bits), np.asarray(lb.count_off)
+        for q in np.flatnonzero(kind == 1).tolist():
+            lasso = bits[off[q]:off[q] + span[q]]
+            hit = np.flatnonzero(lasso)
+            if hit.shape[0]:
+                least[q] = hit[0]
+                closed[q] = bool(lasso[hit[0]:].all())
+        got = index._least = (least, closed)
+    return got
+
+
+def _closed_region(index, q: int) -> bool:
+    """Whether every state of ``q``'s region can end its piece with any count of ticks from its
+    fewest on (see :func:`_least_ticks`); kept per region."""
+    g = int(index._comp[q])
+    got = index._closed.get(g)
+    if got is None:
+        got = index._closed[g] = bool(_least_ticks(index)[1][index._comp == g].all())
+    return got
+
+
+def _region_key(index, q: int, least) -> bytes:
+    """``q``'s region as the walk of :func:`.frame_kernels.region_needs` reads it: its states
+    numbered breadth first from ``q`` (byte order), and per state its fewest ticks and, per
+    byte, the move's target number (-1 dead, -2 out of the region) and tick. Equal keys give
+    equal walks over one trie, whatever the automaton."""
+    comp, g = index._comp, index._comp[q]
+    tab, cls = index._k_table, index._k_byte_classes
+    num = {q: 0}
+    order = [q]
+    parts = []
+    for s in order:
+        row = tab[s][cls].astype(np.int64)
+        target = row & ((1 << 30) - 1)
+        inside = (target != 0) & (comp[target] == g)
+        for t in target[inside].tolist():
+            if t not in num:
+                num[t] = len(order)
+                order.append(t)
+        lab = np.where(target == 0, -1, -2)
+        lab[inside] = [num[t] for t in target[inside].tolist()]
+        parts += [np.array([least[s]], dtype=np.int64), lab * 2 + (row >> 30)]
+    return np.concatenate(parts).astype(np.int32).tobytes()
+
+
+def region_needs(index, q: int):
+    """The :class:`RegionNeeds` of ``q``'s region for ``index``'s vocabulary, from the kept ones
+    or walked now (counted in ``stats["visited"]``)."""
+    got = index._region_needs.get(q)
+    if got is not None:
+        return got
+    least = _least_ticks(index)[0]
+    key = (index.vocab_fingerprint, _region_key(index, q, least))
+    got = REGION_NEEDS.get(key)
+    if got is None:
+        trie = index._trie
+        tokens, needs, visited = frame_kernels.region_needs(
+            trie.nodes, trie.tok_ids, trie.max_depth, index._k_table, index._k_byte_classes,
+            index._comp, least, q)
+        got = RegionNeeds(tokens, needs, index.n_words)
+        REGION_NEEDS.put(key, got, nbytes=got.nbytes + len(key[1]))
+        with index._lock:
+            index.stats["visited"] += int(visited)
+    index._region_needs[q] = got
+    return got
+
+
+def region_band_way(index, x: int, stack: tuple, end: bool, out, touched):
+    """Where the top frame is a counted piece's with its count near its upper bound
+    (:meth:`.frames.FrameAutomaton.near_bound`) and its state lies in a region with a shared
+    walk: the region's tokens whose need fits in what the bound leaves (:class:`RegionNeeds`),
+    with what the subtrees past the region's exits add, replayed with the frame (as
+    :func:`shared_region_way`, whose replay tests each exit at its count: a count past the
+    bound stays past it); None where it does not apply.
+
+    A move inside the region is live iff its count plus the fewest ticks its state needs is
+    within the bound, when the count is at least the lower bound, or below it where every
+    state of the region ends with any count from its fewest on (a string's characters:
+    :func:`_closed_region`); else the count matters otherwise, and the way does not apply."""
+    fa = index._frames
+    if fa is None or not fa.near_bound(x):
+        return None
+    q = x & 0xFFFFFFFF
+    shared = shared_walk(index, q, accepting_ok=not stack)
+    if shared is None or (fa.below_lo(x) and not _closed_region(index, q)):
+        return None
+    row = region_needs(index, q).row(fa.room(x))
+    trie = index._trie
+    used, exact, visited, idx, val = fa.replay(trie, shared[2], shared[3], x, stack, end,
+                                               index.eos_ids, out, touched)
+    row[idx] |= val
+    return None, used, exact or not stack, visited, index._all_words, row
+
+
 def count_band_way(index, x: int, stack: tuple, end: bool, out, touched):
     """Where the top frame is a counted piece that calls nothing (a string's characters) with
     its count near its upper bound: the tokens of its band (:class:`CountBand`, one walk for
@@ -572,6 +724,7 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 ROW_WAYS = {
     "walk": walk_way,
     "shared-region": shared_region_way,
+    "region-band": region_band_way,
     "count-band": count_band_way,
     "up-front": up_front_way,
 }

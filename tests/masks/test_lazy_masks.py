@@ -207,7 +207,7 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
             for name in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
                 applied[name] = applied.get(name, 0) + 1
     assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
-    assert applied["count-band"] > 5
+    assert applied["count-band"] > 5 and applied["region-band"] > 5, applied
 
 
 #: Counted bodies whose ticks come in steps: every character, every second one (a lasso of
@@ -416,8 +416,40 @@ def test_every_row_way_on_a_real_vocabulary():
         for count in (c, 10**6 - 200, 10**6 - 40, 10**6 - 3, 10**6 - 1, 10**6):
             top = (pack(q, count, k), ())
             applied |= check_row_ways(index, top, ref_mask(lb, vocab, *top))
-    assert applied == {"walk", "shared-region", "count-band"}
+    assert applied == {"walk", "shared-region", "region-band", "count-band"}
     assert index.stats["band_walks"] in (1, 2)        # a state's band serves all its counts
+
+
+def test_rows_near_the_bound_take_the_bodys_needs_once_per_vocabulary():
+    # two strings of at most 300 characters in two indexes on Qwen's vocabulary, written up to
+    # their bound: every row near it is the body's tokens by need (walked once, for both
+    # indexes) with the exits replayed, equal to the naive walk's; no band is walked
+    from tokenfsm.masks.builtin_vocab import load_vocabulary
+    from tokenfsm.masks.row_ways import REGION_NEEDS
+    from tokenfsm.schema.lazy_json import string_piece
+
+    vocab = load_vocabulary("qwen")
+    REGION_NEEDS.clear()
+    for lo in (0, 5):
+        net = Network()
+        lb = net.build(string_piece(net, lo, 300))
+        index = PushdownIndex(lb, vocab, eager_states=0)
+        m = Matcher(index)
+        m.accept_string('"')
+        text = "lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 6
+        for i in range(0, 300, 7):
+            cfg = m.state
+            if index._frames.band_piece(cfg[0]) >= 0:
+                want = ref_mask(lb, vocab, *cfg)
+                assert unpack_bitmask(index.mask_row(cfg), vocab.size).tolist() == want, i
+            m.accept_string(text[i:i + 7][:300 - i])
+        assert index.stats["band_walks"] == 0
+        allowed = m.allowed_token_ids().tolist()        # at the bound: only a closing quote
+        assert allowed and all(vocab[t].startswith(b'"') for t in allowed)
+        visited = index.stats["visited"]
+        if lo:
+            assert visited < 20_000       # the body's needs were walked for the first index
+    assert len(REGION_NEEDS) == 1
 
 
 def test_rows_keyed_by_count_class_equal_the_naive_mask_at_every_count():
