@@ -229,6 +229,9 @@ class Lowering:
         self._cut_log: list[list] = [[]]
         self.negated = 0
         self._copy_any = 0          # see any_copied
+        #: how many objects' member values in any order are being lowered (see
+        #: lower_lazy.ANY_ORDER_STRING_STATES)
+        self.in_members = 0
         self.open_sites = None      # see stack.OPEN_SITES
         self._open_at: set = set()
         self._open_met: list = []   # pointers of the open values met off the stack route

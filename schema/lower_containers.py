@@ -518,7 +518,11 @@ def _object_part(lw, node: ir.ObjectNode, ptr: str, terms: list | None = None,
                 subs += own + matched
                 if not own and not matched and g.additional is not None:
                     subs.append(g.additional)
-            lang = lw.lower(lw.conjunction(subs)) if subs else lw.any_value(p)
+            lw.in_members += 1
+            try:
+                lang = lw.lower(lw.conjunction(subs)) if subs else lw.any_value(p)
+            finally:
+                lw.in_members -= 1
             value = lang.to_dfa(b)
             if value.is_empty():
                 drop_why = "has no valid value"

@@ -533,6 +533,30 @@ def test_key_set_masks_equal_the_flat_index(qwen):
         _walk(index, flat_index, qwen, random.Random(seed), steps=25)
 
 
+@pytest.mark.filterwarnings("ignore:values nested deeper")
+@pytest.mark.parametrize("value", [_string(0, 40), _string(12, 0), _string(3, None),
+                                   {"type": "array", "items": _string(2, 5)}])
+def test_strings_in_any_order_members_are_counted(value, qwen):
+    # in any order (key sets, indexed lazily) a bounded string in a member's value is counted,
+    # not copied per character as the flat route would below LAZY_STATES: its masks still equal
+    # the flat index's at every step, and only counted pieces hold its characters
+    props = {f"k{i}": {"type": "integer"} for i in range(5)}
+    schema = {"type": "object", "properties": {**props, "s": value}, "required": ["s"]}
+    options = dict(whitespace=0, property_order="any", allow_extra_keys=True)
+    counted = compile_json_schema(schema, **options)
+    flat = compile_tuned(schema, FLAT, **options)
+    kinds = counted.lazy.piece_kind.tolist()
+    assert COUNTED_PIECE in kinds
+    assert counted.dfa == flat.dfa
+    index = PushdownIndex(counted.lazy, qwen)
+    flat_index = TokenIndex.build(flat.dfa, qwen)
+    for seed in range(3):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=30)
+    # (in schema order the same string stays flat, and so does a string outside every object)
+    assert compile_json_schema(schema, whitespace=0).lazy is None
+    assert compile_json_schema(value, whitespace=0, property_order="any").lazy is None
+
+
 def test_any_order_objects_of_many_keys_are_key_sets():
     props = {f"k{i}": {"type": "integer"} for i in range(30)}
     cs = compile_json_schema({"type": "object", "properties": props, "required": ["k7", "k29"]},
