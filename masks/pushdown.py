@@ -315,8 +315,8 @@ class PushdownIndex:
         self._twins: dict = {}       # (row_ways.twin_of, per state)
         self._name_bodies: dict = {}  # (row_ways._name_body, per body state)
         self._quiet = None           # (row_ways._quiet)
-        self._least = None           # (row_ways._least_ticks)
-        self._closed: dict = {}      # (row_ways._closed_region, per region)
+        self._least = None           # (row_ways._region_ticks)
+        self._closed: dict = {}      # (row_ways._region_ticks, per region)
         self._region_needs: dict = {}  # (row_ways.region_needs, per state)
         self._shared_states = None   # (row_ways.region_flags: its second flags, an array)
         # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need

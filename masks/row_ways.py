@@ -574,38 +574,35 @@ REGION_NEEDS_BYTES = 16 << 20
 REGION_NEEDS = ByteLRU("masks.row_ways.region_needs", REGION_NEEDS_BYTES)
 
 
-def _least_ticks(index) -> tuple:
-    """``(least, closed)``: per state, the fewest ticks on its way to the end of its counted
-    piece (the first bit of its lasso), -1 where it cannot end or is not counted; and whether
-    every count of ticks from that one on can end it (its lasso true from there). Kept per
-    index."""
-    got = index._least
-    if got is None:
+def _region_ticks(index, q: int) -> tuple:
+    """``(least, closed)`` for ``q``'s region: per state, the fewest ticks on its way to the end
+    of its counted piece (the first bit of its lasso; -1 where it cannot end or is not counted),
+    filled in for the states of that region (kept per index, a region at a time); and whether
+    every state of the region can end with any count of ticks from its fewest on (its lasso
+    true from there: a string's characters)."""
+    least = index._least
+    if least is None:
+        least = index._least = np.full(index.num_states, -1, dtype=np.int64)
+    g = int(index._comp[q])
+    closed = index._closed.get(g)
+    if closed is None:
         lb = index._frames.lb
-        least = np.full(index.num_states, -1, dtype=np.int64)
-        closed = np.zeros(index.num_states, dtype=bool)
-        kind = np.asarray(lb.piece_kind)[np.asarray(lb.state_piece)]
-        span = (np.asarray(lb.piece_tail) + np.asarray(lb.piece_period))[np.asarray(
-            lb.state_piece)]
-        bits, off = np.asarray(lb.count_bits), np.asarray(lb.count_off)
-        for q in np.flatnonzero(kind == 1).tolist():
-            lasso = bits[off[q]:off[q] + span[q]]
+        closed = True
+        for s in np.flatnonzero(index._comp == g).tolist():
+            p = int(lb.state_piece[s])
+            if lb.piece_kind[p] != 1:
+                closed = False
+                continue
+            off = int(lb.count_off[s])
+            lasso = lb.count_bits[off:off + int(lb.piece_tail[p]) + int(lb.piece_period[p])]
             hit = np.flatnonzero(lasso)
             if hit.shape[0]:
-                least[q] = hit[0]
-                closed[q] = bool(lasso[hit[0]:].all())
-        got = index._least = (least, closed)
-    return got
-
-
-def _closed_region(index, q: int) -> bool:
-    """Whether every state of ``q``'s region can end its piece with any count of ticks from its
-    fewest on (see :func:`_least_ticks`); kept per region."""
-    g = int(index._comp[q])
-    got = index._closed.get(g)
-    if got is None:
-        got = index._closed[g] = bool(_least_ticks(index)[1][index._comp == g].all())
-    return got
+                least[s] = hit[0]
+                closed = closed and bool(lasso[hit[0]:].all())
+            else:
+                closed = False
+        index._closed[g] = closed
+    return least, closed
 
 
 def _region_key(index, q: int, least) -> bytes:
@@ -638,7 +635,7 @@ def region_needs(index, q: int):
     got = index._region_needs.get(q)
     if got is not None:
         return got
-    least = _least_ticks(index)[0]
+    least = _region_ticks(index, q)[0]
     key = (index.vocab_fingerprint, _region_key(index, q, least))
     got = REGION_NEEDS.get(key)
     if got is None:
@@ -665,13 +662,13 @@ def region_band_way(index, x: int, stack: tuple, end: bool, out, touched):
     A move inside the region is live iff its count plus the fewest ticks its state needs is
     within the bound, when the count is at least the lower bound, or below it where every
     state of the region ends with any count from its fewest on (a string's characters:
-    :func:`_closed_region`); else the count matters otherwise, and the way does not apply."""
+    :func:`_region_ticks`); else the count matters otherwise, and the way does not apply."""
     fa = index._frames
     if fa is None or not fa.near_bound(x):
         return None
     q = x & 0xFFFFFFFF
     shared = shared_walk(index, q, accepting_ok=not stack)
-    if shared is None or (fa.below_lo(x) and not _closed_region(index, q)):
+    if shared is None or (fa.below_lo(x) and not _region_ticks(index, q)[1]):
         return None
     row = region_needs(index, q).row(fa.room(x))
     trie = index._trie
