@@ -241,7 +241,7 @@ def test_counts_below_the_lower_bound_take_the_shared_walk_only_where_exact(body
             ways = check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg))
             applied += "shared-region" in ways
             if fa.below_lo_free(cfg[0]):
-                assert hi is None or hi - c > fa._margin[0]
+                assert hi is None or hi - c > fa._margin[fa._piece[q]]
     if hi is None or span >= 12:
         assert applied          # (a period of at most 2, and the margin left below the bound)
 
