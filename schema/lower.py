@@ -54,7 +54,7 @@ from tokenfsm.automata.errors import DEFAULT_BUDGET, Budget, BudgetExceeded, Opa
 from . import ir
 from .algebra import TOP, Alternative, Rewriter, conjoin, trivial
 from .errors import SchemaError, SchemaWarning, UnsupportedSchema
-from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, shallower, whitespace_dfa)
+from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, _rows, shallower, whitespace_dfa)
 from .lower_containers import (array_part, object_part, object_terms_part, object_union_part,
                                unique_arrays)
 from .listed import passing
@@ -1188,9 +1188,10 @@ KEY_REGIONS = ByteLRU("schema.lower.key_regions", 16 << 20)
 
 
 def _dfa_bytes(d: DFA) -> int:
-    """An estimate of the memory of ``d``'s table (lists of ints) and classes: its rows as they
-    are, unreachable or dead ones included (counting its live states alone walks the table)."""
-    return 200 + 8 * len(d.delta) * (2 + len(d.classes)) + 100 * len(d.classes)
+    """An estimate of the memory of ``d``'s table and classes: its rows as they are, unreachable
+    or dead ones included (counting its live states alone walks the table; a composed table's
+    rows are counted on its array, not made into lists)."""
+    return 200 + 8 * _rows(d) * (2 + len(d.classes)) + 100 * len(d.classes)
 
 
 def _types_only(a: ir.Assertions) -> bool:
