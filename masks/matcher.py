@@ -122,8 +122,8 @@ class Matcher:
     -----
     A lazy index speaks the protocol ``start``, ``config_row(config)`` (a row entry whose
     ``entry[0]`` is ``(row or None, byte view, words or None, values or None)``: the view's bytes,
-    or with words, ``write_row(entry[0], view)`` writes it; ``row_array(entry)`` makes it an
-    array),
+    or with words, ``write_row(entry[0], view, words)`` writes it into a bitmask row given as a
+    byte view and as a ``uint32`` array; ``row_array(entry)`` makes it an array),
     ``config_after(config, token_id)`` and ``config_after_bytes(config, data)`` (the next
     configuration, or None), ``config_can_end(config)``, ``forced_bytes(config)`` and
     ``allowed_token_ids(config)``, plus ``vocab``, ``eos_ids``, ``n_words`` and
@@ -131,7 +131,7 @@ class Matcher:
     """
 
     __slots__ = ("_index", "_flat", "_state", "_finished", "_history", "_bm", "_bm_row",
-                 "_bm_view", "_rowv")
+                 "_bm_view", "_bm_words", "_rowv")
 
     def __init__(self, index, max_rollback: int | None = None):
         if isinstance(index, TokenIndex):
@@ -145,7 +145,7 @@ class Matcher:
         self._state = index.start
         self._finished = False
         self._history: deque = deque(maxlen=max_rollback)
-        self._bm = self._bm_row = self._bm_view = None
+        self._bm = self._bm_row = self._bm_view = self._bm_words = None
         self._rowv = None
 
     # -- state ----------------------------------------------------------------------------------
@@ -187,8 +187,9 @@ class Matcher:
         ix = self._index
         return ix.finished_row if self._finished else ix._state_rows[self._state]
 
-    def _write(self, view) -> None:
-        """Write the current row into ``view`` (a byte view of a bitmask row)."""
+    def _write(self, view, words) -> None:
+        """Write the current row into ``view``, a byte view of a bitmask row (``words``: the
+        same row as a ``uint32`` array)."""
         ix = self._index
         if self._flat:
             view[:] = ix._row_views[ix.finished_row if self._finished
@@ -203,7 +204,7 @@ class Matcher:
             if parts[2] is None:
                 view[:] = parts[1]
             else:                     # a row kept as its words over a shared or empty row
-                ix.write_row(parts, view)
+                ix.write_row(parts, view, words)
 
     def _mask_row(self) -> np.ndarray:
         """The current row as an int32 array (read-only)."""
@@ -222,7 +223,7 @@ class Matcher:
         m._state = self._state
         m._finished = self._finished
         m._history = deque(self._history, maxlen=self._history.maxlen)
-        m._bm = m._bm_row = m._bm_view = None
+        m._bm = m._bm_row = m._bm_view = m._bm_words = None
         m._rowv = self._rowv
         return m
 
@@ -258,20 +259,22 @@ class Matcher:
                 self._bm_view[:] = ix._row_views[ix.finished_row if self._finished
                                                  else ix._state_rows[self._state]]
             else:
-                self._write(self._bm_view)
+                self._write(self._bm_view, self._bm_words)
             return
         n_words = self._index.n_words
         if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
                 and bitmask.ndim == 2 and bitmask.shape[1] == n_words
                 and 0 <= row < bitmask.shape[0] and bitmask.flags.writeable
                 and bitmask.flags.c_contiguous):
-            view = memoryview(bitmask[row]).cast("B")
+            target = bitmask[row]
         else:
             out = _bitmask_array(bitmask, n_words)
-            view = memoryview(out[row_number(row, out.shape[0])]).cast("B")
-        self._write(view)
+            target = out[row_number(row, out.shape[0])]
+        # (a flat index copies whole rows: only a lazy one ors words into the row as an array)
+        view, words = memoryview(target).cast("B"), None if self._flat else target.view(np.uint32)
+        self._write(view, words)
         if type(row) is int:
-            self._bm, self._bm_row, self._bm_view = bitmask, row, view
+            self._bm, self._bm_row, self._bm_view, self._bm_words = bitmask, row, view, words
 
     def allowed_token_ids(self) -> np.ndarray:
         """Allowed token ids (ascending int32), EOS included where the text may end."""

@@ -80,7 +80,7 @@ from . import frame_kernels, kernels, pd_kernels
 from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
 
 __all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS",
-           "EAGER_MAX_TOTAL_VISITS", "FEW_WORDS", "region_flags", "shared_walk", "rows_up_front",
+           "EAGER_MAX_TOTAL_VISITS", "region_flags", "shared_walk", "rows_up_front",
            "make_rows_up_front", "up_front_entry"]
 
 _LOW64 = (1 << 64) - 1
@@ -91,8 +91,6 @@ EAGER_MAX_VISITS = 4096
 #: states after are made when asked. Handwritten allany19's flat automaton (37,697 byte states,
 #: walks of most digit tokens each) spent 1.8 s here for rows few documents reach.
 EAGER_MAX_TOTAL_VISITS = 1 << 23
-#: Rows of at most this many words are also kept as Python ints, written without a kernel call.
-FEW_WORDS = 3
 #: A key set's names (:func:`key_name_regions`) have their walk kept up to this many states
 #: (other regions up to ``MAX_SIGNATURE_STATES``): the names of some 200 declared keys. A larger
 #: object's names are walked again for every set of keys written (9 ms on Llama-3, each); the
@@ -381,9 +379,7 @@ def up_front_entry(index, q: int):
     lo, hi = ptr[i], ptr[i + 1]
     if lo == hi:
         return [(None, index._zero_view, None, None), 0, None, 0]
-    few = (tuple(zip(idx[lo:hi].tolist(), val[lo:hi].tolist())) if hi - lo <= FEW_WORDS
-           else None)
-    return [(None, index._zero_view, idx[lo:hi], val[lo:hi], few), 0, None, 0]
+    return [(None, index._zero_view, idx[lo:hi], val[lo:hi]), 0, None, 0]
 
 
 class ReplayCache:
