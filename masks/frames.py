@@ -141,6 +141,8 @@ class FrameAutomaton:
         # stack -> its arrays for the kernels (a stack stays while a member is written, and
         # every row made there reads it)
         self._stacks: dict = {}
+        # keys -> their words for the kernels (making the array costs more than a row's lookup)
+        self._key_words: dict = {}
 
     # -- frames -------------------------------------------------------------------------------
     def check_frame(self, x, top: bool) -> int:
@@ -395,11 +397,17 @@ class FrameAutomaton:
 
     def _stack_arrays(self, x: int, stack: tuple):
         """``(q, c, keys, st_ret, st_cnt, st_keys)`` of frame ``x`` over ``stack`` as the
-        kernels take them; a stack's arrays are kept for the rows made over it (the kernels only
-        read them; writeable still: a read-only array is another Numba type, compiled again)."""
+        kernels take them; a stack's arrays, and the words of keys, are kept for the rows made
+        over them (the kernels only read them; writeable still: a read-only array is another
+        Numba type, compiled again)."""
         W = self.W
         q, c, k = unpack(x)
-        keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
+        keys = self._key_words.get(k)
+        if keys is None:
+            keys = np.array([(k >> (64 * w)) & _LOW64 for w in range(W)], dtype=np.uint64)
+            if len(self._key_words) >= STACKS_KEPT:
+                self._key_words.clear()
+            self._key_words[k] = keys
         got = self._stacks.get(stack)
         if got is None:
             n = len(stack)

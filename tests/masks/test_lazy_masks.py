@@ -210,6 +210,30 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     assert applied["count-band"] > 5 and applied["region-band"] > 5, applied
 
 
+def test_the_kernels_read_every_field_of_the_packed_automaton_as_it_is():
+    # frame_kernels.FIELD_TYPES walked: each field the kernels take out of the packing is the
+    # network's array, with the declared type (counted pieces, key sets over two words of keys)
+    from tokenfsm.masks.frame_kernels import AUTOMATON_FIELDS, FIELD_TYPES, _fields, automaton_tuple
+
+    wide = Network()
+    value = wide.piece(Text(DFA.from_regex("[0-9]")))
+    members = choice(*(concat(Text(DFA.literal(f"k{i:02d}")), Call(value, key=i))
+                       for i in range(70)))
+    wide_p = wide.key_set(concat(Text(DFA.literal("{")), optional(
+        concat(members, star(concat(Text(DFA.literal(",")), members)))), Text(DFA.literal("}"))),
+        70, terms=[((3, 69), (5,))])
+    for net, p in [counted_chars(3, 40), key_set(3, (0, 2), 1, 3), (wide, wide_p)]:
+        lb = net.build(p)
+        got = _fields(automaton_tuple(lb))
+        assert len(got) == len(AUTOMATON_FIELDS) == len(FIELD_TYPES)
+        for name, arr in zip(AUTOMATON_FIELDS, got):
+            dtype, dims = FIELD_TYPES[name]
+            want = getattr(lb, name)
+            assert arr.dtype == dtype and arr.ndim == dims, name
+            assert arr.shape == want.shape and np.array_equal(arr, want), name
+    assert got[AUTOMATON_FIELDS.index("key_mask")].shape[1] == 2
+
+
 #: Counted bodies whose ticks come in steps: every character, every second one (a lasso of
 #: period 2), or only in the first of two characters.
 TICKED_BODIES = {
