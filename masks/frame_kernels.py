@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .pd_kernels import _live_roots, _set_token, _take
+from .pd_kernels import _live_roots, _set_token, _take, skeleton_exits
 
 __all__ = ["AUTOMATON_FIELDS", "FIELD_TYPES", "automaton_tuple", "fill_row", "replay_row",
            "region_needs", "set_tokens"]
@@ -44,6 +44,8 @@ AUTOMATON_FIELDS = (
 )
 
 _MASK = (1 << 30) - 1
+#: Exit states whose key-set test :func:`replay_row` keeps within one row.
+_SEEN = 64
 
 
 #: Each field's type as the kernels read it: (dtype, dimensions).
@@ -551,24 +553,27 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
 
 
 @njit(cache=True)
-def replay_row(rec, toks, nodes, tok_ids, max_depth, packed, q, c, keys, st_ret, st_cnt, st_keys,
-               cap, can_end, eos_ids, out, touched):
+def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c, keys, st_ret,
+               st_cnt, st_keys, cap, can_end, eos_ids, out, touched):
     """:func:`fill_row` for a state ``q`` of a region where the walk cannot depend on the frames
     (no state of its strongly connected component accepts or calls, the count lies where every
     state of its piece is live; or a key set's names, the frame able to take one more member
-    under an undeclared key), past the region's shared walk: this follows the walk's skeleton
-    (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) from ``q`` (ticks counted on the
-    way) and gives the tokens that end at its exits, where the move out is live, or live in the
-    subtrees below them, walked with the frames (see :func:`.pd_kernels.replay_row`), and the
-    EOS tokens where ``can_end``.
+    under an undeclared key), past the region's shared walk: the exits of the walk's skeleton
+    (``rec``, ``toks``: :func:`.pd_kernels.skeleton_records`) that ``q`` reaches (``exits``:
+    :func:`.pd_kernels.skeleton_exits` from ``q``, with the ticks on the way; followed here
+    unless ``known``) give the tokens that end there, where the move out is live, or live in
+    the subtrees below them, walked with the frames (see :func:`.pd_kernels.replay_row`), and
+    the EOS tokens where ``can_end``.
 
-    Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
+    Returns ``(used, exact, visited, idx, val, exits)``: as :func:`fill_row`, and the exits.
     """
     a = _fields(packed)
+    if not known:
+        exits = skeleton_exits(rec, max_depth, a[0], a[1], q)
     n = st_ret.shape[0]
     W = keys.shape[0]
     # the arrays the exits' test reads, taken out of the tuple once (not per exit)
-    table, byte_classes, state_piece, piece_kind = a[0], a[1], a[9], a[10]
+    state_piece, piece_kind = a[9], a[10]
     piece_lo, piece_hi, piece_tail, piece_period, count_off, count_bits = (
         a[11], a[12], a[16], a[17], a[18], a[19])
     piece_keys, terms, piece_extras, key_close, key_mask, key_extra = (
@@ -578,48 +583,61 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, packed, q, c, keys, st_ret,
     lc[0] = c
     for w in range(W):
         lk[0, w] = keys[w]
-    m = rec.shape[0] - 1
+    m = exits.shape[0]
     r_start = np.empty(m, dtype=np.int32)
     r_stop = np.empty(m, dtype=np.int32)
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
     r_count = np.empty(m, dtype=np.int64)
+    # a key set's test at an exit state and count, kept: a key's names leave at a few states
+    # (the closing quotes), each met from many exits
+    seen_t = np.empty(_SEEN, dtype=np.int64)
+    seen_c = np.empty(_SEEN, dtype=np.int64)
+    seen_ok = np.empty(_SEEN, dtype=np.bool_)
+    n_seen = 0
     k = 0
     n_set = 0
-    for x in range(m):
-        d = rec[x, 1]
-        t = table[lq[d - 1], byte_classes[rec[x, 3]]]
-        lq[d] = t & _MASK
-        lc[d] = lc[d - 1] + (t >> 30)
-        if rec[x, 2]:
-            # an exit: the move out of the region is live only by the frame's own test (a key
-            # set's names lead to states that read the keys); a state whose walk is another's
-            # may die where that one leaves (see row_ways.twin_of)
-            t = lq[d]
-            if t == 0:
-                continue
-            # (the frame's test written out as in _walk_ranges: a helper dispatching on the kind,
-            # inlined with the helpers it inlines, keeps the reference counting of its arrays,
-            # about 80 ns a call)
-            sp = state_piece[t]
-            kind = piece_kind[sp]
-            alive = True
-            if kind == 1:
-                alive = _count_live(t, lc[d], piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                    piece_period[sp], count_off[t], count_bits)
-            elif kind == 2:
-                alive = _keys_live(t, sp, lc[d], lk, 0, piece_lo[sp], piece_hi[sp], piece_keys,
+    for e in range(m):
+        x = exits[e, 0]
+        t = exits[e, 1]
+        c2 = c + exits[e, 3]
+        # an exit: the move out of the region is live only by the frame's own test (a key
+        # set's names lead to states that read the keys)
+        # (the frame's test written out as in _walk_ranges: a helper dispatching on the kind,
+        # inlined with the helpers it inlines, keeps the reference counting of its arrays,
+        # about 80 ns a call)
+        sp = state_piece[t]
+        kind = piece_kind[sp]
+        alive = True
+        if kind == 1:
+            alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                piece_period[sp], count_off[t], count_bits)
+        elif kind == 2:
+            found = -1
+            for j in range(n_seen):
+                if seen_t[j] == t and seen_c[j] == c2:
+                    found = j
+                    break
+            if found >= 0:
+                alive = seen_ok[found]
+            else:
+                alive = _keys_live(t, sp, c2, lk, 0, piece_lo[sp], piece_hi[sp], piece_keys,
                                    terms, piece_extras, key_close, key_mask, key_extra)
-            if not alive:
-                continue
-            for j in range(rec[x, 5], rec[x + 1, 5]):
-                n_set = _set_token(out, touched, n_set, toks[j])
-            r_start[k] = rec[x, 0] + 1
-            r_stop[k] = rec[x, 4]
-            r_depth[k] = d
-            r_state[k] = lq[d]
-            r_count[k] = lc[d]
-            k += 1
+                if n_seen < _SEEN:
+                    seen_t[n_seen] = t
+                    seen_c[n_seen] = c2
+                    seen_ok[n_seen] = alive
+                    n_seen += 1
+        if not alive:
+            continue
+        for j in range(rec[x, 5], rec[x + 1, 5]):
+            n_set = _set_token(out, touched, n_set, toks[j])
+        r_start[k] = rec[x, 0] + 1
+        r_stop[k] = rec[x, 4]
+        r_depth[k] = exits[e, 2]
+        r_state[k] = t
+        r_count[k] = c2
+        k += 1
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
         lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
@@ -628,7 +646,7 @@ def replay_row(rec, toks, nodes, tok_ids, max_depth, packed, q, c, keys, st_ret,
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
     idx, val = _take(out, touched, n_set)
-    return n - min_base, exact, visited + k, idx, val
+    return n - min_base, exact, visited + k, idx, val, exits
 
 
 @njit(cache=True)

@@ -32,6 +32,7 @@ import numpy as np
 from tokenfsm.automata.lazy_bytes import _keys_live, _term_met, rows_to_ints
 
 from . import frame_kernels
+from .pd_kernels import NO_EXITS
 
 __all__ = ["pack", "unpack", "FrameAutomaton"]
 
@@ -474,12 +475,14 @@ class FrameAutomaton:
             touched, self._piece[q], tok_need)
         return int(used), bool(exact), int(visited), idx, val
 
-    def replay(self, trie, rec, toks, x: int, stack: tuple, can_end: bool, eos_ids, out,
+    def replay(self, trie, rec, exits, toks, x: int, stack: tuple, can_end: bool, eos_ids, out,
                touched) -> tuple:
-        """What a row adds to its region's shared walk (see :func:`.frame_kernels.replay_row`):
-        ``(used, exact, visited, idx, val)``."""
+        """What a row adds to its region's shared walk, whose skeleton ``rec`` reaches
+        ``exits`` from ``x``'s state (None: not known yet; see
+        :func:`.frame_kernels.replay_row`): ``(used, exact, visited, idx, val, exits)``."""
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
-        used, exact, visited, idx, val = frame_kernels.replay_row(
-            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, self.kernel, q, c, keys, st_ret,
-            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched)
-        return int(used), bool(exact), int(visited), idx, val
+        used, exact, visited, idx, val, exits = frame_kernels.replay_row(
+            rec, NO_EXITS if exits is None else exits, exits is not None, toks, trie.nodes,
+            trie.tok_ids, trie.max_depth, self.kernel, q, c, keys, st_ret, st_cnt, st_keys,
+            max(self.max_stack, 1), can_end, eos_ids, out, touched)
+        return int(used), bool(exact), int(visited), idx, val, exits

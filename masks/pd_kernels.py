@@ -20,7 +20,7 @@ The kernels:
   token reached, so that the row can be reused for every configuration that agrees on that many
   top entries.
 * :func:`replay_row` gives what a row adds to its region's shared walk, from the walk's skeleton
-  (:func:`skeleton_records`).
+  (:func:`skeleton_records`) as a state follows it (:func:`skeleton_exits`).
 
 A row of a configuration met for the first time is a few hundred node visits, so what surrounds
 the walk matters as much: a first byte that the configuration cannot take is skipped by a table
@@ -47,9 +47,12 @@ import numpy as np
 from numba import njit
 
 _NO_LIMIT = 1 << 62
+_STATE = (1 << 30) - 1
+#: What :func:`replay_row` is given for exits it is to follow itself (``known`` false).
+NO_EXITS = np.zeros((0, 4), dtype=np.int32)
 
 __all__ = ["fill_row", "replay_row", "root_children", "row_of_nodes", "or_words",
-           "skeleton_records", "rows_over_empty_stack"]
+           "skeleton_records", "skeleton_exits", "rows_over_empty_stack"]
 
 
 @njit(cache=True)
@@ -335,49 +338,76 @@ def skeleton_records(sk_node, sk_depth, sk_exit, nodes, tok_ids):
     return rec, toks
 
 
+@njit(cache=True, inline="always")
+def skeleton_exits(rec, max_depth, table, byte_classes, q):
+    """The exits of a shared region walk's skeleton (``rec``: :func:`skeleton_records`) followed
+    from state ``q``: ``int32[k, 4]``, per exit where ``q``'s walk is still live ``(record,
+    state, depth, ticks)``, the ticks being those of the moves on the way (a target's bits from
+    30 up, as a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` table holds them; 0 in a plain
+    table). What the moves inside the region reach reads neither the stack nor a frame's data,
+    so a state's exits are followed once and replayed for every configuration
+    (:func:`replay_row`, :func:`.frame_kernels.replay_row`, which follow them where not given)."""
+    m = rec.shape[0] - 1
+    st = np.zeros(max_depth + 1, dtype=np.int64)
+    ticks = np.zeros(max_depth + 1, dtype=np.int64)
+    st[0] = q
+    out = np.empty((m, 4), dtype=np.int32)
+    k = 0
+    for x in range(m):
+        d = rec[x, 1]
+        t = table[st[d - 1], byte_classes[rec[x, 3]]]
+        st[d] = t & _STATE
+        ticks[d] = ticks[d - 1] + (t >> 30)
+        # (a state whose walk is another's may die where that one leaves: its exits below too)
+        if rec[x, 2] and st[d] != 0:
+            out[k, 0] = x
+            out[k, 1] = st[d]
+            out[k, 2] = d
+            out[k, 3] = ticks[d]
+            k += 1
+    return out[:k].copy()
+
+
 @njit(cache=True)
-def replay_row(rec, toks, nodes, tok_ids, max_depth, byte_classes, table, accepting, call_ptr,
-               call_entry, call_return, call_first, q, stack, cap, out, touched):
+def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes, table,
+               accepting, call_ptr, call_entry, call_return, call_first, q, stack, cap, out,
+               touched):
     """:func:`fill_row` for a state ``q`` of a stack-free region (no state of its strongly
     connected component accepts or calls, so a zero move there is dead whatever the stack), past
     the region's shared walk (:func:`.kernels.component_walk`: the tokens that stay in the
-    region): this follows the walk's skeleton (``rec``, ``toks``: :func:`skeleton_records` of the
-    paths to the nodes whose byte leaves the region) from ``q`` and gives the tokens that end at
-    its exits or live in the subtrees below them, walked with the stack. The row is the shared
-    walk's row with these. EOS bits are not set (``q`` does not accept).
+    region): the tokens that end at the exits of the walk's skeleton (``rec``, ``toks``:
+    :func:`skeleton_records` of the paths to the nodes whose byte leaves the region) that ``q``
+    reaches (``exits``: :func:`skeleton_exits` from ``q``, followed here unless ``known``), or
+    live in the subtrees below them, walked with the stack. The row is the shared walk's row with
+    these. EOS bits are not set (``q`` does not accept).
 
-    Returns ``(used, exact, visited, idx, val)`` as :func:`fill_row`.
+    Returns ``(used, exact, visited, idx, val, exits)``: as :func:`fill_row`, and the exits.
     """
     n = stack.shape[0]
+    if not known:
+        exits = skeleton_exits(rec, max_depth, table, byte_classes, q)
     st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
-    m = rec.shape[0] - 1
+    m = exits.shape[0]
     r_start = np.empty(m, dtype=np.int32)
     r_stop = np.empty(m, dtype=np.int32)
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
-    k = 0
     n_set = 0
-    for x in range(m):
-        d = rec[x, 1]
-        t = table[st[d - 1], byte_classes[rec[x, 3]]]
-        st[d] = t
-        if rec[x, 2]:
-            if t == 0:
-                continue      # a state whose walk is another's may die where that one leaves
-            for j in range(rec[x, 5], rec[x + 1, 5]):
-                n_set = _set_token(out, touched, n_set, toks[j])
-            r_start[k] = rec[x, 0] + 1
-            r_stop[k] = rec[x, 4]
-            r_depth[k] = d
-            r_state[k] = t
-            k += 1
+    for k in range(m):
+        x = exits[k, 0]
+        for j in range(rec[x, 5], rec[x + 1, 5]):
+            n_set = _set_token(out, touched, n_set, toks[j])
+        r_start[k] = rec[x, 0] + 1
+        r_stop[k] = rec[x, 4]
+        r_depth[k] = exits[k, 2]
+        r_state[k] = exits[k, 1]
     min_base, exact, visited, n_set = _walk_ranges(
-        r_start, r_stop, r_depth, r_state, k, nodes, tok_ids, byte_classes, table, accepting,
+        r_start, r_stop, r_depth, r_state, m, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
         out, touched, n_set, _NO_LIMIT)
     idx, val = _take(out, touched, n_set)
-    return n - min_base, exact, visited + k, idx, val
+    return n - min_base, exact, visited + m, idx, val, exits
 
 
 @njit(cache=True)

@@ -274,6 +274,20 @@ def twin_of(index, q: int):
     return got
 
 
+def known_exits(index, q: int, rec: np.ndarray):
+    """The exits of the shared walk's skeleton ``rec`` that state ``q`` reaches, with the states
+    and ticks there (:func:`.pd_kernels.skeleton_exits`), where kept; None where not (the
+    replay then follows them, and :func:`keep_exits` keeps them). They are the same for every
+    configuration of ``q`` (the moves inside a region read neither the stack nor a frame's
+    data): kept per state and skeleton in ``index._exits``, bounded in bytes."""
+    got = index._exits.get((q, id(rec)))
+    return got[1] if got is not None and got[0] is rec else None   # (rec held: its id is its)
+
+
+def keep_exits(index, q: int, rec: np.ndarray, exits: np.ndarray) -> None:
+    index._exits.put((q, id(rec)), (rec, exits), nbytes=exits.nbytes + 200)
+
+
 #: :func:`twin_of` looks for a twin of states that move on at least this many of the 256 bytes.
 TWIN_MIN_BYTES = 128
 #: :func:`_bodies_near` looks this many states ahead of a state for a body.
@@ -456,13 +470,19 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
         return None
     row, view, rec, toks = shared
     trie = index._trie
+    exits = known_exits(index, q, rec)
     if fa is None:
-        used, exact, visited, idx, val = pd_kernels.replay_row(
-            rec, toks, trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
+        used, exact, visited, idx, val, got = pd_kernels.replay_row(
+            rec, pd_kernels.NO_EXITS if exits is None else exits, exits is not None, toks,
+            trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
             np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
+        if exits is None:
+            keep_exits(index, q, rec, got)
         return (row, view), int(used), bool(exact), int(visited), idx, val
-    used, exact, visited, idx, val = fa.replay(trie, rec, toks, x, stack, end, index.eos_ids, out,
-                                               touched)
+    used, exact, visited, idx, val, got = fa.replay(trie, rec, exits, toks, x, stack, end,
+                                                    index.eos_ids, out, touched)
+    if exits is None:
+        keep_exits(index, q, rec, got)
     if not stack:
         exact = True          # an accepting state's zero move was dead here: empty stack only
     return (row, view), used, exact, visited, idx, val
@@ -668,8 +688,12 @@ def region_band_way(index, x: int, stack: tuple, end: bool, out, touched):
         return None
     row = region_needs(index, q).row(fa.room(x))
     trie = index._trie
-    used, exact, visited, idx, val = fa.replay(trie, shared[2], shared[3], x, stack, end,
-                                               index.eos_ids, out, touched)
+    rec, toks = shared[2], shared[3]
+    exits = known_exits(index, q, rec)
+    used, exact, visited, idx, val, got = fa.replay(trie, rec, exits, toks, x, stack, end,
+                                                    index.eos_ids, out, touched)
+    if exits is None:
+        keep_exits(index, q, rec, got)
     row[idx] |= val
     return None, used, exact or not stack, visited, index._all_words, row
 
