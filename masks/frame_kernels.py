@@ -36,19 +36,8 @@ from .pd_kernels import _live_roots, _set_token, _take, skeleton_exits
 __all__ = ["AUTOMATON_FIELDS", "FIELD_TYPES", "automaton_tuple", "fill_row", "replay_row",
            "region_needs", "set_tokens"]
 
-AUTOMATON_FIELDS = (
-    "table", "byte_classes", "accepting", "call_ptr", "call_entry", "call_return", "call_first",
-    "call_tick", "call_commit", "state_piece", "piece_kind", "piece_lo", "piece_hi", "piece_keys",
-    "term_required", "piece_extras", "piece_tail", "piece_period", "count_off", "count_bits",
-    "key_close", "key_mask", "key_extra", "piece_terms", "term_forbidden",
-)
-
-_MASK = (1 << 30) - 1
-#: Exit states whose key-set test :func:`replay_row` keeps within one row.
-_SEEN = 64
-
-
-#: Each field's type as the kernels read it: (dtype, dimensions).
+#: The automaton's fields, in the order the kernels index them (``a[k]``), and the type each
+#: is read as: (dtype, dimensions).
 FIELD_TYPES = {
     "table": (np.int32, 2), "byte_classes": (np.uint8, 1), "accepting": (np.bool_, 1),
     "call_ptr": (np.int32, 1), "call_entry": (np.int32, 1), "call_return": (np.int32, 1),
@@ -60,6 +49,13 @@ FIELD_TYPES = {
     "key_mask": (np.uint64, 2), "key_extra": (np.bool_, 1), "piece_terms": (np.int32, 1),
     "term_forbidden": (np.uint64, 2),
 }
+AUTOMATON_FIELDS = tuple(FIELD_TYPES)
+
+_MASK = (1 << 30) - 1
+#: Exit states whose key-set test :func:`replay_row` keeps within one row.
+_SEEN = 64
+
+
 #: The four flat arrays the fields are packed into, by element type (one-byte types share one).
 _GROUPS = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.uint8))
 

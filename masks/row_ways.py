@@ -281,10 +281,12 @@ def known_exits(index, q: int, rec: np.ndarray):
     configuration of ``q`` (the moves inside a region read neither the stack nor a frame's
     data): kept per state and skeleton in ``index._exits``, bounded in bytes."""
     got = index._exits.get((q, id(rec)))
-    return got[1] if got is not None and got[0] is rec else None   # (rec held: its id is its)
+    # (an entry holds its rec, so no other array has that id while it is kept)
+    return got[1] if got is not None and got[0] is rec else None
 
 
 def keep_exits(index, q: int, rec: np.ndarray, exits: np.ndarray) -> None:
+    """Keep the exits a replay followed from ``q`` along ``rec`` (see :func:`known_exits`)."""
     index._exits.put((q, id(rec)), (rec, exits), nbytes=exits.nbytes + 200)
 
 
