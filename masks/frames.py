@@ -43,7 +43,8 @@ _TICK = 1 << 30
 _STATE = _TICK - 1
 #: Entries of :meth:`FrameAutomaton.walk_token`'s table of hops (emptied when full).
 HOPS_KEPT = 1 << 18
-#: Stacks whose arrays :meth:`FrameAutomaton._stack_arrays` keeps (emptied when full).
+#: Stacks, and key sets, whose arrays :meth:`FrameAutomaton._stack_arrays` keeps (each kept
+#: apart, emptied when full).
 STACKS_KEPT = 1 << 14
 
 

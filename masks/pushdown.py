@@ -320,7 +320,7 @@ class PushdownIndex:
         self._shared_states = None   # (row_ways.region_flags: its second flags, an array)
         # counted strings' bands (row_ways.band_of): a walk's tokens sorted by need
         self._bands = ByteLRU(None, self._cache_bytes // 4)
-        # the exits a state reaches along a shared walk's skeleton (row_ways.known_exits)
+        # the exits a state reaches along a shared walk's skeleton (row_ways._replayed)
         self._exits = ByteLRU(None, self._cache_bytes // 16)
         self._all_words = np.arange(self._n_words, dtype=np.int32)   # (a whole row's indices)
         # plain-Python views for the per-token walk (no kernel call, no numpy scalars)

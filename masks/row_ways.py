@@ -274,20 +274,32 @@ def twin_of(index, q: int):
     return got
 
 
-def known_exits(index, q: int, rec: np.ndarray):
-    """The exits of the shared walk's skeleton ``rec`` that state ``q`` reaches, with the states
-    and ticks there (:func:`.pd_kernels.skeleton_exits`), where kept; None where not (the
-    replay then follows them, and :func:`keep_exits` keeps them). They are the same for every
-    configuration of ``q`` (the moves inside a region read neither the stack nor a frame's
-    data): kept per state and skeleton in ``index._exits``, bounded in bytes."""
+def _replayed(index, q: int, x: int, stack: tuple, end: bool, rec, toks, out, touched) -> tuple:
+    """What the exits of the shared walk whose skeleton is ``rec`` add to the row of ``(x,
+    stack)`` (``q`` the state of ``x``): ``(used, exact, visited, idx, val)`` of
+    :func:`.pd_kernels.replay_row`, or of :meth:`.frames.FrameAutomaton.replay` where frames hold
+    data. The exits ``q`` reaches along ``rec``, and the states and ticks there
+    (:func:`.pd_kernels.skeleton_exits`), are the same for every configuration of ``q`` (the
+    moves inside a region read neither the stack nor a frame's data): the first replay follows
+    them, and they are kept per state and skeleton in ``index._exits`` (bounded in bytes) for
+    the next."""
     got = index._exits.get((q, id(rec)))
     # (an entry holds its rec, so no other array has that id while it is kept)
-    return got[1] if got is not None and got[0] is rec else None
-
-
-def keep_exits(index, q: int, rec: np.ndarray, exits: np.ndarray) -> None:
-    """Keep the exits a replay followed from ``q`` along ``rec`` (see :func:`known_exits`)."""
-    index._exits.put((q, id(rec)), (rec, exits), nbytes=exits.nbytes + 200)
+    exits = got[1] if got is not None and got[0] is rec else None
+    fa = index._frames
+    if fa is None:
+        trie = index._trie
+        used, exact, visited, idx, val, found = pd_kernels.replay_row(
+            rec, pd_kernels.NO_EXITS if exits is None else exits, exits is not None, toks,
+            trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
+            np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
+        used, exact, visited = int(used), bool(exact), int(visited)
+    else:
+        used, exact, visited, idx, val, found = fa.replay(index._trie, rec, exits, toks, x, stack,
+                                                          end, index.eos_ids, out, touched)
+    if exits is None:
+        index._exits.put((q, id(rec)), (rec, found), nbytes=found.nbytes + 200)
+    return used, exact, visited, idx, val
 
 
 #: :func:`twin_of` looks for a twin of states that move on at least this many of the 256 bytes.
@@ -471,21 +483,8 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
     if shared is None:
         return None
     row, view, rec, toks = shared
-    trie = index._trie
-    exits = known_exits(index, q, rec)
-    if fa is None:
-        used, exact, visited, idx, val, got = pd_kernels.replay_row(
-            rec, pd_kernels.NO_EXITS if exits is None else exits, exits is not None, toks,
-            trie.nodes, trie.tok_ids, trie.max_depth, *index._k_automaton, x,
-            np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, out, touched)
-        if exits is None:
-            keep_exits(index, q, rec, got)
-        return (row, view), int(used), bool(exact), int(visited), idx, val
-    used, exact, visited, idx, val, got = fa.replay(trie, rec, exits, toks, x, stack, end,
-                                                    index.eos_ids, out, touched)
-    if exits is None:
-        keep_exits(index, q, rec, got)
-    if not stack:
+    used, exact, visited, idx, val = _replayed(index, q, x, stack, end, rec, toks, out, touched)
+    if fa is not None and not stack:
         exact = True          # an accepting state's zero move was dead here: empty stack only
     return (row, view), used, exact, visited, idx, val
 
@@ -689,13 +688,8 @@ def region_band_way(index, x: int, stack: tuple, end: bool, out, touched):
     if shared is None or (fa.below_lo(x) and not _region_ticks(index, q)[1]):
         return None
     row = region_needs(index, q).row(fa.room(x))
-    trie = index._trie
-    rec, toks = shared[2], shared[3]
-    exits = known_exits(index, q, rec)
-    used, exact, visited, idx, val, got = fa.replay(trie, rec, exits, toks, x, stack, end,
-                                                    index.eos_ids, out, touched)
-    if exits is None:
-        keep_exits(index, q, rec, got)
+    used, exact, visited, idx, val = _replayed(index, q, x, stack, end, shared[2], shared[3], out,
+                                               touched)
     row[idx] |= val
     return None, used, exact or not stack, visited, index._all_words, row
 
