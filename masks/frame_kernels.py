@@ -52,6 +52,11 @@ FIELD_TYPES = {
 AUTOMATON_FIELDS = tuple(FIELD_TYPES)
 
 _MASK = (1 << 30) - 1
+#: The needs :func:`fill_row` takes where the walk is not a band's (never read).
+NO_NEED = np.zeros(0, dtype=np.int32)
+#: The EOS ids of a band's walk (none; read-only, as an index's own are).
+NO_EOS = np.zeros(0, dtype=np.int32)
+NO_EOS.flags.writeable = False
 #: Exit states whose key-set test :func:`replay_row` keeps within one row.
 _SEEN = 64
 
@@ -269,11 +274,13 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
     ``r_count[k]`` and level 0's keys, over the whole given stack. One call walks every range
     (see :func:`.pd_kernels._walk_ranges`).
 
-    With ``nd`` (int64 per level; else None, and ``tok_need`` None) the walk is ``band``'s, a
-    counted piece whose frame is level 0's: that frame's upper bound is left out (its moves are
-    live where some count could end them), and each token's need (the most its ticks so far
-    plus the fewest further ticks its state needs, over the token's moves in that frame) goes
-    to ``tok_need`` (see :func:`fill_row`).
+    With ``band`` a piece (else -1; ``nd``, int64 per level, and ``tok_need`` are then not
+    read) the walk is that band's, a counted piece whose frame is level 0's: that frame's upper
+    bound is left out (its moves are live where some count could end them), and each token's
+    need (the most its ticks so far plus the fewest further ticks its state needs, over the
+    token's moves in that frame) goes to ``tok_need`` (see :func:`fill_row`). One compiled
+    walk serves both: a band's branch costs the other walks a test per node, and a second
+    compilation of this walk and its callers costs seconds on first use.
 
     Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
     (see :func:`fill_row`)."""
@@ -315,7 +322,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 sp = state_piece[t]
                 kind = piece_kind[sp]
                 alive = True
-                if nd is not None:        # (a band's walk: the other walks are compiled without)
+                if band >= 0:
                     nd[d] = nd[p]
                     if sp == band and bs[p] == n:
                         # the band's own frame (it calls nothing: it is on top until it pops):
@@ -348,7 +355,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                 # written out here rather than called (a call with this many arrays costs more
                 # than the move)
                 W = lk.shape[1]
-                if nd is not None:
+                if band >= 0:
                     nd[d] = nd[p]
                 b = nodes[i, 0]
                 cls = byte_classes[b]
@@ -465,7 +472,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                     continue
             for j in range(nodes[i, 3], nodes[i + 1, 3]):
                 n_set = _set_token(out, touched, n_set, tok_ids[j])
-                if nd is not None:
+                if band >= 0:
                     tok_need[tok_ids[j]] = nd[d]
             i += 1
     return min_base, exact, visited, n_set
@@ -498,13 +505,14 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
     eos_ids : int32[k]
     out, touched : uint32[n_words], int32[n_words]
         Scratch; ``out`` zeroed (and zeroed again on return).
-    band, tok_need : int, int32[vocabulary] or None
-        With ``tok_need`` None, ``band`` is not read. Else ``band`` is the top frame's piece, a
-        counted piece that calls nothing, ``c`` at least its lower bound: the row is then the
-        band's (every count of the frame at once), its upper bound left out, and each token's
-        need written to ``tok_need``: the token is allowed at count ``c'`` (at least the lower
-        bound) iff its need is at most ``hi - c'`` (a token of ``L`` bytes ticks at most ``L``
-        times, so that holds for every count; see :meth:`.frames.FrameAutomaton.band_piece`).
+    band, tok_need : int, int32[vocabulary]
+        With ``band`` -1, ``tok_need`` is not read (:data:`NO_NEED`). Else ``band`` is the top
+        frame's piece, a counted piece that calls nothing, ``c`` at least its lower bound: the
+        row is then the band's (every count of the frame at once), its upper bound left out, and
+        each token's need written to ``tok_need``: the token is allowed at count ``c'`` (at
+        least the lower bound) iff its need is at most ``hi - c'`` (a token of ``L`` bytes ticks
+        at most ``L`` times, so that holds for every count; see
+        :meth:`.frames.FrameAutomaton.band_piece`).
 
     Returns
     -------
@@ -531,16 +539,11 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
     r_zero = np.zeros(256, dtype=np.int32)
     r_count = np.zeros(256, dtype=np.int64)
     k = _live_roots(q, roots, nodes, a[0], a[1], a[2], a[3], a[6], r_start, r_stop)
-    if tok_need is None:
-        min_base, exact, visited, n_set = _walk_ranges(
-            r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp,
-            cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0, -1,
-            None, None)
-    else:
-        min_base, exact, visited, n_set = _walk_ranges(
-            r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp,
-            cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, 0, band,
-            np.zeros(max_depth + 1, dtype=np.int64), tok_need)
+    # (np.int64, not literals: see replay_row)
+    min_base, exact, visited, n_set = _walk_ranges(
+        r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp, cn,
+        st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, np.int64(0), band,
+        np.zeros(max_depth + 1 if band >= 0 else 0, dtype=np.int64), tok_need)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -591,8 +594,10 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
     seen_c = np.empty(_SEEN, dtype=np.int64)
     seen_ok = np.empty(_SEEN, dtype=np.bool_)
     n_seen = 0
-    k = 0
-    n_set = 0
+    # (np.int64, not literals: Numba types the walk's call first with the literal 0, compiling
+    # it once more for nothing, seconds on first use)
+    k = np.int64(0)
+    n_set = np.int64(0)
     for e in range(m):
         x = exits[e, 0]
         t = exits[e, 1]
@@ -637,7 +642,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
         lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-        touched, n_set, -1, None, None)
+        touched, n_set, np.int64(-1), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])

@@ -434,7 +434,8 @@ class FrameAutomaton:
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
-            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1, None)
+            st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1,
+            frame_kernels.NO_NEED)
         return int(used), bool(exact), int(visited), idx, val
 
     def band_piece(self, x: int) -> int:
@@ -472,7 +473,7 @@ class FrameAutomaton:
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
-            st_cnt, st_keys, max(self.max_stack, 1), False, np.zeros(0, dtype=np.int32), out,
+            st_cnt, st_keys, max(self.max_stack, 1), False, frame_kernels.NO_EOS, out,
             touched, self._piece[q], tok_need)
         return int(used), bool(exact), int(visited), idx, val
 

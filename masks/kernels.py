@@ -761,6 +761,8 @@ def relaxed_blocks(table, comp, max_rounds):
         State 0 alone in block 0.
     n_blocks : int
     """
+    # (``True`` a literal on purpose, as ``False`` in refine_states: each use is compiled apart,
+    # its tests of the flag gone; one compilation testing it runs 4-5 times slower)
     block, n_blocks, stable = _moore_rounds(table, comp, max_rounds, True)
     if stable:
         return block, n_blocks
@@ -1234,12 +1236,12 @@ def _shared_walk(r, sym, depth, end, sym_class, table, comp, stack, node_bit, cu
     n_nodes = sym.shape[0]
     cr = comp[r]
     stack[0] = r
-    k = 0
+    k = np.int64(0)     # (np.int64, not a literal: see walk_masks)
     h = np.int64(0)
     n_sk = 0
     visited = 0
     emitted = 0   # path_node[1..emitted] are already in the skeleton
-    i = 1
+    i = np.int64(1)
     while i < n_nodes:
         visited += 1
         d = depth[i]
@@ -1288,8 +1290,8 @@ def _replay(n_sk, sk_node, sk_depth, sk_exit, k, sym, depth, end, sym_class, tab
             visited += 1
             k, hh = _add_node(v, node_bit, cur_bits, cur_list, k)
             h += hh
-            k, hh, vv = _walk_range(v + 1, end[v], sym, depth, end, sym_class, table, stack,
-                                    node_bit, cur_list, k, cur_bits)
+            k, hh, vv = _walk_range(np.int64(v + 1), np.int64(end[v]), sym, depth, end,
+                                    sym_class, table, stack, node_bit, cur_list, k, cur_bits)
             h += hh
             visited += vv
     return k, h, visited
@@ -1474,7 +1476,7 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
             continue
         share[g] = True
         # component size first (breadth-first over classes), within max_states
-        m = 1
+        m = np.int64(1)     # (np.int64, not a literal: see walk_masks)
         queue[0] = r
         canon[r] = 0
         head = 0
@@ -1869,7 +1871,9 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     nw = max((n_tok_nodes + 31) // 32, 1)
     cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)   # trie nodes reached
     prev_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)  # those of the last expanded set
-    n_prev = -1                                                 # -1: row not from prev_list
+    # (counters handed to other kernels start as np.int64, not as literals: Numba types such a
+    # call first with the literal and compiles the callee once more for it, seconds on first use)
+    n_prev = np.int64(-1)                                       # -1: row not from prev_list
     prev_set = 0
     cur_bits = np.zeros(nw, dtype=np.uint32)
     row = np.zeros(n_words, dtype=np.uint32)                    # token row of prev_list
@@ -1890,7 +1894,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     set_hi = np.zeros(cap, dtype=np.int32)
     trows = np.empty((cap, n_words), dtype=np.uint32)
     trows[0, :] = 0
-    n_sets = 1                                                  # set 0: the empty set
+    n_sets = np.int64(1)                                        # set 0: the empty set
     ht_set[0] = 0
     block_set = np.full(n_blocks, -1, dtype=np.int32)
     block_set[block[0]] = 0
@@ -1905,7 +1909,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             continue
         e = g_entry[g]
         h_in = np.int64(0)
-        k_in = 0      # sparse shared walk: its nodes are cur_list[:k_in]
+        k_in = np.int64(0)    # sparse shared walk: its nodes are cur_list[:k_in]
         g_lo = nw     # dense shared walk: its first and last non-zero words
         g_hi = 0
         d = -1
@@ -1934,8 +1938,8 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                                    cur_bits)
                 h += h_in
             else:
-                k, h, vv = _walk_range(1, n_nodes, sym, depth, end, sym_class, table, stack,
-                                       node_bit, cur_list, 0, cur_bits)
+                k, h, vv = _walk_range(np.int64(1), n_nodes, sym, depth, end, sym_class, table,
+                                       stack, node_bit, cur_list, np.int64(0), cur_bits)
             visited += vv
             h &= _M40
             # first and last non-zero words: cur_list[:k_in] (a sparse shared walk) and
@@ -1980,7 +1984,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                         for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
                             t = tok_ids[kk]
                             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-                    n_prev = -1
+                    n_prev = np.int64(-1)
                 else:
                     _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits,
                             node_bit, tok_ptr, tok_ids)
@@ -2006,7 +2010,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             for w in range(nw):
                 cur_bits[w] &= ~e_bits[d, w]
         else:
-            _clear_bits(cur_bits, cur_list, 0, k_in, node_bit)
+            _clear_bits(cur_bits, cur_list, np.int64(0), k_in, node_bit)
     # final rows: token row plus EOS bits where the state accepts, numbered by first use; numbered
     # first, then written once into an array of the exact size (no copy of a larger one)
     has_eos = eos_ids.shape[0] > 0
