@@ -7,8 +7,9 @@ Vocabularies come from installed packages (Qwen's tiktoken file from ``qwen-toke
 
 * build: ``TokenIndex.build`` once the vocabulary's trie is cached (best of a few runs, per strategy);
 * fill: median of ``Matcher.fill_next_token_bitmask`` over the states of random allowed walks;
-* compile (``--compile``): first index build in a fresh process with an empty Numba cache, then
-  with the cache warm;
+* compile (``--compile``): the first uses of :data:`COMPILE_CASES`, each in a fresh process with
+  an empty Numba cache, then again with that cache warm, and the kernels the cold run compiled
+  for more than one signature (each one more compilation: a count typed first as a literal, say);
 * cases (``--cases``): Qwen builds of the README schema (``maxLength: 24``), the demo schema and
   ``[\s\S]{0,256}`` without ``<|im_end|>``, each in a fresh process: build ms, ``index.nbytes``,
   peak RSS (VmHWM) before and after the build, and the time to materialise the full CSR view;
@@ -251,21 +252,65 @@ def schema_builds(vocab_name: str, repeats: int, large: bool) -> None:
               f"kept walks {info['kept_walks']}/{info['shared_walks']}, visited {info['visited']}")
 
 
+#: First uses measured by ``--compile``: the demo (``tokenfsm demo``: a flat index of a function
+#: call, sampled), and an object in any order with undeclared keys (a lazy key-set index, its rows
+#: made by the frame kernels while a document is matched), both over the built-in Qwen vocabulary.
+COMPILE_CASES = ("demo", "any-order")
+ANY_ORDER_SCHEMA = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string", "maxLength": 20}, "age": {"type": "integer"},
+    "tags": {"type": "array", "items": {"type": "string"}}}}
+ANY_ORDER_DOC = '{"tags":["a"],"x":1,"name":"bo","age":3}'
+
+
+def compile_worker(case: str) -> None:
+    """One first use (:data:`COMPILE_CASES`), in this process: prints its seconds and the kernels
+    compiled here for more than one signature, as JSON."""
+    import contextlib
+    import io
+    import json
+
+    from numba.core.registry import CPUDispatcher
+
+    t0 = time.perf_counter()
+    if case == "demo":
+        from tokenfsm.masks.cli import main as cli_main
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli_main(["demo", "--quiet"])
+    else:
+        from tokenfsm.masks import IndexCompiler, Matcher, allocate_token_bitmask
+        from tokenfsm.masks.builtin_vocab import load_vocabulary
+
+        vocab = load_vocabulary("qwen")
+        index = IndexCompiler(vocab, max_entries=0).json_schema(
+            ANY_ORDER_SCHEMA, whitespace=0, property_order="any", allow_extra_keys=True)
+        m, bitmask = Matcher(index), allocate_token_bitmask(1, vocab.size)
+        for ch in ANY_ORDER_DOC:
+            m.fill_next_token_bitmask(bitmask)
+            m.accept_string(ch)
+        m.fill_next_token_bitmask(bitmask)
+    seconds = time.perf_counter() - t0
+    from tokenfsm.masks import frame_kernels, kernels, pd_kernels
+
+    twice = {f"{mod.__name__.rsplit('.', 1)[-1]}.{name}": len(d.signatures)
+             for mod in (kernels, pd_kernels, frame_kernels) for name, d in vars(mod).items()
+             if isinstance(d, CPUDispatcher) and len(d.signatures) > 1}
+    print(json.dumps(dict(seconds=seconds, twice=twice)))
+
+
 def compile_cost() -> None:
-    code = (
-        "import time; t=time.perf_counter();"
-        "import numpy as np; from tokenfsm.masks import Vocabulary, TokenIndex, Matcher;"
-        "from tokenfsm.automata import DFA;"
-        "v=Vocabulary([b'a',b'b',b'ab',None], eos_token_ids=[3]); d=DFA.from_regex('(ab)+');"
-        "t1=time.perf_counter(); TokenIndex.build(d, v, strategy='bytes'); TokenIndex.build(d, v, strategy='classes');"
-        "m=Matcher(TokenIndex.build(d, v)); m.accept_string('ab');"
-        "print(f'{time.perf_counter()-t1:.2f}')"
-    )
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, NUMBA_CACHE_DIR=d)
-        for label in ("cold (empty cache)", "cached"):
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-            print(f"first build incl. kernel compile, {label}: {out.stdout.strip()}s")
+    import json
+
+    for case in COMPILE_CASES:
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, NUMBA_CACHE_DIR=d)
+            runs = [json.loads(subprocess.run(
+                [sys.executable, __file__, "--compile-worker", case], env=env, capture_output=True,
+                text=True, check=True).stdout.splitlines()[-1]) for _ in range(2)]
+        twice = ", ".join(f"{k} ({n})" for k, n in sorted(runs[0]["twice"].items())) or "none"
+        print(f"first use, {case}: {runs[0]['seconds']:.1f} s with an empty Numba cache, "
+              f"{runs[1]['seconds']:.1f} s with it warm; kernels compiled for more than one "
+              f"signature: {twice}")
 
 
 def main() -> None:
@@ -280,7 +325,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=9, help="--schemas: builds per schema")
     ap.add_argument("--large", action="store_true", help="--schemas: also the 2,000+ state ones")
     ap.add_argument("--case-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--compile-worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.compile_worker:
+        compile_worker(args.compile_worker)
+        return
     if args.case_worker:
         case_worker(args.case_worker)
         return
