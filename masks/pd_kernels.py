@@ -46,6 +46,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .kernels import copy_into
+
 _NO_LIMIT = 1 << 62
 _STATE = (1 << 30) - 1
 #: What :func:`replay_row` is given for exits it is to follow itself (``known`` false).
@@ -298,7 +300,7 @@ def fill_row(nodes, tok_ids, max_depth, roots, byte_classes, table, accepting, c
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out, touched, 0, _NO_LIMIT)
+        out, touched, np.int64(0), np.int64(_NO_LIMIT))   # (not literals: see replay_row)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -393,7 +395,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     r_stop = np.empty(m, dtype=np.int32)
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
-    n_set = 0
+    n_set = np.int64(0)     # (np.int64, not literals: see .kernels.walk_masks)
     for k in range(m):
         x = exits[k, 0]
         for j in range(rec[x, 5], rec[x + 1, 5]):
@@ -405,7 +407,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, m, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out, touched, n_set, _NO_LIMIT)
+        out, touched, n_set, np.int64(_NO_LIMIT))
     idx, val = _take(out, touched, n_set)
     return n - min_base, exact, visited + m, idx, val, exits
 
@@ -447,7 +449,7 @@ def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes
         _, exact, visited, n_set = _walk_ranges(
             r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
             call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val,
-            a_par, out, touched, 0, max_visits)
+            a_par, out, touched, np.int64(0), max_visits)
         visited_all += visited
         w_idx, w_val = _take(out, touched, n_set)
         if not exact and visited <= max_visits and total + n_set <= max_words:
@@ -455,12 +457,12 @@ def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes
                 grow = max(2 * idx.shape[0], total + n_set)
                 idx2 = np.empty(grow, dtype=np.int32)
                 val2 = np.empty(grow, dtype=np.uint32)
-                idx2[:total] = idx[:total]
-                val2[:total] = val[:total]
+                copy_into(idx2, idx[:total])
+                copy_into(val2, val[:total])
                 idx = idx2
                 val = val2
-            idx[total:total + n_set] = w_idx
-            val[total:total + n_set] = w_val
+            copy_into(idx[total:], w_idx)
+            copy_into(val[total:], w_val)
             total += n_set
             ok[i] = True
         ptr[i + 1] = total
