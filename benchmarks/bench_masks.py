@@ -292,8 +292,8 @@ def compile_worker(case: str) -> None:
     seconds = time.perf_counter() - t0
     from tokenfsm.masks import frame_kernels, kernels, pd_kernels
 
-    twice = {f"{mod.__name__.rsplit('.', 1)[-1]}.{name}": len(d.signatures)
-             for mod in (kernels, pd_kernels, frame_kernels) for name, d in vars(mod).items()
+    twice = {f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}": len(d.signatures)
+             for mod in (kernels, pd_kernels, frame_kernels) for d in vars(mod).values()
              if isinstance(d, CPUDispatcher) and len(d.signatures) > 1}
     print(json.dumps(dict(seconds=seconds, twice=twice)))
 
