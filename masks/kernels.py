@@ -709,10 +709,10 @@ def class_partitions(table, comp):
                     continue
                 joined[d] = c
                 _join(cur, part[d], pair, keys, k)
-        copy_into(part[c], cur)
+        _copy_into(part[c], cur)
     out = np.empty((n, k), dtype=np.int32)
     for s in range(n):
-        copy_into(out[s], part[comp[s]])
+        _copy_into(out[s], part[comp[s]])
     return out
 
 
@@ -1144,7 +1144,7 @@ def chain_rows(sym, depth, end, tok_ptr, tok_ids, max_depth, sym_class, table, a
     for j in range(k - 1, -1, -1):
         if j < k - 1 and start[j + 1] > start[j]:
             r += 1
-            copy_into(rows[r], rows[r - 1])
+            _copy_into(rows[r], rows[r - 1])
         for x in range(start[j], start[j + 1]):
             tok = by_slack[x]
             rows[r, tok >> 5] |= np.uint32(1) << np.uint32(tok & 31)
@@ -1325,7 +1325,7 @@ def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_words, set_off, set_lo, 
 
 
 @njit(cache=True)
-def copy_into(dst, src):
+def _copy_into(dst, src):
     """``dst[:n] = src`` (``n`` the length of ``src``, 1-D arrays) as a loop. The kernels copy
     arrays this way rather than by slice assignment, which makes Numba compile its error path for
     shapes that differ (string formatting: about 1.3 s per number of dimensions, on first use)."""
@@ -1336,7 +1336,7 @@ def copy_into(dst, src):
 @njit(cache=True)
 def _grown_1d(a, count):
     bigger = np.empty(2 * count, dtype=a.dtype)
-    copy_into(bigger, a[:count])
+    _copy_into(bigger, a[:count])
     return bigger
 
 
@@ -1345,7 +1345,7 @@ def _grown(a, count):
     """``a`` with room for twice ``count`` rows (the new rows uninitialised)."""
     bigger = np.empty((2 * count, a.shape[1]), dtype=a.dtype)
     for r in range(count):
-        copy_into(bigger[r], a[r])
+        _copy_into(bigger[r], a[r])
     return bigger
 
 
@@ -1520,7 +1520,7 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
         # class numbering)
         if sig.shape[0] < total + nb * 513:
             bigger = np.empty(max(2 * sig.shape[0], total + nb * 513), dtype=np.int16)
-            copy_into(bigger, sig[:total])
+            _copy_into(bigger, sig[:total])
             sig = bigger
         bnum = np.full(nb, -1, dtype=np.int32)
         bqueue = np.empty(nb, dtype=np.int32)
@@ -1634,7 +1634,7 @@ def _region_blocks(table, comp, cr, canon, queue, m, c):
             i = j
         if nn == nb:
             return blk
-        copy_into(blk, new)
+        _copy_into(blk, new)
         nb = nn
 
 
@@ -1978,17 +1978,17 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                 if n_words_kept + n_new > set_words.shape[0]:
                     bigger = np.empty(max(2 * set_words.shape[0], n_words_kept + n_new),
                                       dtype=np.uint32)
-                    copy_into(bigger, set_words[:n_words_kept])
+                    _copy_into(bigger, set_words[:n_words_kept])
                     set_words = bigger
                 if lo < hi:
-                    copy_into(set_words[n_words_kept:], cur_bits[lo:hi])
+                    _copy_into(set_words[n_words_kept:], cur_bits[lo:hi])
                 set_off[found] = n_words_kept
                 n_words_kept += n_new
                 set_lo[found] = lo
                 set_hi[found] = hi
                 if d >= 0:
                     # the shared token row plus this unit's own nodes
-                    copy_into(row, e_rows[d])
+                    _copy_into(row, e_rows[d])
                     for x in range(k):
                         nd = cur_list[x]
                         for kk in range(tok_ptr[nd], tok_ptr[nd + 1]):
@@ -1998,12 +1998,12 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                 else:
                     _expand(row, cur_list, k, cur_bits, prev_list, n_prev, prev_bits,
                             node_bit, tok_ptr, tok_ids)
-                    copy_into(prev_list, cur_list[:k])
+                    _copy_into(prev_list, cur_list[:k])
                     n_prev = k
-                copy_into(trows[found], row)
+                _copy_into(trows[found], row)
                 prev_bits[set_lo[prev_set]:set_hi[prev_set]] = 0
                 if lo < hi:
-                    copy_into(prev_bits[lo:], cur_bits[lo:hi])
+                    _copy_into(prev_bits[lo:], cur_bits[lo:hi])
                 prev_set = found
             block_set[block[s]] = found
             # clear this unit's own bits; the group's shared ones stay until the group is done
@@ -2049,7 +2049,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         for acc in range(2):
             r = final_of[st, acc]
             if r >= 0:
-                copy_into(rows[r], trows[st])
+                _copy_into(rows[r], trows[st])
                 if acc:
                     for e in eos_ids:
                         _set_bit(rows[r], e)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import copy_into
+from .kernels import _copy_into
 
 _NO_LIMIT = 1 << 62
 _STATE = (1 << 30) - 1
@@ -457,12 +457,12 @@ def rows_over_empty_stack(states, nodes, tok_ids, max_depth, roots, byte_classes
                 grow = max(2 * idx.shape[0], total + n_set)
                 idx2 = np.empty(grow, dtype=np.int32)
                 val2 = np.empty(grow, dtype=np.uint32)
-                copy_into(idx2, idx[:total])
-                copy_into(val2, val[:total])
+                _copy_into(idx2, idx[:total])
+                _copy_into(val2, val[:total])
                 idx = idx2
                 val = val2
-            copy_into(idx[total:], w_idx)
-            copy_into(val[total:], w_val)
+            _copy_into(idx[total:], w_idx)
+            _copy_into(val[total:], w_val)
             total += n_set
             ok[i] = True
         ptr[i + 1] = total
