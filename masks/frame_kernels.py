@@ -539,7 +539,7 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
     r_zero = np.zeros(256, dtype=np.int32)
     r_count = np.zeros(256, dtype=np.int64)
     k = _live_roots(q, roots, nodes, a[0], a[1], a[2], a[3], a[6], r_start, r_stop)
-    # (np.int64, not literals: see replay_row)
+    # (np.int64, not literals: see .kernels)
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp, cn,
         st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, np.int64(0), band,
@@ -594,8 +594,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
     seen_c = np.empty(_SEEN, dtype=np.int64)
     seen_ok = np.empty(_SEEN, dtype=np.bool_)
     n_seen = 0
-    # (np.int64, not literals: Numba types the walk's call first with the literal 0, compiling
-    # it once more for nothing, seconds on first use)
+    # (np.int64, not literals: see .kernels)
     k = np.int64(0)
     n_set = np.int64(0)
     for e in range(m):

@@ -5,6 +5,15 @@ Every kernel takes plain NumPy arrays and scalars and returns plain arrays, is c
 ``NUMBA_DISABLE_JIT=1``. Validation and object handling live in the calling modules
 (:mod:`.trie`, :mod:`.index`, :mod:`.matcher`); kernels trust their inputs.
 
+Compilation is paid on first use (tens of seconds with an empty cache, here and in
+:mod:`.pd_kernels` and :mod:`.frame_kernels`: ``benchmarks/bench_masks.py --compile``), so each
+kernel keeps to one signature. A count handed to another kernel starts as ``np.int64(...)``, not
+as a literal: Numba types such a call first with the literal and compiles the callee once more
+for it. Arrays are copied by :func:`_copy_into`, not by slice assignment, whose error path for
+mismatched shapes is string formatting, about 1.3 s to compile per number of dimensions.
+:func:`_moore_rounds` alone takes a literal flag on purpose: its two uses are compiled apart, the
+tests of the flag gone (one compilation testing it runs 4-5 times slower).
+
 The kernels:
 
 * :func:`build_trie` lays a sorted list of byte strings out as a DFS-flattened trie (per node: the
@@ -761,8 +770,7 @@ def relaxed_blocks(table, comp, max_rounds):
         State 0 alone in block 0.
     n_blocks : int
     """
-    # (``True`` a literal on purpose, as ``False`` in refine_states: each use is compiled apart,
-    # its tests of the flag gone; one compilation testing it runs 4-5 times slower)
+    # (``True`` a literal on purpose: see the module docstring)
     block, n_blocks, stable = _moore_rounds(table, comp, max_rounds, True)
     if stable:
         return block, n_blocks
@@ -1236,7 +1244,7 @@ def _shared_walk(r, sym, depth, end, sym_class, table, comp, stack, node_bit, cu
     n_nodes = sym.shape[0]
     cr = comp[r]
     stack[0] = r
-    k = np.int64(0)     # (np.int64, not a literal: see walk_masks)
+    k = np.int64(0)     # (np.int64, not a literal: see the module docstring)
     h = np.int64(0)
     n_sk = 0
     visited = 0
@@ -1326,9 +1334,8 @@ def _find_set(h, lo, hi, cur_bits, ht_hash, ht_set, set_words, set_off, set_lo, 
 
 @njit(cache=True)
 def _copy_into(dst, src):
-    """``dst[:n] = src`` (``n`` the length of ``src``, 1-D arrays) as a loop. The kernels copy
-    arrays this way rather than by slice assignment, which makes Numba compile its error path for
-    shapes that differ (string formatting: about 1.3 s per number of dimensions, on first use)."""
+    """``dst[:n] = src`` (``n`` the length of ``src``, 1-D arrays) as a loop, rather than a slice
+    assignment (see the module docstring)."""
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
@@ -1486,7 +1493,7 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
             continue
         share[g] = True
         # component size first (breadth-first over classes), within max_states
-        m = np.int64(1)     # (np.int64, not a literal: see walk_masks)
+        m = np.int64(1)     # (np.int64, not a literal: see the module docstring)
         queue[0] = r
         canon[r] = 0
         head = 0
@@ -1881,8 +1888,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     nw = max((n_tok_nodes + 31) // 32, 1)
     cur_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)   # trie nodes reached
     prev_list = np.empty(max(n_tok_nodes, 1), dtype=np.int32)  # those of the last expanded set
-    # (counters handed to other kernels start as np.int64, not as literals: Numba types such a
-    # call first with the literal and compiles the callee once more for it, seconds on first use)
+    # (counts handed to other kernels as np.int64, not literals: see the module docstring)
     n_prev = np.int64(-1)                                       # -1: row not from prev_list
     prev_set = 0
     cur_bits = np.zeros(nw, dtype=np.uint32)

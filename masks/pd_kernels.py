@@ -300,7 +300,7 @@ def fill_row(nodes, tok_ids, max_depth, roots, byte_classes, table, accepting, c
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_depth, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
-        out, touched, np.int64(0), np.int64(_NO_LIMIT))   # (not literals: see replay_row)
+        out, touched, np.int64(0), np.int64(_NO_LIMIT))   # (not literals: see .kernels)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -395,7 +395,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     r_stop = np.empty(m, dtype=np.int32)
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
-    n_set = np.int64(0)     # (np.int64, not literals: see .kernels.walk_masks)
+    n_set = np.int64(0)     # (np.int64, not a literal: see .kernels)
     for k in range(m):
         x = exits[k, 0]
         for j in range(rec[x, 5], rec[x + 1, 5]):
