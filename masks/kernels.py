@@ -10,7 +10,8 @@ Compilation is paid on first use (tens of seconds with an empty cache, here and 
 kernel keeps to one signature. A count handed to another kernel starts as ``np.int64(...)``, not
 as a literal: Numba types such a call first with the literal and compiles the callee once more
 for it. Arrays are copied by :func:`_copy_into`, not by slice assignment, whose error path for
-mismatched shapes is string formatting, about 1.3 s to compile per number of dimensions.
+mismatched shapes is string formatting, about 1.3 s to compile per number of dimensions, and
+sorted by :func:`_stable_order`, not by NumPy's sorts, each about a second per kind and type.
 :func:`_moore_rounds` alone takes a literal flag on purpose: its two uses are compiled apart, the
 tests of the flag gone (one compilation testing it runs 4-5 times slower).
 
@@ -88,6 +89,8 @@ __all__ = [
 ]
 
 _HASH_MASK = (1 << 40) - 1
+#: Runs sorted by insertion before :func:`_stable_order` merges them.
+_RUN = 16
 _M40 = _HASH_MASK
 # de Bruijn table: index of the lowest set bit of a 32-bit word
 _DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8,
@@ -400,7 +403,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
             seg = elems[lo:lo + m].copy()
             for x in range(m):
                 hv[seg[x]] = _labels_hash(table, comp, block, seg[x], relaxed)
-            srt = seg[np.argsort(hv[seg], kind="mergesort")]
+            srt = seg[_stable_order(hv[seg])]
             x = 0
             while x < m:
                 y = x
@@ -448,7 +451,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
             for x in range(m):
                 g = grp[seg[x]]
                 key[x] = np.int64(n) if g == keeper else np.int64(g)
-            srt = seg[np.argsort(key, kind="mergesort")]
+            srt = seg[_stable_order(key)]
             x = 0
             start = lo
             while x < m:
@@ -1341,6 +1344,55 @@ def _copy_into(dst, src):
 
 
 @njit(cache=True)
+def _stable_order(keys):
+    """The positions of ``keys`` (int64[n]) in ascending order of key, equal keys in their order
+    (``np.argsort(keys, kind="stable")``). Written out: NumPy's sorts compile for about a second
+    per kind and type, this one once (runs of 16 by insertion, then merged bottom-up)."""
+    n = keys.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[i] = i
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            x = order[i]
+            k = keys[x]
+            j = i - 1
+            while j >= lo and keys[order[j]] > k:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+    if n <= _RUN:
+        return order
+    src, dst = order, np.empty(n, dtype=np.int64)
+    width = _RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if keys[src[j]] < keys[src[i]]:
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+@njit(cache=True)
 def _grown_1d(a, count):
     bigger = np.empty(2 * count, dtype=a.dtype)
     _copy_into(bigger, a[:count])
@@ -1598,7 +1650,7 @@ def _region_blocks(table, comp, cr, canon, queue, m, c):
     blk = np.zeros(m, dtype=np.int32)
     nb = 1
     new = np.empty(m, dtype=np.int32)
-    h = np.empty(m, dtype=np.uint64)
+    h = np.empty(m, dtype=np.int64)
     prime = np.uint64(1099511628211)
     while True:
         for x in range(m):
@@ -1606,8 +1658,8 @@ def _region_blocks(table, comp, cr, canon, queue, m, c):
             for k in range(c):
                 a = lab[x, k]
                 v = (v ^ np.uint64((a if a < 0 else blk[a]) + 3)) * prime
-            h[x] = v
-        order = np.argsort(h)
+            h[x] = np.int64(v >> np.uint64(1))     # (sorted as int64, as the other keys are)
+        order = _stable_order(h)
         new[:] = -1
         nn = 0
         i = 0

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import _copy_into
+from .kernels import _copy_into, _stable_order
 
 _NO_LIMIT = 1 << 62
 _STATE = (1 << 30) - 1
@@ -123,10 +123,15 @@ def _set_token(out, touched, n_set, tok):
 def _take(out, touched, n_set):
     """The words ``out`` holds at ``touched[:n_set]``, as ``(idx int32[n_set], val
     uint32[n_set])`` in ascending order; ``out`` is zeroed there again."""
-    idx = np.sort(touched[:n_set])
+    keys = np.empty(n_set, dtype=np.int64)
+    for x in range(n_set):
+        keys[x] = touched[x]
+    order = _stable_order(keys)
+    idx = np.empty(n_set, dtype=np.int32)
     val = np.empty(n_set, dtype=np.uint32)
     for x in range(n_set):
-        w = idx[x]
+        w = touched[order[x]]
+        idx[x] = w
         val[x] = out[w]
         out[w] = 0
     return idx, val
