@@ -12,8 +12,6 @@ as a literal: Numba types such a call first with the literal and compiles the ca
 for it. Arrays are copied by :func:`_copy_into`, not by slice assignment, whose error path for
 mismatched shapes is string formatting, about 1.3 s to compile per number of dimensions, and
 sorted by :func:`_stable_order`, not by NumPy's sorts, each about a second per kind and type.
-:func:`_moore_rounds` alone takes a literal flag on purpose: its two uses are compiled apart, the
-tests of the flag gone (one compilation testing it runs 4-5 times slower).
 
 The kernels:
 
@@ -280,41 +278,37 @@ def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classe
 
 
 @njit(cache=True)
-def _edge_label(table, comp, block, s, k, relaxed):
-    """The label of transition ``(s, k)`` in a refinement round: its target's block, or, relaxed,
-    -1 for the dead state and -2 for a target in another component than ``s``."""
-    t = table[s, k]
-    if relaxed:
-        if t == 0:
-            return np.int64(-1)
-        if comp[t] != comp[s]:
-            return np.int64(-2)
-    return np.int64(block[t])
-
-
-@njit(cache=True)
-def _labels_hash(table, comp, block, s, relaxed):
+def _labels_hash(table, comp, block, s):
+    """A hash of state ``s``'s block and labels in a refinement round: per class, -1 for the
+    dead state, -2 for a target in another component than ``s``, else the target's block."""
     h = np.int64(block[s]) + 1
+    cs = comp[s]
     for k in range(table.shape[1]):
-        x = _edge_label(table, comp, block, s, k, relaxed)
+        t = table[s, k]
+        x = np.int64(-1) if t == 0 else np.int64(-2) if comp[t] != cs else np.int64(block[t])
         h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
     return h
 
 
 @njit(cache=True)
-def _same_labels(table, comp, block, s, t, relaxed):
+def _same_labels(table, comp, block, s, t):
+    """Whether states ``s`` and ``t`` have the same labels (see :func:`_labels_hash`)."""
+    cs, ct = comp[s], comp[t]
     for k in range(table.shape[1]):
-        if _edge_label(table, comp, block, s, k, relaxed) != _edge_label(table, comp, block, t, k,
-                                                                         relaxed):
+        a, b = table[s, k], table[t, k]
+        x = -1 if a == 0 else -2 if comp[a] != cs else block[a]
+        y = -1 if b == 0 else -2 if comp[b] != ct else block[b]
+        if x != y:
             return False
     return True
 
 
 @njit(cache=True)
-def _moore_rounds(table, comp, rounds, relaxed):
+def _moore_rounds(table, comp, rounds):
     """Moore's partition refinement from {dead state 0} / {every other state}, at most ``rounds``
-    rounds, transitions labelled by :func:`_edge_label`. Returns ``(block, n_blocks, stable)``,
-    blocks numbered by first state; after ``r`` rounds the partition is exactly Moore's.
+    rounds, transitions labelled as :func:`_labels_hash` says (with ``comp`` all zero, by the
+    target's block alone: plain Moore). Returns ``(block, n_blocks, stable)``, blocks numbered by
+    first state; after ``r`` rounds the partition is exactly Moore's.
 
     Each round only looks at the states with a successor that changed block in the previous
     round (a block keeps its number for the part that did not move, so the labels of the other
@@ -335,7 +329,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
     for s in range(1, n):
         for k in range(c):
             t = table[s, k]
-            if t != 0 and last[t] != s and (not relaxed or comp[t] == comp[s]):
+            if t != 0 and last[t] != s and comp[t] == comp[s]:
                 last[t] = s
                 cnt[t + 1] += 1
     for t in range(n):
@@ -346,7 +340,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
     for s in range(1, n):
         for k in range(c):
             t = table[s, k]
-            if t != 0 and last[t] != s and (not relaxed or comp[t] == comp[s]):
+            if t != 0 and last[t] != s and comp[t] == comp[s]:
                 last[t] = s
                 pred[fill[t]] = s
                 fill[t] += 1
@@ -402,7 +396,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
             m = tcount[b]
             seg = elems[lo:lo + m].copy()
             for x in range(m):
-                hv[seg[x]] = _labels_hash(table, comp, block, seg[x], relaxed)
+                hv[seg[x]] = _labels_hash(table, comp, block, seg[x])
             srt = seg[_stable_order(hv[seg])]
             x = 0
             while x < m:
@@ -417,7 +411,7 @@ def _moore_rounds(table, comp, rounds, relaxed):
                         # a representative of group gg: the first state of the run given gg
                         for w in range(x, z):
                             if grp[srt[w]] == gg:
-                                if _same_labels(table, comp, block, srt[w], s, relaxed):
+                                if _same_labels(table, comp, block, srt[w], s):
                                     g = gg
                                 break
                         if g >= 0:
@@ -515,8 +509,7 @@ def refine_states(table, rounds):
         Block of each state; state 0 alone in block 0, blocks numbered by first state.
     n_blocks : int
     """
-    block, n_blocks, _ = _moore_rounds(table, np.zeros(table.shape[0], dtype=np.int32), rounds,
-                                       False)
+    block, n_blocks, _ = _moore_rounds(table, np.zeros(table.shape[0], dtype=np.int32), rounds)
     return block, n_blocks
 
 
@@ -773,8 +766,7 @@ def relaxed_blocks(table, comp, max_rounds):
         State 0 alone in block 0.
     n_blocks : int
     """
-    # (``True`` a literal on purpose: see the module docstring)
-    block, n_blocks, stable = _moore_rounds(table, comp, max_rounds, True)
+    block, n_blocks, stable = _moore_rounds(table, comp, max_rounds)
     if stable:
         return block, n_blocks
     return np.arange(table.shape[0]).astype(np.int32), table.shape[0]
