@@ -398,7 +398,7 @@ def _split_classes(dfa):
     if segs is None:
         segs = sorted((lo, hi, c) for c, cs in enumerate(dfa.classes) for lo, hi in cs.ranges)
     i = bisect.bisect_left(segs, (0x80,))          # the first segment starting above ASCII
-    runs = segs[:i]
+    runs = list(segs[:i])
     up: dict = {}
     if runs and runs[-1][1] >= 0x80:               # a segment across U+0080
         lo, hi, c = runs[-1]

@@ -136,9 +136,11 @@ class DFA:
         self.accepting = frozenset(accepting)
         self.start = int(start)
         self._minimal = _minimal
-        self._segs = _segments(self.classes)
-        self._starts = [s[0] for s in self._segs]
-        self._seg_class = [s[2] for s in self._segs]
+        # (tuples of ints: the collector stops tracking them, which matters for the automata
+        # kept in caches, walked by every full collection otherwise)
+        self._segs = tuple(_segments(self.classes))
+        self._starts = tuple([s[0] for s in self._segs])
+        self._seg_class = tuple([s[2] for s in self._segs])
         self._hash = None
         self._bytes = None
         self._dist = None

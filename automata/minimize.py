@@ -362,7 +362,7 @@ def _canonical(delta, accepting, start, block_of, members, rows):
     symbol)."""
     number: dict[int, int] = {block_of[start]: 1}
     queue = [block_of[start]]
-    new_groups: list = [[]]
+    new_groups: list = [()]
     for b in queue:
         g = rows[members[b]]
         if len(g) > 1:
@@ -386,7 +386,7 @@ def _canonical(delta, accepting, start, block_of, members, rows):
             for j, m in out:
                 merged[j] = merged.get(j, 0) | m
             out = list(merged.items())
-        new_groups.append(out)
+        new_groups.append(tuple(out))   # (kept on the automaton: a tuple the collector drops)
     # the rows, written from the groups (cells into the dead state stay 0)
     zero = [0] * len(delta[0])
     new_delta = [zero]
@@ -440,7 +440,7 @@ def prune_groups(delta, accepting, start, groups=None):
     start, groups)`` as :func:`minimize_groups` does."""
     rows, live = _sparse_rows(delta, accepting, start, groups)
     if start not in live:
-        return [[0] * len(delta[0])], set(), 0, [[]]
+        return [[0] * len(delta[0])], set(), 0, [()]
     block_of: list = [None] * len(delta)
     for s in live:
         block_of[s] = s
@@ -502,7 +502,7 @@ def _minimize_pairs(delta, accepting, start, groups=None):
     acc = accepting if isinstance(accepting, (set, frozenset, dict)) else set(accepting)
     level = [s for s in order if s in acc]
     if not level:
-        return [[0] * len(delta[0])], set(), 0, [[]]
+        return [[0] * len(delta[0])], set(), 0, [()]
     dist: list = [None] * total
     levels = []
     d = 0
@@ -519,7 +519,7 @@ def _minimize_pairs(delta, accepting, start, groups=None):
         level = nxt
         d += 1
     if dist[start] is None:
-        return [[0] * len(delta[0])], set(), 0, [[]]
+        return [[0] * len(delta[0])], set(), 0, [()]
     # ... and within a level by the symbols that lead to live states (those that do not lead to
     # the dead state): equivalent states agree on both
     block_of = dist             # (reused: every live state gets its block below)

@@ -419,7 +419,7 @@ def _partition(labels: frozenset):
             if a < b:
                 cl.extend(range(a, b))
                 m |= (1 << b) - (1 << a)
-        cover[cs] = (cl, m)
+        cover[cs] = (tuple(cl), m)      # (kept: a tuple of ints the collector drops)
     if len(_partitions) >= PARTITIONS_KEPT:
         _partitions.pop(next(iter(_partitions), None), None)
     got = (classes, cover)

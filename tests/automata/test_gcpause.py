@@ -126,3 +126,21 @@ def test_a_callers_frozen_objects_stay_frozen():
         assert gc.isenabled() and len(kept) == 100
     finally:
         gc.unfreeze()
+
+
+def test_what_a_minimal_automaton_keeps_the_collector_drops():
+    """The tables an automaton keeps for later use (its segments, its groups, the covers of a
+    partition) are tuples of ints: a collection stops tracking them, so that the automata held in
+    caches do not lengthen every full collection of a serving process."""
+    from tokenfsm.automata import DFA
+    from tokenfsm.automata.nfa import _partitions
+
+    d = (DFA.from_regex("[a-c]+x|y{2,4}") | DFA.from_regex("[^q]z")).minimize()
+    gc.collect()
+    gc.collect()       # (a tuple of tuples is dropped once the inner ones are)
+    kept = [d._segs, d._starts, d._seg_class]
+    assert d._groups is not None
+    kept += list(d._groups)
+    for _, cover in _partitions.values():
+        kept += [c for c, _ in cover.values()]
+    assert kept and not [x for x in kept if gc.is_tracked(x)]

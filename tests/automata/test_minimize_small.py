@@ -50,7 +50,7 @@ def _groups_of(delta):
         for c, t in enumerate(row):
             if t != 0:
                 masks[t] = masks.get(t, 0) | (1 << c)
-        out.append(list(masks.items()))
+        out.append(tuple(masks.items()))
     return out
 
 
@@ -182,9 +182,9 @@ def test_small_tables_against_brzozowski(k, n, data):
 
 def test_empty_language_and_lone_start():
     delta = [[0, 0], [1, 2], [2, 2]]            # nothing accepting
-    assert mz.minimize_groups(delta, set(), 1) == ([[0, 0]], set(), 0, [[]])
-    assert mz.minimize_groups(delta, {2}, 0) == ([[0, 0]], set(), 0, [[]])    # 2 unreachable
-    assert mz.minimize_groups(delta, {1}, 1) == ([[0, 0], [1, 0]], {1}, 1, [[], [(1, 1)]])
+    assert mz.minimize_groups(delta, set(), 1) == ([[0, 0]], set(), 0, [()])
+    assert mz.minimize_groups(delta, {2}, 0) == ([[0, 0]], set(), 0, [()])    # 2 unreachable
+    assert mz.minimize_groups(delta, {1}, 1) == ([[0, 0], [1, 0]], {1}, 1, [(), ((1, 1),)])
 
 
 @pytest.mark.parametrize("seed", range(40))
