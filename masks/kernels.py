@@ -278,27 +278,30 @@ def build_class_trie(sym, depth, end, tok_ptr, tok_ids, byte_classes, num_classe
 
 
 @njit(cache=True)
+def _edge_label(table, comp, block, s, k):
+    """The label of transition ``(s, k)`` in a refinement round: -1 for the dead state, -2 for a
+    target in another component than ``s``, else the target's block."""
+    t = table[s, k]
+    if t == 0:
+        return np.int64(-1)
+    if comp[t] != comp[s]:
+        return np.int64(-2)
+    return np.int64(block[t])
+
+
+@njit(cache=True)
 def _labels_hash(table, comp, block, s):
-    """A hash of state ``s``'s block and labels in a refinement round: per class, -1 for the
-    dead state, -2 for a target in another component than ``s``, else the target's block."""
     h = np.int64(block[s]) + 1
-    cs = comp[s]
     for k in range(table.shape[1]):
-        t = table[s, k]
-        x = np.int64(-1) if t == 0 else np.int64(-2) if comp[t] != cs else np.int64(block[t])
+        x = _edge_label(table, comp, block, s, k)
         h = ((h * 1000003) ^ (x & _HASH_MASK)) & _HASH_MASK
     return h
 
 
 @njit(cache=True)
 def _same_labels(table, comp, block, s, t):
-    """Whether states ``s`` and ``t`` have the same labels (see :func:`_labels_hash`)."""
-    cs, ct = comp[s], comp[t]
     for k in range(table.shape[1]):
-        a, b = table[s, k], table[t, k]
-        x = -1 if a == 0 else -2 if comp[a] != cs else block[a]
-        y = -1 if b == 0 else -2 if comp[b] != ct else block[b]
-        if x != y:
+        if _edge_label(table, comp, block, s, k) != _edge_label(table, comp, block, t, k):
             return False
     return True
 
@@ -306,7 +309,7 @@ def _same_labels(table, comp, block, s, t):
 @njit(cache=True)
 def _moore_rounds(table, comp, rounds):
     """Moore's partition refinement from {dead state 0} / {every other state}, at most ``rounds``
-    rounds, transitions labelled as :func:`_labels_hash` says (with ``comp`` all zero, by the
+    rounds, transitions labelled by :func:`_edge_label` (with ``comp`` all zero, by the
     target's block alone: plain Moore). Returns ``(block, n_blocks, stable)``, blocks numbered by
     first state; after ``r`` rounds the partition is exactly Moore's.
 
