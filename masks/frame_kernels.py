@@ -568,7 +568,7 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
     """
     a = _fields(packed)
     if not known:
-        exits = skeleton_exits(rec, max_depth, a[0], a[1], q)
+        exits = skeleton_exits(rec, max_depth, a[0], a[1], q, nodes, a[2], a[3])
     n = st_ret.shape[0]
     W = keys.shape[0]
     # the arrays the exits' test reads, taken out of the tuple once (not per exit)
@@ -632,6 +632,8 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
             continue
         for j in range(rec[x, 5], rec[x + 1, 5]):
             n_set = _set_token(out, touched, n_set, toks[j])
+        if not exits[e, 4]:
+            continue          # no token goes on live past this exit
         r_start[k] = rec[x, 0] + 1
         r_stop[k] = rec[x, 4]
         r_depth[k] = exits[e, 2]

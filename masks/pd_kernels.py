@@ -51,7 +51,7 @@ from .kernels import _copy_into, _stable_order
 _NO_LIMIT = 1 << 62
 _STATE = (1 << 30) - 1
 #: What :func:`replay_row` is given for exits it is to follow itself (``known`` false).
-NO_EXITS = np.zeros((0, 4), dtype=np.int32)
+NO_EXITS = np.zeros((0, 5), dtype=np.int32)
 
 __all__ = ["fill_row", "replay_row", "root_children", "row_of_nodes", "or_words",
            "skeleton_records", "skeleton_exits", "rows_over_empty_stack"]
@@ -346,19 +346,23 @@ def skeleton_records(sk_node, sk_depth, sk_exit, nodes, tok_ids):
 
 
 @njit(cache=True, inline="always")
-def skeleton_exits(rec, max_depth, table, byte_classes, q):
+def skeleton_exits(rec, max_depth, table, byte_classes, q, nodes, accepting, call_ptr):
     """The exits of a shared region walk's skeleton (``rec``: :func:`skeleton_records`) followed
-    from state ``q``: ``int32[k, 4]``, per exit where ``q``'s walk is still live ``(record,
-    state, depth, ticks)``, the ticks being those of the moves on the way (a target's bits from
-    30 up, as a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` table holds them; 0 in a plain
-    table). What the moves inside the region reach reads neither the stack nor a frame's data,
-    so a state's exits are followed once and replayed for every configuration
-    (:func:`replay_row`, :func:`.frame_kernels.replay_row`, which follow them where not given)."""
+    from state ``q``: ``int32[k, 5]``, per exit where ``q``'s walk is still live ``(record,
+    state, depth, ticks, below)``, the ticks being those of the moves on the way (a target's bits
+    from 30 up, as a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` table holds them; 0 in a
+    plain table), ``below`` 0 where no token goes on live past the exit whatever the stack and
+    frames (the state neither accepts nor calls, and no byte of the trie's next level moves
+    from it), else 1. What the moves inside the region reach reads neither the stack nor a
+    frame's data, so a state's exits are followed once and replayed for every configuration
+    (:func:`replay_row`, :func:`.frame_kernels.replay_row`, which follow them where not given,
+    and walk the subtrees below the exits whose ``below`` is 1: past a string's closing quote,
+    most bytes die in the state the quote leads to)."""
     m = rec.shape[0] - 1
     st = np.zeros(max_depth + 1, dtype=np.int64)
     ticks = np.zeros(max_depth + 1, dtype=np.int64)
     st[0] = q
-    out = np.empty((m, 4), dtype=np.int32)
+    out = np.empty((m, 5), dtype=np.int32)
     k = 0
     for x in range(m):
         d = rec[x, 1]
@@ -367,10 +371,17 @@ def skeleton_exits(rec, max_depth, table, byte_classes, q):
         ticks[d] = ticks[d - 1] + (t >> 30)
         # (a state whose walk is another's may die where that one leaves: its exits below too)
         if rec[x, 2] and st[d] != 0:
+            s = st[d]
+            below = accepting[s] or call_ptr[s + 1] > call_ptr[s]
+            c = rec[x, 0] + 1
+            while c < rec[x, 4] and not below:
+                below = table[s, byte_classes[nodes[c, 0]]] != 0
+                c = nodes[c, 2]
             out[k, 0] = x
-            out[k, 1] = st[d]
+            out[k, 1] = s
             out[k, 2] = d
             out[k, 3] = ticks[d]
+            out[k, 4] = 1 if below else 0
             k += 1
     return out[:k].copy()
 
@@ -392,7 +403,8 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     """
     n = stack.shape[0]
     if not known:
-        exits = skeleton_exits(rec, max_depth, table, byte_classes, q)
+        exits = skeleton_exits(rec, max_depth, table, byte_classes, q, nodes, accepting,
+                               call_ptr)
     st, bs, tp, cn, a_val, a_par = _levels(max_depth, cap)
     st[0] = q
     m = exits.shape[0]
@@ -401,16 +413,19 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
     n_set = np.int64(0)     # (np.int64, not a literal: see .kernels)
-    for k in range(m):
-        x = exits[k, 0]
+    k = 0
+    for e in range(m):
+        x = exits[e, 0]
         for j in range(rec[x, 5], rec[x + 1, 5]):
             n_set = _set_token(out, touched, n_set, toks[j])
-        r_start[k] = rec[x, 0] + 1
-        r_stop[k] = rec[x, 4]
-        r_depth[k] = exits[k, 2]
-        r_state[k] = exits[k, 1]
+        if exits[e, 4]:
+            r_start[k] = rec[x, 0] + 1
+            r_stop[k] = rec[x, 4]
+            r_depth[k] = exits[e, 2]
+            r_state[k] = exits[e, 1]
+            k += 1
     min_base, exact, visited, n_set = _walk_ranges(
-        r_start, r_stop, r_depth, r_state, m, nodes, tok_ids, byte_classes, table, accepting,
+        r_start, r_stop, r_depth, r_state, k, nodes, tok_ids, byte_classes, table, accepting,
         call_ptr, call_entry, call_return, call_first, stack, cap, st, bs, tp, cn, a_val, a_par,
         out, touched, n_set, np.int64(_NO_LIMIT))
     idx, val = _take(out, touched, n_set)

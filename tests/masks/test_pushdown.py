@@ -234,6 +234,20 @@ def test_shared_region_walks_give_the_same_rows(depth):
 STRING_TOKENS = TOKENS + [b'a b"', b'"]]', b'ab",', b'""', b'"a",[', None]
 
 
+def test_region_replays_walk_past_exits_into_calls():
+    # past the string's closing quote the state only calls (no byte of its own, not accepting):
+    # the tokens that go on into the callee are walked there, not dropped with the bytes that
+    # die past the quote (pd_kernels.skeleton_exits keeps the subtrees where a state calls)
+    pb = self_recursive(r'"[a-z]*"\x01|1', 3)
+    vocab = Vocabulary([b'"', b"a", b"1", b'a"', b'a"1', b'"1', b'ab"', b'a""a"1', b'"a"1', b'a"x',
+                        None], eos_token_ids=[10])
+    shared = PushdownIndex(pb, vocab)
+    for c in sorted(reachable(pb, b'"a1', 8)):
+        assert unpack_bitmask(shared.mask_row(c), vocab.size).tolist() == \
+            ref_mask(pb, vocab, *c), c
+    assert shared.stats["shared_walks"] >= 1
+
+
 def test_every_row_way_gives_the_reference_row():
     # row_ways.ROW_WAYS walked on every configuration reachable in a few bytes, against the
     # naive walk: the walk applies everywhere, the region replay in the string bodies, the row
