@@ -412,8 +412,8 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, byte_classes,
     r_stop = np.empty(m, dtype=np.int32)
     r_depth = np.empty(m, dtype=np.int32)
     r_state = np.empty(m, dtype=np.int32)
-    n_set = np.int64(0)     # (np.int64, not a literal: see .kernels)
-    k = 0
+    n_set = np.int64(0)     # (np.int64, not literals: see .kernels)
+    k = np.int64(0)
     for e in range(m):
         x = exits[e, 0]
         for j in range(rec[x, 5], rec[x + 1, 5]):
