@@ -15,7 +15,8 @@ hot loop. The next state of a token is instead computed when needed, by walking 
 bytes through the DFA: a handful of table lookups, cheaper than a binary search in a CSR row. The
 build itself walks the trie once per group of states that no string as long as the longest token
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
-than a token's length from their bound all share one walk. Where the counts of such strings make
+than a token's length from their bound all share one walk. (Where the walks that spares would be
+short, as a few of them predict, each state walks on its own: :data:`GROUP_MIN_VISITS`.) Where the counts of such strings make
 many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the groups
 no string of its longest token tells apart: the counts more than 6 characters from their bound walk
 the tokens of up to 6 bytes once for all of them, and only the longer tokens count by count
@@ -90,6 +91,19 @@ RELAXED_MAX_ROUNDS = 1024
 #: Regions (see :func:`_regions`) of more states than this are walked for each build, not kept
 #: in the trie's :class:`~.trie.WalkCache` (their canonical form would cost more than it saves).
 MAX_SIGNATURE_STATES = 64
+#: States are grouped (:func:`.kernels.refine_states`, and the bands below, which need the
+#: groups) only where walking each state outside cycles on its own would visit this many trie
+#: nodes or more in all, as :func:`_walks_long` predicts from the walks of
+#: :data:`GROUP_SAMPLES` states and as many more: below, the refinement costs more than the
+#: walks it spares (a schema's keys, whose states it tells apart anyway). Tables of fewer than
+#: :data:`GROUP_MIN_STATES` states are grouped without asking (their refinement costs less
+#: than the question). Over the dev corpora's 333 flat automata of at most 5,000 states
+#: (Llama-3, warm, the default strategy), 71 were asked: the 47 then walked state by state took
+#: 0.4-3.7 ms less each (Kubernetes kb_1030: 11.4 -> 9.3 ms) but two (Handwritten allany8 and
+#: allany9, 120 ms) 3 ms more; the 24 still grouped paid 0.1-0.9 ms for the question.
+GROUP_MIN_VISITS = 1 << 20
+GROUP_SAMPLES = 16
+GROUP_MIN_STATES = 512
 #: Tokens are walked in bands of length split at these many bytes (see :meth:`TokenIndex.build`)
 #: where the automaton has :data:`SPLIT_MIN_GROUPS` groups of states outside cycles or more and
 #: the walks of :data:`SPLIT_SAMPLES` of them, spread over them, predict :data:`SPLIT_MIN_VISITS`
@@ -468,6 +482,36 @@ def _visit(bt: ByteTables, trie, states, least: int, seen: dict) -> bool:
     picks = states[np.linspace(0, n - 1, min(n, SPLIT_BYTES_SAMPLES)).astype(np.int64)]
     need = -(-least * picks.shape[0] // n)     # the samples' share, rounded up
     return _visits(bt, bt.table, trie, picks, need, seen) >= need
+
+
+def _walks_long(bt: ByteTables, trie, states, least: int) -> bool:
+    """Whether the walks of ``trie`` from ``states``, one each, visit ``least`` nodes or more in
+    all, as these predict. Most visits lie in a few long walks, those of the states that move
+    on the most strings of two bytes (a bounded free text): where the walks of the
+    :data:`GROUP_SAMPLES` first of those visit an eighth of ``least``, yes; else they and the
+    walks of as many states spread over the others predict it. (No walk is needed where the
+    subtrees of the first bytes the walks take add up to less, as in :func:`_visit`.)"""
+    if states.shape[0] == 0:
+        return False
+    table = bt.table
+    class_nodes = np.bincount(bt.byte_classes, weights=trie.first_byte_nodes,
+                              minlength=table.shape[1])
+    if ((table[states] != 0) @ class_nodes).sum() < least:
+        return False
+    states = states.astype(np.int64)
+    class_size = np.bincount(bt.byte_classes, minlength=table.shape[1]).astype(np.int64)
+    ways = kernels.two_byte_ways(table, class_size, states)
+    order = states[np.argsort(-ways, kind="stable")]
+    top, rest = order[:GROUP_SAMPLES], order[GROUP_SAMPLES:]
+    got = _visits(bt, table, trie, top, -(-least // 8), {})
+    if got * 8 >= least:
+        return True
+    if rest.shape[0] == 0:
+        return False
+    picks = rest[np.linspace(0, rest.shape[0] - 1, min(rest.shape[0], GROUP_SAMPLES))
+                 .astype(np.int64)]
+    need = -(-(least - got) * picks.shape[0] // rest.shape[0])     # their share, rounded up
+    return _visits(bt, table, trie, picks, need, {}) >= need
 
 
 def _visits(bt: ByteTables, table, trie, states, need: int, seen: dict) -> int:
@@ -854,7 +898,8 @@ class TokenIndex:
               local_classes: bool = True,
               local_min_units: int = LOCAL_MIN_UNITS,
               shift_chains: bool = True,
-              chain_min_copies: int = CHAIN_MIN_COPIES) -> "TokenIndex":
+              chain_min_copies: int = CHAIN_MIN_COPIES,
+              group_min_visits: int | None = None) -> "TokenIndex":
         """Index ``dfa`` against ``vocab``.
 
         Parameters
@@ -868,7 +913,8 @@ class TokenIndex:
             byte trie unless the walks prove long (:data:`AUTO_BYTE_WALK_PASSES`).
         group_states : bool
             Walk once per group of states that no string as long as the longest token tells
-            apart (:func:`.kernels.refine_states`) instead of once per state. Same result.
+            apart (:func:`.kernels.refine_states`) instead of once per state, where the walks
+            that spares are long (``group_min_visits``). Same result.
         share_walks : bool
             Walk the trie once for states whose walks agree until they leave their region
             (:func:`_regions`, :func:`.kernels.relaxed_blocks`), each state then walking only
@@ -909,6 +955,10 @@ class TokenIndex:
             from one walk of the first copy, each count's row the tokens whose walk leaves room
             for it, rather than walking each count, where its orbits are ``chain_min_copies``
             copies long (default :data:`CHAIN_MIN_COPIES`). Same result.
+        group_min_visits : int, optional
+            With ``group_states``: group only where walking each state outside cycles on its
+            own would visit this many trie nodes or more, as a few of those walks predict
+            (default :data:`GROUP_MIN_VISITS`; 0: group wherever). Same result.
 
         Returns
         -------
@@ -922,21 +972,30 @@ class TokenIndex:
         t1 = time.perf_counter()
         n_states = bt.table.shape[0]
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
-        if group_states:
+        chains = _chains(bt, int(chain_min_copies)) if shift_chains else None
+        comp = _regions(bt)
+        grouped = bool(group_states)
+        least = GROUP_MIN_VISITS if group_min_visits is None else int(group_min_visits)
+        if grouped and least > 0 and n_states >= GROUP_MIN_STATES:
+            # (the states that walk alone: outside cycles, whose walks are shared, and outside
+            # the chains, whose rows come from their orbits)
+            alone = _acyclic_units(np.arange(n_states, dtype=np.int32), comp)
+            if chains is not None:
+                alone = np.setdiff1d(alone, chains[0], assume_unique=True)
+            grouped = _walks_long(bt, trie, alone, least)
+        if grouped:
             block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)
         else:
             block, n_blocks = np.arange(n_states, dtype=np.int32), n_states
-        chains = _chains(bt, int(chain_min_copies)) if shift_chains else None
         if chains is not None:
             block = _unwalked(block, chains[0])
-        comp = _regions(bt)
         if share_walks:
             relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
         else:
             relaxed = np.arange(n_states, dtype=np.int32)
         partitions: dict = {}       # (class partitions per table seen, for this build)
         parts = [(trie, block, int(n_blocks), bt.table)]
-        if (split_lengths or split_bytes) and group_states:
+        if (split_lengths or split_bytes) and grouped:
             parts = _bands(bt, trie, block, int(n_blocks), comp, split_lengths or (),
                            split_min_visits, split_bytes, local_classes and strategy != "bytes",
                            partitions)
@@ -966,6 +1025,7 @@ class TokenIndex:
             strategies = list(dict.fromkeys(w[3]["strategy"] for w in walked))
             info = {key: sum(w[3][key] for w in walked) for key in info if key != "strategy"}
             info["strategy"] = "+".join(strategies)
+        info["grouped"] = grouped
         info["bands"] = len(parts)
         info["class_views"] = len(walked)
         info["chain_states"] = 0

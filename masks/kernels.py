@@ -30,6 +30,8 @@ The kernels:
 * :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
+* :func:`two_byte_ways` counts the strings of two bytes each state moves on: the states of a
+  bounded free text, whose walks are long, move on the most.
 * :func:`shift_chains` finds the counted repetitions a flat DFA unrolls (one copy of a string
   body per count) as a shift from each copy to the next; :func:`chain_rows` makes the rows of
   every copy from one walk of the first; :func:`row_classes` finds equal rows.
@@ -69,6 +71,7 @@ __all__ = [
     "relaxed_blocks",
     "token_nodes",
     "walk_visits",
+    "two_byte_ways",
     "shift_chains",
     "chain_rows",
     "row_classes",
@@ -849,6 +852,40 @@ def walk_visits(sym, depth, end, max_depth, sym_class, table, states, max_total)
 
 #: An attempt of :func:`shift_chains` undone after making this many members burns them.
 _BURN_MEMBERS = 16
+
+
+@njit(cache=True)
+def two_byte_ways(table, class_size, states):
+    """Per state of ``states``, the strings of two bytes it moves on (to a live state after
+    each: the dead state 0 moves on none).
+
+    Parameters
+    ----------
+    table : int32[num_states, num_classes]
+    class_size : int64[num_classes]
+        Bytes per class.
+    states : int64[k]
+
+    Returns
+    -------
+    int64[k]
+    """
+    n, c = table.shape
+    one = np.zeros(n, dtype=np.int64)
+    for s in range(1, n):
+        w = 0
+        for k in range(c):
+            if table[s, k] != 0:
+                w += class_size[k]
+        one[s] = w
+    out = np.zeros(states.shape[0], dtype=np.int64)
+    for i in range(states.shape[0]):
+        s = states[i]
+        w = 0
+        for k in range(c):
+            w += class_size[k] * one[table[s, k]]
+        out[i] = w
+    return out
 
 
 @njit(cache=True)

@@ -58,7 +58,7 @@ def test_a_bounded_string_is_walked_in_bands():
     dfa = _bounded(30)
     whole = TokenIndex.build(dfa, VOCAB, split_lengths=None)
     banded = TokenIndex.build(dfa, VOCAB, split_lengths=(2, 4), split_min_visits=0,
-                              split_bytes=None)
+                              split_bytes=None, group_min_visits=0)
     assert whole.build_info["bands"] == 1 and banded.build_info["bands"] == 3
     # counts more than 4 from the bound are one group for the tokens of up to 4 bytes
     assert banded.build_info["walks"] < 2 * whole.build_info["walks"]
@@ -142,8 +142,10 @@ def test_a_trie_holding_some_bytes_holds_exactly_those_tokens(vocab, some):
 
 def test_a_long_string_is_walked_apart_from_the_tokens_ending_it():
     dfa = _at_least(30)
-    whole = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_bytes=None)
-    banded = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_min_visits=0)
+    whole = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_bytes=None,
+                             group_min_visits=0)
+    banded = TokenIndex.build(dfa, VOCAB, split_lengths=None, split_min_visits=0,
+                              group_min_visits=0)
     assert whole.build_info["bands"] == 1 and banded.build_info["bands"] == 2
     # the 31 counts (each with its escape and UTF-8 states) walk the tokens free of the quote
     # once for all of them, the tokens holding it count by count

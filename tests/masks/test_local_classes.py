@@ -70,7 +70,8 @@ def test_a_bounded_string_walks_its_counts_over_few_classes():
     dfa = compile_json_schema(BESIDE, whitespace=0).dfa.to_bytes()
     # (its counts walked one by one, not made from one walk: see test_shift_chains)
     every = TokenIndex.build(dfa, VOCAB, local_classes=False, shift_chains=False)
-    few = TokenIndex.build(dfa, VOCAB, split_min_visits=0, shift_chains=False)
+    few = TokenIndex.build(dfa, VOCAB, split_min_visits=0, shift_chains=False,
+                           group_min_visits=0)
     # the free band's counts are walked over the classes of a string body without escapes
     assert few.build_info["class_views"] > few.build_info["bands"]
     same_index(every, few)
