@@ -16,32 +16,33 @@ bytes through the DFA: a handful of table lookups, cheaper than a binary search 
 build itself walks the trie once per group of states that no string as long as the longest token
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
 than a token's length from their bound all share one walk. (Where the walks that spares would be
-short, as a few of them predict, each state walks on its own: :data:`GROUP_MIN_VISITS`.) Where the counts of such strings make
-many groups, the tokens are walked in bands of length (:data:`SPLIT_LENGTHS`), each with the groups
-no string of its longest token tells apart: the counts more than 6 characters from their bound walk
-the tokens of up to 6 bytes once for all of them, and only the longer tokens count by count
-(``format: email``, ``maxLength: 64``: 2.5-4 times faster to index). Likewise the tokens free of
-JSON's quote, separators, brackets and backslash (:data:`SPLIT_BYTES`) are walked apart from the
-few holding one where that spares long walks: the counts of a ``minLength`` string differ only on
-tokens that close it, and walk the rest of the vocabulary once for all of them. Over those tokens
-a string body tells apart a dozen byte classes of its schema's fifty: states whose walks tell
-apart few classes walk the trie merged over theirs (:func:`_class_views`), which is the same in
-every schema and so built once per vocabulary. A count's copy of a string body is found as a
-shift from one copy to the next (:func:`.kernels.shift_chains`): where the copies are many, one
-walk of the first gives the rows of all (:func:`.kernels.chain_rows`), a token allowed from the
-copy ``j`` counts on when its walk leaves room for ``j`` more, so that a ``maxLength: 64`` string
-is walked once rather than 64 times (:data:`CHAIN_MIN_COPIES`). States whose walks agree until
-they leave their strongly connected component (:func:`.kernels.relaxed_blocks`: the string bodies
-of a schema's string properties, which differ only after the closing quote) share the walk up to
-their exits, so a free-text body is walked in full once per schema, not once per property. Walks
-are shared by *region* (:func:`_regions`: strongly connected components, with JSON's separators and
-brackets ignored, so that a string body is a region of its own even inside an array of objects),
-and a region's walk is kept per vocabulary in the trie's :class:`~.trie.WalkCache`, keyed by the
-region's canonical form (:func:`.kernels.component_signatures`): the JSON string body, common to
-almost every schema, is walked once per vocabulary and process, like the trie is built once. The
-first build in a process pays for that walk (about one pass over the vocabulary's trie);
-``build_info["kept_walks"]`` counts the walks a build took from the cache, and
-``build_info["visited"]`` the trie nodes it walked itself.
+short, as a few of them predict, each state walks on its own: :data:`GROUP_MIN_VISITS`.) Where the
+counts of such strings make many groups, the tokens are walked in bands of length
+(:data:`SPLIT_LENGTHS`), each with the groups no string of its longest token tells apart: the
+counts more than 6 characters from their bound walk the tokens of up to 6 bytes once for all of
+them, and only the longer tokens count by count (``format: email``, ``maxLength: 64``: 2.5-4 times
+faster to index). Likewise the tokens free of JSON's quote, separators, brackets and backslash
+(:data:`SPLIT_BYTES`) are walked apart from the few holding one where that spares long walks: the
+counts of a ``minLength`` string differ only on tokens that close it, and walk the rest of the
+vocabulary once for all of them. Over those tokens a string body tells apart a dozen byte classes
+of its schema's fifty: states whose walks tell apart few classes walk the trie merged over theirs
+(:func:`_class_views`), which is the same in every schema and so built once per vocabulary. A
+count's copy of a string body is found as a shift from one copy to the next
+(:func:`.kernels.shift_chains`): where the copies are many, one walk of the first gives the rows of
+all (:func:`.kernels.chain_rows`), a token allowed from the copy ``j`` counts on when its walk
+leaves room for ``j`` more, so that a ``maxLength: 64`` string is walked once rather than 64 times
+(:data:`CHAIN_MIN_COPIES`). States whose walks agree until they leave their strongly connected
+component (:func:`.kernels.relaxed_blocks`: the string bodies of a schema's string properties,
+which differ only after the closing quote) share the walk up to their exits, so a free-text body is
+walked in full once per schema, not once per property. Walks are shared by *region*
+(:func:`_regions`: strongly connected components, with JSON's separators and brackets ignored, so
+that a string body is a region of its own even inside an array of objects), and a region's walk is
+kept per vocabulary in the trie's :class:`~.trie.WalkCache`, keyed by the region's canonical form
+(:func:`.kernels.component_signatures`): the JSON string body, common to almost every schema, is
+walked once per vocabulary and process, like the trie is built once. The first build in a process
+pays for that walk (about one pass over the vocabulary's trie); ``build_info["kept_walks"]`` counts
+the walks a build took from the cache, and ``build_info["visited"]`` the trie nodes it walked
+itself.
 
 The per-pair table is still there for those who want it: ``csr_ptr``, ``csr_tok`` and ``csr_next``
 (``csr_tok[csr_ptr[s]:csr_ptr[s + 1]]`` are the text tokens allowed in ``s``, ascending, and
@@ -91,16 +92,17 @@ RELAXED_MAX_ROUNDS = 1024
 #: Regions (see :func:`_regions`) of more states than this are walked for each build, not kept
 #: in the trie's :class:`~.trie.WalkCache` (their canonical form would cost more than it saves).
 MAX_SIGNATURE_STATES = 64
-#: States are grouped (:func:`.kernels.refine_states`, and the bands below, which need the
-#: groups) only where walking each state outside cycles on its own would visit this many trie
-#: nodes or more in all, as :func:`_walks_long` predicts from the walks of
-#: :data:`GROUP_SAMPLES` states and as many more: below, the refinement costs more than the
-#: walks it spares (a schema's keys, whose states it tells apart anyway). Tables of fewer than
-#: :data:`GROUP_MIN_STATES` states are grouped without asking (their refinement costs less
-#: than the question). Over the dev corpora's 333 flat automata of at most 5,000 states
-#: (Llama-3, warm, the default strategy), 71 were asked: the 47 then walked state by state took
-#: 0.4-3.7 ms less each (Kubernetes kb_1030: 11.4 -> 9.3 ms) but two (Handwritten allany8 and
-#: allany9, 120 ms) 3 ms more; the 24 still grouped paid 0.1-0.9 ms for the question.
+#: States are grouped (:func:`.kernels.refine_states`, and the bands below, which need the groups),
+#: and counted repetitions looked for (:data:`CHAIN_MIN_COPIES`), only where walking each state
+#: outside cycles on its own would visit this many trie nodes or more in all, as
+#: :func:`_walks_long` predicts from the walks of :data:`GROUP_SAMPLES` states and as many more:
+#: below, the refinement and the search cost more than the walks they spare (a schema's keys, whose
+#: states the refinement tells apart anyway). Tables of fewer than :data:`GROUP_MIN_STATES` states
+#: are grouped without asking (their refinement costs less than the question). Over the dev
+#: corpora's 333 flat automata of at most 5,000 states (Llama-3, warm, the default strategy)
+#: indexing went from 2,256 to 2,190 ms in all; 71 were asked: the 47 then walked state by state
+#: took 0.2-5.0 ms less each (Kubernetes kb_1030: 11.5 -> 8.7 ms), the 24 still grouped about 0.7
+#: ms more (the question).
 GROUP_MIN_VISITS = 1 << 20
 GROUP_SAMPLES = 16
 GROUP_MIN_STATES = 512
@@ -956,9 +958,10 @@ class TokenIndex:
             for it, rather than walking each count, where its orbits are ``chain_min_copies``
             copies long (default :data:`CHAIN_MIN_COPIES`). Same result.
         group_min_visits : int, optional
-            With ``group_states``: group only where walking each state outside cycles on its
-            own would visit this many trie nodes or more, as a few of those walks predict
-            (default :data:`GROUP_MIN_VISITS`; 0: group wherever). Same result.
+            Group states (``group_states``) and look for counted repetitions (``shift_chains``)
+            only where walking each state outside cycles on its own would visit this many trie
+            nodes or more, as a few of those walks predict (default :data:`GROUP_MIN_VISITS`;
+            0: wherever). Same result.
 
         Returns
         -------
@@ -972,17 +975,19 @@ class TokenIndex:
         t1 = time.perf_counter()
         n_states = bt.table.shape[0]
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
-        chains = _chains(bt, int(chain_min_copies)) if shift_chains else None
         comp = _regions(bt)
-        grouped = bool(group_states)
         least = GROUP_MIN_VISITS if group_min_visits is None else int(group_min_visits)
-        if grouped and least > 0 and n_states >= GROUP_MIN_STATES:
-            # (the states that walk alone: outside cycles, whose walks are shared, and outside
-            # the chains, whose rows come from their orbits)
-            alone = _acyclic_units(np.arange(n_states, dtype=np.int32), comp)
-            if chains is not None:
-                alone = np.setdiff1d(alone, chains[0], assume_unique=True)
-            grouped = _walks_long(bt, trie, alone, least)
+        asked = least > 0 and n_states >= GROUP_MIN_STATES and (group_states or shift_chains)
+        # (the states that walk alone: outside cycles, whose walks are shared. Where their walks
+        # are short, neither groups of states nor the orbits of a chain spare much of them.)
+        alone = _acyclic_units(np.arange(n_states, dtype=np.int32), comp) if asked else None
+        long_walks = not asked or _walks_long(bt, trie, alone, least)
+        chains = _chains(bt, int(chain_min_copies)) if shift_chains and long_walks else None
+        grouped = bool(group_states) and long_walks
+        if grouped and asked and chains is not None:
+            # (the chains' rows come from their orbits: asked again of the other states)
+            grouped = _walks_long(bt, trie, np.setdiff1d(alone, chains[0], assume_unique=True),
+                                  least)
         if grouped:
             block, n_blocks = kernels.refine_states(bt.table, trie.max_depth)
         else:

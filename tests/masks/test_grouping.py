@@ -83,3 +83,20 @@ def test_the_question_reads_the_walks_of_most_bytes(vocab):
     heavy = _visits(bt, bt.table, trie, top, 1 << 62, {})
     assert _walks_long(bt, trie, alone, 8 * heavy)
     assert not _walks_long(bt, trie, alone, 8 * heavy + 8 * _walked_alone(bt, trie))
+
+
+def test_short_walks_look_for_no_chain():
+    # a bounded string's counts on a vocabulary of a few tokens: their walks are short, so its
+    # copies are neither grouped nor made from one walk of the first; the rows are the same
+    from test_bands import VOCAB, _bounded
+
+    dfa = _bounded(100)
+    assert dfa.num_states >= GROUP_MIN_STATES
+    default = TokenIndex.build(dfa, VOCAB)
+    asked_not = TokenIndex.build(dfa, VOCAB, group_min_visits=0)
+    assert not default.build_info["grouped"] and default.build_info["chain_states"] == 0
+    assert asked_not.build_info["grouped"] and asked_not.build_info["chain_states"] > 0
+    same_index(default, asked_not)
+    for s in range(1, dfa.num_states, 37):
+        assert unpack_bitmask(default.mask_row(s), VOCAB.size).tolist() == \
+            reference_mask(dfa, VOCAB, s)
