@@ -322,7 +322,7 @@ _CP_END = 0x140000
 _LEAD_GROUPS = ((1, 0xC2, 0xDF, 0x1F, 0x80), (2, 0xE0, 0xEF, 0x0F, 0x800), (3, 0xF0, 0xF4, 0x07, 0x10000))
 
 
-def _lower_minimal(dfa, way=None):
+def _lower_minimal(dfa, way=None, numbered: bool = True):
     """``(byte_classes, table, accepting, start)`` of a minimal code-point DFA, or None.
 
     The UTF-8 byte automaton has the code-point DFA's states plus, for every state, the states
@@ -357,7 +357,11 @@ def _lower_minimal(dfa, way=None):
     so the result is the canonical table.
 
     Returns None when a check fails (a state unreachable: the input was not minimal after all),
-    for the caller to use the general lowering.
+    for the caller to use the general lowering. With ``numbered=False`` the states stay as built
+    (the code-point states in their order, then the partial-sequence states), unchecked: for a
+    table whose every state is reachable and that need not be canonical (what an index reads,
+    :meth:`.compose.LazyDFA.to_bytes_as_composed`), the numbering being the lowering's longest
+    step; renumbered breadth-first (:func:`_number_states`), it is the canonical table.
     """
     n = len(dfa.delta)
     n_cls = len(dfa.classes)
@@ -371,9 +375,10 @@ def _lower_minimal(dfa, way=None):
     if way is None:
         way = _partial_states_way(len(rows), plan[2])
     if way == "arrays":
-        return _lower_arrays(delta, runs, high, accepting, int(dfa.start))
+        return _lower_arrays(delta, runs, high, accepting, int(dfa.start), numbered)
     values, template = _partial_states(high_key, plan, rows)
-    return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start))
+    return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start),
+                        numbered)
 
 
 def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
@@ -548,7 +553,7 @@ def _template(plan, rows: tuple, base: int):
     return (next_id - base, high_src, *arrays, {})
 
 
-def _lower_small(delta, runs, values, template, rowidx, accepting, start):
+def _lower_small(delta, runs, values, template, rowidx, accepting, start, numbered=True):
     """:func:`_lower_minimal` with the partial-sequence states from a template
     (:func:`_partial_states`; ``rowidx``: each state's row there).
 
@@ -618,13 +623,15 @@ def _lower_small(delta, runs, values, template, rowidx, accepting, start):
         tab[:n, jt[n_cont:]] = real[lead][rowidx]
     acc = np.zeros(n + m, dtype=bool)
     acc[accepting] = True
+    if not numbered:
+        return np.frombuffer(bc, dtype=np.uint8), tab.astype(np.int32), acc, start
     got = _number_states(tab, acc, start)
     if got is None:
         return None
     return (np.frombuffer(bc, dtype=np.uint8),) + got + (1,)
 
 
-def _lower_arrays(delta, runs, high, accepting, start):
+def _lower_arrays(delta, runs, high, accepting, start, numbered=True):
     """:func:`_lower_minimal` by array operations over all states: a ``(class node, state)``
     pair's successors are ``delta[s][node]``, one fancy index for all pairs of a level."""
     n, n_cls = delta.shape
@@ -680,6 +687,9 @@ def _lower_arrays(delta, runs, high, accepting, start):
         pos += rows.shape[0]
     acc = np.zeros(total, dtype=bool)
     acc[accepting] = True
+    if not numbered:
+        bc, cols = _byte_classes_np(table)
+        return bc.astype(np.uint8), np.ascontiguousarray(table[:, cols]), acc, start
     return _canonical_numbering(table, acc, start)
 
 

@@ -459,8 +459,8 @@ class LazyDFA(DFA):
             return self.to_bytes()
         table, accepting = self.reachable()
         view = _TableView(table, self.classes, accepting, 1, self._segs)
-        got = _lower_minimal(view)
-        return ByteDFA._trusted(*got) if got is not None else self.to_bytes()
+        # (every state reachable: numbered as built, not canonically)
+        return ByteDFA._trusted(*_lower_minimal(view, numbered=False))
 
     def prune(self) -> DFA:
         return self.minimize()

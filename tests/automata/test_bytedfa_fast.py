@@ -87,6 +87,12 @@ def check(m: DFA) -> ByteDFA:
         assert same(got, want), name
     got = bytedfa._lower_minimal(m)
     assert got is not None, "the fast lowering gave up on a minimal DFA"
+    for way in ("templates", "arrays"):
+        # the states as built, numbered breadth-first, are the canonical table
+        raw, canon = bytedfa._lower_minimal(m, way, numbered=False), bytedfa._lower_minimal(m, way)
+        table, accepting = bytedfa._number_states(raw[1], raw[2], raw[3])
+        assert raw[1].dtype == np.int32 and np.array_equal(raw[0], canon[0])
+        assert np.array_equal(table, canon[1]) and np.array_equal(accepting, canon[2])
     got = ByteDFA(*got)            # the checking constructor
     assert same(got, want)
     fast = ByteDFA.from_codepoint_dfa(m)          # built without the checks
