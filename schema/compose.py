@@ -449,8 +449,10 @@ class LazyDFA(DFA):
         """The UTF-8 byte automaton of the reachable states as they are, without minimising
         them first: a composition of minimal automata is minimal but for a few states where
         its blocks meet (a Kubernetes object's 1,784 states of 1,833 rows all are), and the
-        minimisation would cost more than the lowering. What an index needs; :meth:`to_bytes`
-        stays the canonical minimal automaton."""
+        minimisation would cost more than the lowering. Nor are its states numbered
+        canonically: they come in the order :meth:`reachable` gives, then the states inside
+        UTF-8 sequences. What an index needs; :meth:`to_bytes` stays the canonical minimal
+        automaton."""
         from tokenfsm.automata.bytedfa import ByteDFA, _lower_minimal
 
         if self._min is not None:
@@ -459,7 +461,6 @@ class LazyDFA(DFA):
             return self.to_bytes()
         table, accepting = self.reachable()
         view = _TableView(table, self.classes, accepting, 1, self._segs)
-        # (every state reachable: numbered as built, not canonically)
         return ByteDFA._trusted(*_lower_minimal(view, numbered=False))
 
     def prune(self) -> DFA:
