@@ -15,7 +15,7 @@ hot loop. The next state of a token is instead computed when needed, by walking 
 bytes through the DFA: a handful of table lookups, cheaper than a binary search in a CSR row. The
 build itself walks the trie once per group of states that no string as long as the longest token
 tells apart (:func:`.kernels.refine_states`): the states of a length-bounded string that are more
-than a token's length from their bound all share one walk. (Where the walks that spares would be
+than a token's length from their bound all share one walk. (Where the walks it would spare are
 short, as a few of them predict, each state walks on its own: :data:`GROUP_MIN_VISITS`.) Where the
 counts of such strings make many groups, the tokens are walked in bands of length
 (:data:`SPLIT_LENGTHS`), each with the groups no string of its longest token tells apart: the
@@ -101,8 +101,8 @@ MAX_SIGNATURE_STATES = 64
 #: are grouped without asking (their refinement costs less than the question). Over the dev
 #: corpora's 333 flat automata of at most 5,000 states (Llama-3, warm, the default strategy)
 #: indexing went from 2,256 to 2,190 ms in all; 71 were asked: the 47 then walked state by state
-#: took 0.2-5.0 ms less each (Kubernetes kb_1030: 11.5 -> 8.7 ms), the 24 still grouped about 0.7
-#: ms more (the question).
+#: took 0.2-5.0 ms less each (Kubernetes kb_1030: 11.5 -> 8.7 ms), the 24 still grouped about
+#: 0.7 ms more (the question).
 GROUP_MIN_VISITS = 1 << 20
 GROUP_SAMPLES = 16
 GROUP_MIN_STATES = 512
@@ -916,7 +916,7 @@ class TokenIndex:
         group_states : bool
             Walk once per group of states that no string as long as the longest token tells
             apart (:func:`.kernels.refine_states`) instead of once per state, where the walks
-            that spares are long (``group_min_visits``). Same result.
+            it spares are long (``group_min_visits``). Same result.
         share_walks : bool
             Walk the trie once for states whose walks agree until they leave their region
             (:func:`_regions`, :func:`.kernels.relaxed_blocks`), each state then walking only
