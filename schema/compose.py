@@ -234,7 +234,7 @@ class Composer:
                     kk = item_part[g]
                     follow |= table(kk)[g - base[kk] + 1] != 0
                 acc = sorted(m.accepting)
-                if acc and (table(k)[acc] != 0)[:, follow].any():
+                if acc and table(k)[acc][:, follow].any():
                     ok = False
             blockable.append(ok)
 
@@ -317,7 +317,7 @@ class Composer:
         # accepting rows completed with the moves that follow the part)
         N = len(rows)
         T = np.zeros((N, J), dtype=np.int64)
-        generic = [q for q in range(1, N) if rows[q] is not None]
+        generic = sorted([q0, *interned.values()])      # (the states not in a block)
         if generic:
             T[generic] = np.array([rows[q] for q in generic], dtype=np.int64)
         for k in blocks:
@@ -325,7 +325,7 @@ class Composer:
             at = block_at[k]
             n = _size(m) - 1
             t = table(k)[1:]
-            T[at:at + n] = np.where(t != 0, t + (at - 1), 0)
+            np.add(t, at - 1, out=T[at:at + n], where=t != 0)     # (T is zero there)
             acc = np.array(sorted(m.accepting), dtype=np.int64)
             if acc.size:
                 xrow = np.asarray(after_rows[k], dtype=np.int64)
