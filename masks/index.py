@@ -95,7 +95,7 @@ MAX_SIGNATURE_STATES = 64
 #: States are grouped (:func:`.kernels.refine_states`, and the bands below, which need the groups),
 #: and counted repetitions looked for (:data:`CHAIN_MIN_COPIES`), only where walking each state
 #: outside cycles on its own would visit this many trie nodes or more in all, as
-#: :func:`_walks_long` predicts from the walks of :data:`GROUP_SAMPLES` states and as many more:
+#: :func:`_walks_long` predicts from the walks of a few states:
 #: below, the refinement and the search cost more than the walks they spare (a schema's keys, whose
 #: states the refinement tells apart anyway). Tables of fewer than :data:`GROUP_MIN_STATES` states
 #: are grouped without asking (their refinement costs less than the question). Over the dev
@@ -490,30 +490,17 @@ def _walks_long(bt: ByteTables, trie, states, least: int) -> bool:
     """Whether the walks of ``trie`` from ``states``, one each, visit ``least`` nodes or more in
     all, as these predict. Most visits lie in a few long walks, those of the states that move
     on the most strings of two bytes (a bounded free text): where the walks of the
-    :data:`GROUP_SAMPLES` first of those visit an eighth of ``least``, yes; else they and the
-    walks of as many states spread over the others predict it. (No walk is needed where the
-    subtrees of the first bytes the walks take add up to less, as in :func:`_visit`.)"""
+    :data:`GROUP_SAMPLES` first of those visit an eighth of ``least``, yes; else the others
+    are asked what is left (:func:`_visit`)."""
     if states.shape[0] == 0:
         return False
-    table = bt.table
-    class_nodes = np.bincount(bt.byte_classes, weights=trie.first_byte_nodes,
-                              minlength=table.shape[1])
-    if ((table[states] != 0) @ class_nodes).sum() < least:
-        return False
     states = states.astype(np.int64)
-    class_size = np.bincount(bt.byte_classes, minlength=table.shape[1]).astype(np.int64)
-    ways = kernels.two_byte_ways(table, class_size, states)
+    class_size = np.bincount(bt.byte_classes, minlength=bt.table.shape[1]).astype(np.int64)
+    ways = kernels.two_byte_ways(bt.table, class_size, states)
     order = states[np.argsort(-ways, kind="stable")]
     top, rest = order[:GROUP_SAMPLES], order[GROUP_SAMPLES:]
-    got = _visits(bt, table, trie, top, -(-least // 8), {})
-    if got * 8 >= least:
-        return True
-    if rest.shape[0] == 0:
-        return False
-    picks = rest[np.linspace(0, rest.shape[0] - 1, min(rest.shape[0], GROUP_SAMPLES))
-                 .astype(np.int64)]
-    need = -(-(least - got) * picks.shape[0] // rest.shape[0])     # their share, rounded up
-    return _visits(bt, table, trie, picks, need, {}) >= need
+    got = _visits(bt, bt.table, trie, top, -(-least // 8), {})
+    return got * 8 >= least or _visit(bt, trie, rest, least - got, {})
 
 
 def _visits(bt: ByteTables, table, trie, states, need: int, seen: dict) -> int:
