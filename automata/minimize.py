@@ -33,7 +33,7 @@ formulation of Valmari & Lehtinen (2008) with blocks as lists and a splitter wor
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from functools import partial
+from functools import lru_cache, partial
 from itertools import chain
 
 from .cache import BoundedMemo
@@ -949,12 +949,12 @@ MOORE_STALL_STATES = 500
 def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, check=None):
     """Moore's partition refinement with array operations.
 
-    Each round gives every state the signature (its block, the blocks of its successors) and
-    numbers the distinct signatures. Signatures are compared through a 64-bit hash of the row; a
-    collision can only merge states, never separate equivalent ones, so the final partition is
-    checked once: if every state agrees with its block's first state on acceptance and on the
-    blocks of all successors, it is a congruence coarser than none of the Myhill-Nerode classes,
-    hence exactly them.
+    Each round names every state's block by a 64-bit hash of its signature (its block, the
+    blocks of its successors) and counts the distinct names; the blocks are numbered once, when
+    the count stops growing. A collision can only merge states, never separate equivalent ones,
+    so the final partition is checked once: if every state agrees with its block's first state
+    on acceptance and on the blocks of all successors, it is a congruence coarser than none of
+    the Myhill-Nerode classes, hence exactly them.
 
     Parameters
     ----------
@@ -982,11 +982,8 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, ch
     acc = np.zeros(total, dtype=np.int64)
     acc[acc_local] = 1
     block = acc.copy()
-    count = len(np.unique(block))
-    if weights is None:
-        mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
-    else:
-        mult = np.asarray(weights, dtype=np.int64)
+    count = 2 if 0 < acc.sum() < total else 1
+    mult = _weights(k) if weights is None else np.asarray(weights, dtype=np.int64)
     limit = MOORE_MAX_ROUNDS if max_rounds is None else max_rounds
     stable = False
     stall = max(1, total // MOORE_STALL_STATES)
@@ -994,25 +991,47 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, ch
         if check is not None:
             check()
         h = block * mult[0] + block[T] @ mult[1:]      # wraps modulo 2**64, which is fine
-        _, new = np.unique(h, return_inverse=True)
-        new = new.reshape(-1)
-        if len(_) == count:
+        distinct = len(np.unique_values(h))
+        if distinct == count:
             stable = True
             break
-        grew = len(_) - count
-        block, count = new.astype(np.int64), len(_)
+        grew = distinct - count
+        block, count = h, distinct
         if r >= MOORE_STALL_ROUNDS and grew < stall and max_rounds is None:
             break                                      # a chain: Hopcroft finishes
     # refine by acceptance (a collision may have merged across it), then check stability
-    _, block = np.unique(block * 2 + acc, return_inverse=True)
-    block = block.reshape(-1).astype(np.int64)
+    block = _numbered(_numbered(block) * 2 + acc)
     if stable:
         first = np.full(block.max() + 1, total, dtype=np.int64)
         np.minimum.at(first, block, np.arange(total))
-        rep = first[block]
         succ = block[T]
-        stable = bool(np.array_equal(succ, succ[rep]))
+        stable = bool(np.array_equal(succ, np.take(succ, first[block], axis=0)))
     return block.tolist(), stable
+
+
+@lru_cache(maxsize=None)
+def _weights(k: int):
+    """The default multipliers of :func:`moore_blocks`' row hash for ``k`` symbols: odd numbers
+    drawn from a fixed seed (read only)."""
+    import numpy as np
+    mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
+    mult.flags.writeable = False
+    return mult
+
+
+def _numbered(values):
+    """``np.unique(values, return_inverse=True)[1]`` for a 1-d int64 array: each value's rank
+    among the distinct ones. A stable sort: the labels of a partition repeat many times, which
+    the default sort handles several times slower."""
+    import numpy as np
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    new = np.empty(len(values), dtype=np.int64)
+    new[:1] = 0
+    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+    out = np.empty(len(values), dtype=np.int64)
+    out[order] = np.cumsum(new)
+    return out
 
 
 def _row_groups(tab, dead, masks: bool = False):
