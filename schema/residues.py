@@ -209,15 +209,22 @@ class _Formula:
         for lo, lo_x, hi, hi_x, passed in merged:
             if not passed.any():
                 continue
-            table = _quotient(*_residue_table(passed, modulus, scale))
             limit = None
             if lo is not None or hi is not None:
                 limit = number_range(lo, hi, lo_x, hi_x, budget=budget)
             if integer:
                 whole = _integer_texts(self.sir.float_integers)
                 limit = whole if limit is None else limit.intersect(whole, budget)
-            if limit is not None:
-                table = _quotient(*_product(*table, limit, budget))
+            residues = _residue_table(passed, modulus, scale)
+            paired = None
+            if lo is not None and hi is not None:
+                paired = _reachable_product(*residues, limit, budget)
+            if paired is not None:
+                table = _quotient(*paired)
+            elif limit is not None:
+                table = _quotient(*_product(*_quotient(*residues), limit, budget))
+            else:
+                table = _quotient(*residues)
             out.append(_canonical(*table))
         return DFA.union_all(out, budget) if out else DFA.empty()
 
@@ -393,6 +400,41 @@ def _quotient(T: np.ndarray, accept: np.ndarray, start: int):
     reps = first[order]
     b = rank[block]
     return b[t[reps]], accept[keep][reps], int(b[local[start]])
+
+
+def _reachable_product(T: np.ndarray, accept: np.ndarray, start: int, other: DFA,
+                       budget: Budget):
+    """The texts of both the complete table ``(T, accept, start)`` (state 0 dead) and ``other``,
+    as a complete table over the pairs of states reachable from the start pair, found breadth
+    first (pair 0 dead); None past :data:`RESIDUE_STATES` pairs. For a bounded range, only the
+    residues its prefixes reach: fewer states than the residue table, minimised once."""
+    cmap = [other.class_of(chr(c.ranges[0][0])) for c in _CLASSES]
+    R = np.asarray(other.delta, dtype=np.int64)[:, cmap]
+    n = len(T)
+    cap = min(budget.max_states, RESIDUE_STATES)
+
+    def moves(codes):
+        r, q = np.divmod(codes, n)
+        nxt = R[r] * n + T[q]
+        nxt[(R[r] == 0) | (T[q] == 0)] = 0
+        return nxt
+
+    first = other.start * n + start
+    found = [np.array([0, first], dtype=np.int64)] if first else [np.array([0])]
+    seen = np.unique(found[0])
+    frontier = seen[seen != 0]
+    while frontier.size:
+        new = np.setdiff1d(moves(frontier), seen)
+        if len(seen) + len(new) > cap:
+            return None
+        seen = np.union1d(seen, new)
+        frontier = new
+    table = np.searchsorted(seen, moves(seen))
+    table[0] = 0
+    acc_r = np.zeros(len(R), dtype=bool)
+    acc_r[list(other.accepting)] = True
+    r, q = np.divmod(seen, n)
+    return table, acc_r[r] & accept[q] & (seen != 0), int(np.searchsorted(seen, first))
 
 
 def _canonical(Q: np.ndarray, accept: np.ndarray, start: int) -> DFA:

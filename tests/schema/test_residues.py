@@ -9,16 +9,20 @@ import json
 from decimal import Decimal
 
 import jsonschema
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import DEFAULT_BUDGET
 from tokenfsm.schema import compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.schema.errors import SchemaError
 from tokenfsm.schema.jsontext import CANONICAL_NUMBER
-from tokenfsm.schema.residues import RESIDUE_STATES, number_formula
+from tokenfsm.schema.numbers import number_range
+from tokenfsm.schema.residues import (RESIDUE_STATES, _canonical, _product, _quotient,
+                                      _reachable_product, _residue_table, number_formula)
 from tokenfsm.schema.resolve import resolve
 from tokenfsm.schema.tuning import DEFAULT_TUNING
 
@@ -174,3 +178,20 @@ def test_a_large_lcm_within_bounds_reads_the_value_exactly(bounds):
     texts += ["-101", "-206", "-218", "-214", "-107", "101", "103", "-0", "-40.5", "-40.75"]
     for text in texts:
         assert d.accepts(text) == _valid(schema, text), text
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 2), st.data())
+def test_a_bounded_range_paired_first_is_the_range_after_minimising(modulus, scale, data):
+    # the two routes to a residue table within a range: pairs reachable from the start, then
+    # one minimisation (bounded ranges), or the minimal table times the whole range
+    passed = np.array(data.draw(st.lists(st.booleans(), min_size=modulus + 1,
+                                         max_size=modulus + 1)))
+    lo, hi = sorted(data.draw(st.lists(st.sampled_from(BOUNDS), min_size=2, max_size=2)))
+    lo_x, hi_x = data.draw(st.booleans()), data.draw(st.booleans())
+    limit = number_range(lo, hi, lo_x and lo < hi, hi_x and lo < hi)
+    residues = _residue_table(passed, modulus, scale)
+    paired = _reachable_product(*residues, limit, DEFAULT_BUDGET)
+    assert paired is not None
+    want = _canonical(*_quotient(*_product(*_quotient(*residues), limit, DEFAULT_BUDGET)))
+    assert _canonical(*_quotient(*paired)) == want
