@@ -40,6 +40,7 @@ import struct
 
 import numpy as np
 
+from .arrays import unique_rows
 from .cache import BoundedMemo, byte_lru_cache
 from .charset import CharSet, refine
 from .errors import AutomatonError
@@ -425,7 +426,7 @@ def _distinct_rows(delta, cols: list):
         return [[]], np.zeros(len(delta), dtype=np.intp)
     if isinstance(delta, np.ndarray):
         sub = np.ascontiguousarray(delta[:, cols])
-        _, first, where = np.unique(sub, axis=0, return_index=True, return_inverse=True)
+        first, where = unique_rows(sub)
         rank = np.empty(first.size, dtype=np.intp)      # numbered by first appearance
         rank[np.argsort(first, kind="stable")] = np.arange(first.size)
         return sub[np.sort(first)].tolist(), rank[where.reshape(-1)]

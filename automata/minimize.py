@@ -36,6 +36,7 @@ from collections import defaultdict, deque
 from functools import lru_cache, partial
 from itertools import chain
 
+from .arrays import unique_inverse
 from .cache import BoundedMemo
 from .gcpause import gc_paused
 
@@ -1000,7 +1001,7 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, ch
         if r >= MOORE_STALL_ROUNDS and grew < stall and max_rounds is None:
             break                                      # a chain: Hopcroft finishes
     # refine by acceptance (a collision may have merged across it), then check stability
-    block = _numbered(_numbered(block) * 2 + acc)
+    block = unique_inverse(unique_inverse(block) * 2 + acc)
     if stable:
         first = np.full(block.max() + 1, total, dtype=np.int64)
         np.minimum.at(first, block, np.arange(total))
@@ -1017,21 +1018,6 @@ def _weights(k: int):
     mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
     mult.flags.writeable = False
     return mult
-
-
-def _numbered(values):
-    """``np.unique(values, return_inverse=True)[1]`` for a 1-d int64 array: each value's rank
-    among the distinct ones. A stable sort: the labels of a partition repeat many times, which
-    the default sort handles several times slower."""
-    import numpy as np
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    new = np.empty(len(values), dtype=np.int64)
-    new[:1] = 0
-    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
-    out = np.empty(len(values), dtype=np.int64)
-    out[order] = np.cumsum(new)
-    return out
 
 
 def _row_groups(tab, dead, masks: bool = False):

@@ -77,6 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenfsm.automata.arrays import unique_rows
 from tokenfsm.automata.errors import OptionError
 
 from . import kernels
@@ -767,8 +768,7 @@ def _chain_classes(labels, chain, heads) -> dict:
     out = {}
     for c in np.unique(chain[heads]).tolist():
         rows = labels[heads[chain[heads] == c]]
-        _, fine = np.unique(rows.T, axis=0, return_inverse=True)
-        out[c] = fine.reshape(-1)
+        out[c] = unique_rows(rows.T)[1]
     return out
 
 

@@ -41,6 +41,7 @@ import hashlib
 from collections.abc import Sequence
 
 import numpy as np
+from tokenfsm.automata.arrays import unique_rows
 from tokenfsm.automata.cache import ByteLRU
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA, _merge_classes, _segments
@@ -80,8 +81,7 @@ def _joint(dfas: Sequence[DFA]) -> tuple[list[CharSet], list[np.ndarray]]:
         starts = np.asarray(m._starts, dtype=np.int64)
         cls = np.asarray(m._seg_class, dtype=np.int64)
         sig[i] = cls[np.searchsorted(starts, B, side="right") - 1]
-    _, first_of, inverse = np.unique(sig.T, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first_of, inverse = unique_rows(sig.T)
     # joint classes numbered by their first interval (so sorted by least member)
     order = np.argsort(first_of, kind="stable")
     rank = np.empty_like(order)
@@ -431,12 +431,15 @@ class LazyDFA(DFA):
         seen = np.zeros(a.shape[0], dtype=bool)
         seen[0] = seen[self.start] = True
         levels = [np.array([self.start])]
+        found = np.zeros(a.shape[0], dtype=bool)    # (a level's states, sorted, by marking)
         while True:
             nxt = a[levels[-1]].ravel()
             nxt = nxt[~seen[nxt]]
             if not nxt.size:
                 break
-            nxt = np.unique(nxt)
+            found[nxt] = True
+            nxt = np.flatnonzero(found)
+            found[nxt] = False
             seen[nxt] = True
             levels.append(nxt)
         order = np.concatenate([[0]] + levels)
