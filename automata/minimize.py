@@ -33,7 +33,7 @@ formulation of Valmari & Lehtinen (2008) with blocks as lists and a splitter wor
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from functools import lru_cache, partial
+from functools import partial
 from itertools import chain
 
 from .arrays import unique_inverse
@@ -1010,14 +1010,23 @@ def moore_blocks(tab, acc_local, max_rounds: int | None = None, weights=None, ch
     return block.tolist(), stable
 
 
-@lru_cache(maxsize=None)
 def _weights(k: int):
     """The default multipliers of :func:`moore_blocks`' row hash for ``k`` symbols: odd numbers
-    drawn from a fixed seed (read only)."""
+    drawn from a fixed seed, the first ``k + 1`` of :data:`_WEIGHTS` (read only)."""
+    if k < len(_WEIGHTS):
+        return _WEIGHTS[:k + 1]
+    return _draw_weights(k + 1)
+
+
+def _draw_weights(n: int):
     import numpy as np
-    mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=k + 1, dtype=np.int64) | 1
+    mult = np.random.default_rng(0x7F4A7C15).integers(1, 2**62, size=n, dtype=np.int64) | 1
     mult.flags.writeable = False
     return mult
+
+
+#: Multipliers for tables of up to 1,023 symbols, drawn once.
+_WEIGHTS = _draw_weights(1024)
 
 
 def _row_groups(tab, dead, masks: bool = False):
