@@ -1522,11 +1522,13 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
 
     A group shares one walk (see :func:`walk_masks`) when it has two units or more, or when its
     unit's strongly connected component has a cycle (a free-text body: one walk reaches most of
-    the vocabulary, worth keeping). The walk depends only on the component as seen from the
-    group's first unit ``r``, and only up to merging its states that move alike (the walk reads
-    which trie nodes stay inside and where it leaves, not through which states): its states
-    reachable from ``r``, merged into the coarsest blocks whose states agree per byte on the
-    move (dead, out of the component, or into one block, :func:`_region_blocks`), the blocks
+    the vocabulary, worth keeping) of at most ``max_states`` states: a lone unit's walk that
+    cannot be kept is walked alone, where sharing would only add the replay (the residues of a
+    number under ``multipleOf``, a group per state). The walk depends only on the component as
+    seen from the group's first unit ``r``, and only up to merging its states that move alike
+    (the walk reads which trie nodes stay inside and where it leaves, not through which states):
+    its states reachable from ``r``, merged into the coarsest blocks whose states agree per byte
+    on the move (dead, out of the component, or into one block, :func:`_region_blocks`), the blocks
     numbered breadth-first from ``r``'s over bytes 0..255, and, per block and byte, the target's
     number, -1 for the dead state or -2 for a state of another component. That table, each row
     written as runs of equal labels (the number of runs, then each run's first byte and label),
@@ -1540,7 +1542,8 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
     table, byte_classes, comp : the byte DFA and its components (see :func:`scc_ids`).
     order, g_ptr : units grouped by relaxed block (see :func:`walk_groups`).
     max_states : int
-        Components with more states get no signature (their walk is not kept).
+        Components with more states get no signature (their walk is not kept, and a lone
+        unit's not shared).
 
     Returns
     -------
@@ -1594,6 +1597,8 @@ def component_signatures(table, byte_classes, comp, order, g_ptr, max_states):
             for x in range(m):
                 canon[queue[x]] = -1
             sig_ptr[g + 1] = total
+            if hi - lo < 2:
+                share[g] = False    # one unit, and a walk not kept: walked alone, cheaper
             continue
         # the component's states merged where their moves agree (out of the component and
         # dead as two labels): regions that differ only in how many states spell the same

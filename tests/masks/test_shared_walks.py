@@ -130,6 +130,27 @@ def test_string_properties_share_one_walk():
     assert np.array_equal(shared.state_row, plain.state_row)
 
 
+def test_lone_states_of_a_large_cycle_walk_alone():
+    """The residues of a number under multipleOf: one component of digit moves, past
+    MAX_SIGNATURE_STATES, each state a group of its own. Their walks cannot be kept, so none is
+    shared (a shared walk would only add its replay); rows agree with the unshared build."""
+    from tokenfsm.masks.index import MAX_SIGNATURE_STATES
+    from tokenfsm.schema import compile_json_schema
+
+    schema = {"type": "number", "minimum": 1, "multipleOf": 7, "not": {"multipleOf": 11}}
+    cs = compile_json_schema(schema, whitespace=0)
+    dfa = cs.to_bytes()
+    comp = kernels.scc_ids(dfa.table)
+    assert np.bincount(comp).max() > MAX_SIGNATURE_STATES
+    vocab = load_vocabulary("qwen")
+    index = TokenIndex.build(dfa, vocab, group_states=False)
+    plain = TokenIndex.build(dfa, vocab, group_states=False, share_walks=False)
+    assert index.build_info["walks"] > 70
+    assert index.build_info["shared_walks"] <= 2
+    assert np.array_equal(index.mask_rows, plain.mask_rows)
+    assert np.array_equal(index.state_row, plain.state_row)
+
+
 @given(repeated_components() | random_byte_dfas(), small_vocabs())
 def test_auto_moves_to_the_class_trie_when_walks_run_long(dfa, vocab):
     from tokenfsm.masks.trie import token_trie
