@@ -429,7 +429,7 @@ def _distinct_rows(delta, cols: list):
         first, where = unique_rows(sub)
         rank = np.empty(first.size, dtype=np.intp)      # numbered by first appearance
         rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-        return sub[np.sort(first)].tolist(), rank[where.reshape(-1)]
+        return sub[np.sort(first)].tolist(), rank[where]
     keys = list(map(operator.itemgetter(*cols), delta))     # tuples, or targets if one column
     number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     where = np.fromiter(map(number.__getitem__, keys), dtype=np.intp, count=len(keys))

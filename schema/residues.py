@@ -430,8 +430,7 @@ def _reachable_product(T: np.ndarray, accept: np.ndarray, start: int, other: DFA
         return nxt
 
     first = other.start * n + start
-    found = [np.array([0, first], dtype=np.int64)] if first else [np.array([0])]
-    seen = np.unique(found[0])
+    seen = np.unique(np.array([0, first], dtype=np.int64))
     frontier = seen[seen != 0]
     while frontier.size:
         new = np.setdiff1d(moves(frontier), seen)
