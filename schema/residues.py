@@ -412,21 +412,29 @@ def _quotient(T: np.ndarray, accept: np.ndarray, start: int):
     return b[t[reps]], accept[keep][reps], int(b[local[start]])
 
 
+def _range_table(other: DFA) -> tuple[np.ndarray, np.ndarray]:
+    """``other`` (a range) as a table over :data:`_CLASSES`, and which of its states accept."""
+    cmap = [other.class_of(chr(c.ranges[0][0])) for c in _CLASSES]
+    accepting = np.zeros(len(other.delta), dtype=bool)
+    accepting[list(other.accepting)] = True
+    return np.asarray(other.delta, dtype=np.int64)[:, cmap], accepting
+
+
 def _reachable_product(T: np.ndarray, accept: np.ndarray, start: int, other: DFA,
                        budget: Budget):
     """The texts of both the complete table ``(T, accept, start)`` (state 0 dead) and ``other``,
     as a complete table over the pairs of states reachable from the start pair, found breadth
     first (pair 0 dead); None past :data:`RESIDUE_STATES` pairs. For a bounded range, only the
     residues its prefixes reach: fewer states than the residue table, minimised once."""
-    cmap = [other.class_of(chr(c.ranges[0][0])) for c in _CLASSES]
-    R = np.asarray(other.delta, dtype=np.int64)[:, cmap]
+    R, acc_r = _range_table(other)
     n = len(T)
     cap = min(budget.max_states, RESIDUE_STATES)
 
     def moves(codes):
         r, q = np.divmod(codes, n)
-        nxt = R[r] * n + T[q]
-        nxt[(R[r] == 0) | (T[q] == 0)] = 0
+        a, b = R[r], T[q]
+        nxt = a * n + b
+        nxt[(a == 0) | (b == 0)] = 0
         return nxt
 
     first = other.start * n + start
@@ -440,8 +448,6 @@ def _reachable_product(T: np.ndarray, accept: np.ndarray, start: int, other: DFA
         frontier = new
     table = np.searchsorted(seen, moves(seen))
     table[0] = 0
-    acc_r = np.zeros(len(R), dtype=bool)
-    acc_r[list(other.accepting)] = True
     r, q = np.divmod(seen, n)
     return table, acc_r[r] & accept[q] & (seen != 0), int(np.searchsorted(seen, first))
 
@@ -482,10 +488,7 @@ def _product(Q: np.ndarray, accept: np.ndarray, start: int, other: DFA, budget: 
     cells = len(Q) * other.num_states
     if cells > min(budget.max_states, RESIDUE_STATES):
         raise _Decline
-    cmap = [other.class_of(chr(c.ranges[0][0])) for c in _CLASSES]
-    R = np.asarray(other.delta, dtype=np.int64)[:, cmap]
+    R, acc_r = _range_table(other)
     n = len(Q)
     P = (R[:, None, :] * n + Q[None, :, :]).reshape(-1, len(_CLASSES))
-    acc_r = np.zeros(len(R), dtype=bool)
-    acc_r[list(other.accepting)] = True
     return P, (acc_r[:, None] & accept[None, :]).reshape(-1), other.start * n + start
