@@ -17,7 +17,7 @@ Python under ``NUMBA_DISABLE_JIT=1``. Inputs are trusted (validated by the index
 
 Example
 -------
->>> out, touched = np.zeros(n_words, np.uint32), np.empty(n_words, np.int32)  # doctest: +SKIP
+>>> out, touched = row_scratch(n_words)                                   # doctest: +SKIP
 >>> used, exact, visited, idx, val = fill_row(trie.nodes, trie.tok_ids, trie.max_depth, roots,
 ...     automaton_tuple(lb), q, c, keys, st_ret, st_cnt, st_keys, cap, can_end, eos_ids, out,
 ...     touched)                                                          # doctest: +SKIP
@@ -503,8 +503,8 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
     can_end : bool
         Whether the text may end here (sets the EOS bits).
     eos_ids : int32[k]
-    out, touched : uint32[n_words], int32[n_words]
-        Scratch; ``out`` zeroed (and zeroed again on return).
+    out, touched : uint32[n_words], int32[n_words + 1]
+        Scratch (:func:`.pd_kernels.row_scratch`); ``out`` zeroed (and zeroed again on return).
     band, tok_need : int, int32[vocabulary]
         With ``band`` -1, ``tok_need`` is not read (:data:`NO_NEED`). Else ``band`` is the top
         frame's piece, a counted piece that calls nothing, ``c`` at least its lower bound: the

@@ -575,8 +575,7 @@ class PushdownIndex:
         try:
             scratch = pool.pop()
         except IndexError:
-            scratch = (np.zeros(self._n_words, dtype=np.uint32),
-                       np.empty(self._n_words, dtype=np.int32))
+            scratch = pd_kernels.row_scratch(self._n_words)
         made = (self.share_walks and (shared_region_way(self, x, stack, end, *scratch)
                                       or region_band_way(self, x, stack, end, *scratch)
                                       or count_band_way(self, x, stack, end, *scratch))

@@ -51,7 +51,7 @@ EOS token added past it) give the same row; no row is made up front for a state 
 >>> vocab = Vocabulary([b"a", b"ab", b"a1", b"z", None], eos_token_ids=[4])
 >>> index = PushdownIndex(net.build(run), vocab)
 >>> x, stack = index.walk_bytes(index.start, b"abc")
->>> out, touched = np.zeros(1, np.uint32), np.zeros(1, np.int32)
+>>> out, touched = pd_kernels.row_scratch(index.n_words)
 >>> def tokens(made):
 ...     base, _, _, _, idx, val = made
 ...     words = np.zeros(1, np.uint32) if base is None else base[0].copy()
@@ -362,8 +362,7 @@ def rows_up_front(index):
     states = np.array([q for q in range(1, index.num_states)
                        if not index._acc[q] and not (shared and shared[q])], dtype=np.int32)
     trie = index._trie
-    out = np.zeros(index.n_words, dtype=np.uint32)
-    touched = np.empty(index.n_words, dtype=np.int32)
+    out, touched = pd_kernels.row_scratch(index.n_words)
     ok, ptr, idx, val, _ = pd_kernels.rows_over_empty_stack(
         states, trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton,
         index._cap, EAGER_MAX_VISITS, index._cache_bytes // 8, EAGER_MAX_TOTAL_VISITS, out,
@@ -727,8 +726,8 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 
 
 #: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
-#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: zeroed
-#: scratch rows, left zeroed): the row is ``base`` (a shared ``(row, byte view)``, or None) with
+#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: the
+#: scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a shared ``(row, byte view)``, or None) with
 #: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
 #: claim at least as cautious as its (the tests run every way on every configuration they meet).
 #: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else

@@ -134,13 +134,12 @@ def rows_by_every_way(index, config) -> dict:
     """The row of a lazy index's ``config`` by every way of ``row_ways.ROW_WAYS`` that applies,
     as ``{name: (bools over the vocabulary, used, exact)}``, each checked to leave the scratch rows
     it is given zeroed (the index reuses them)."""
-    from tokenfsm.masks import unpack_bitmask
+    from tokenfsm.masks import pd_kernels, unpack_bitmask
     from tokenfsm.masks.row_ways import ROW_WAYS
 
     x, stack = config
     end = index.is_accepting(config)
-    out = np.zeros(index.n_words, dtype=np.uint32)
-    touched = np.zeros(index.n_words, dtype=np.int32)
+    out, touched = pd_kernels.row_scratch(index.n_words)
     got = {}
     for name, way in ROW_WAYS.items():
         made = way(index, x, tuple(stack), end, out, touched)

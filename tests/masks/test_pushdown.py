@@ -336,6 +336,31 @@ def test_rows_made_up_front_stay_within_the_cache_bytes():
             assert unpack_bitmask(ix.mask_row(c), vocab.size).tolist() == want, c
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.data())
+def test_a_rows_words_are_listed_once_and_taken_in_order(n_tokens, data):
+    # the row kernels' token setting and taking, against NumPy: every word once, ascending, the
+    # scratch handed back zeroed; a row with every word set takes more tokens into the spare
+    # slot of the list
+    from tokenfsm.masks import pd_kernels
+
+    tokens = data.draw(st.lists(st.integers(0, n_tokens - 1), max_size=3 * n_tokens))
+    if data.draw(st.booleans()):
+        tokens = list(range(0, n_tokens, 32)) + tokens       # every word, then more
+    n_words = (n_tokens + 31) // 32
+    out, touched = pd_kernels.row_scratch(n_words)
+    n_set = 0
+    for t in tokens:
+        n_set = int(pd_kernels._set_token(out, touched, n_set, np.int64(t)))
+    idx, val = pd_kernels._take(out, touched, np.int64(n_set))
+    want = np.zeros(n_words, dtype=np.uint32)
+    for t in tokens:
+        want[t >> 5] |= np.uint32(1 << (t & 31))
+    assert idx.tolist() == np.flatnonzero(want).tolist()
+    assert val.tolist() == want[want != 0].tolist()
+    assert not out.any()
+
+
 def test_rows_made_up_front_stop_at_their_total_of_visits():
     # past max_total visited nodes in all, the states left are not walked (made when asked)
     from tokenfsm.masks import pd_kernels
@@ -348,8 +373,7 @@ def test_rows_made_up_front_stop_at_their_total_of_visits():
     trie = ix._trie
 
     def run(max_total):
-        out = np.zeros(ix.n_words, dtype=np.uint32)
-        touched = np.empty(ix.n_words, dtype=np.int32)
+        out, touched = pd_kernels.row_scratch(ix.n_words)
         return pd_kernels.rows_over_empty_stack(
             states, trie.nodes, trie.tok_ids, trie.max_depth, ix._roots, *ix._k_automaton,
             ix._cap, 1 << 20, 1 << 20, max_total, out, touched)
