@@ -136,25 +136,15 @@ def _set_token(out, touched, n_set, tok):
 
 @njit(cache=True, inline="always")
 def _low_bit(m):
-    """The position of the single set bit of ``m`` (a ``uint64`` power of two)."""
+    """The position of the single set bit of ``m`` (a ``uint64`` power of two), found by
+    halving: 32, 16, ... 1 bits."""
     i = 0
-    if m >= np.uint64(1 << 32):
-        m >>= np.uint64(32)
-        i += 32
-    if m >= np.uint64(1 << 16):
-        m >>= np.uint64(16)
-        i += 16
-    if m >= np.uint64(1 << 8):
-        m >>= np.uint64(8)
-        i += 8
-    if m >= np.uint64(1 << 4):
-        m >>= np.uint64(4)
-        i += 4
-    if m >= np.uint64(1 << 2):
-        m >>= np.uint64(2)
-        i += 2
-    if m >= np.uint64(2):
-        i += 1
+    s = 32
+    while s:
+        if m >> np.uint64(s):
+            m >>= np.uint64(s)
+            i += s
+        s >>= 1
     return i
 
 
