@@ -104,3 +104,47 @@ def test_a_kept_number_over_the_budget_is_not_handed_out():
     assert big.dfa.num_states > 12
     with pytest.raises(BudgetExceeded):
         compile_json_schema(schema, whitespace=0, budget=Budget(max_states=12))
+
+
+ENUMS = [
+    {"enum": ["StorageClass"]},
+    {"enum": ["a\"b", "\u00e9t\u00e9", "\U0001f600", 3, 2.5, True, None]},
+    {"type": "object", "properties": {"kind": {"const": "Pod"}, "v": {"enum": [1, "1"]}}},
+]
+
+
+@pytest.mark.parametrize("schema", ENUMS)
+def test_kept_values_give_the_fresh_automaton(schema):
+    lower_scalars._VALUES_CACHE.clear()
+    fresh = compile_json_schema(schema, whitespace=0)
+    assert lower_scalars._VALUES_CACHE  # the build kept its values' texts
+    kept = compile_json_schema(schema, whitespace=0)
+    assert kept.dfa == fresh.dfa
+    lower_scalars._VALUES_CACHE.clear()
+    assert compile_json_schema(schema, whitespace=0).dfa == fresh.dfa
+
+
+def test_kept_values_are_kept_apart_by_their_exclusions_and_lists_are_not_kept():
+    # an excluded substring drops a value: the values kept without exclusions are not handed to
+    # a build with them; a list holding an array is read with the whitespace, and not kept
+    lower_scalars._VALUES_CACHE.clear()
+    schema = {"enum": ["ab", "cd"]}
+    plain = compile_json_schema(schema, whitespace=0)
+    assert plain.accepts('"ab"') and plain.accepts('"cd"')
+    cut = compile_json_schema(schema, whitespace=0, excludes=["b"])
+    assert not cut.accepts('"ab"') and cut.accepts('"cd"')
+    lower_scalars._VALUES_CACHE.clear()
+    listed = {"enum": [[1, 2]]}
+    tight = compile_json_schema(listed, whitespace=0)
+    assert not lower_scalars._VALUES_CACHE
+    loose = compile_json_schema(listed, whitespace=1)
+    assert loose.accepts("[1, 2]") and not tight.accepts("[1, 2]")
+
+
+def test_kept_values_over_the_budget_are_not_handed_out():
+    schema = {"enum": ["authorization.k8s.io/v1beta1"]}
+    lower_scalars._VALUES_CACHE.clear()
+    big = compile_json_schema(schema, whitespace=0)
+    assert big.dfa.num_states > 40
+    with pytest.raises(BudgetExceeded):
+        compile_json_schema(schema, whitespace=0, budget=Budget(max_states=40))
