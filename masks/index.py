@@ -869,7 +869,10 @@ class TokenIndex:
         self._csr_lock = threading.Lock()
         # plain-Python views for the matcher's per-token path (no kernel call, no numpy scalars)
         self._state_rows = self.state_row.tolist()
-        self._row_views = [memoryview(r).cast("B") for r in self.mask_rows]
+        # (slices of one view of all the rows: a view per row array costs three times as much)
+        rows = memoryview(self.mask_rows).cast("B")
+        step = 4 * self._n_words
+        self._row_views = [rows[i:i + step] for i in range(0, len(rows), step)]
         self._fast = (
             _flat_view(self.mask_rows), self._state_rows, self._n_words, vocab.tokens,
             self.byte_classes.tobytes(), _flat_view(self.table), int(self.table.shape[1]),
