@@ -124,9 +124,9 @@ def row_scratch(n_words: int) -> tuple[np.ndarray, np.ndarray]:
 def _set_token(out, touched, n_set, tok):
     """Set token ``tok``'s bit in ``out``, listing its word in ``touched[n_set]`` if it was zero;
     returns the new count of listed words. Without a branch: the word is written to the next
-    slot always and counted only if it was zero (a branch on the word costs a misprediction
-    per new word; this, a fifth of the time over a row's tokens); ``touched`` has a slot more
-    than ``out`` has words (:func:`row_scratch`)."""
+    slot always and counted only if it was zero (a branch on the word mispredicts on every new
+    word; without it a row's tokens are set in a fifth of the time), so ``touched`` has a slot
+    more than ``out`` has words (:func:`row_scratch`)."""
     w = tok >> 5
     old = out[w]
     touched[n_set] = w

@@ -727,9 +727,10 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 
 #: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
 #: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: the
-#: scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a shared ``(row, byte view)``, or None) with
-#: the words ``val`` or-ed in at ``idx``. All give the reference's row, and a ``used``/``exact``
-#: claim at least as cautious as its (the tests run every way on every configuration they meet).
+#: scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a shared
+#: ``(row, byte view)``, or None) with the words ``val`` or-ed in at ``idx``. All give the
+#: reference's row, and a ``used``/``exact`` claim at least as cautious as its (the tests run
+#: every way on every configuration they meet).
 #: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else
 #: ``count-band`` where that applies; else ``walk``. ``up-front`` rows are the ones
 #: :func:`rows_up_front` makes for many states at once when an index is built.
