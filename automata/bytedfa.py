@@ -148,13 +148,17 @@ class ByteDFA:
     def from_codepoint_dfa(cls, dfa) -> "ByteDFA":
         """Lower a minimal code-point :class:`~.dfa.DFA` to UTF-8 bytes.
 
-        A DFA marked minimal (``dfa._minimal``, as :meth:`~.dfa.DFA.minimize` returns) is lowered
-        by array operations into an automaton that is minimal by construction (see
-        :func:`_lower_minimal`); any other table goes through the general lowering followed by a
-        minimisation. Both give the same canonical automaton.
+        The automaton of one string (:meth:`~.dfa.DFA.literal`) is its bytes' chain
+        (:func:`lower_literal`); a DFA marked minimal (``dfa._minimal``, as
+        :meth:`~.dfa.DFA.minimize` returns) is lowered by array operations into an automaton that
+        is minimal by construction (see :func:`_lower_minimal`); any other table goes through the
+        general lowering followed by a minimisation. All give the same canonical automaton.
         """
         if dfa.start == 0:
             return cls(np.zeros(256, np.uint8), np.zeros((1, 1), np.int32), [False], 0)
+        text = getattr(dfa, "_text", None)
+        if text is not None:            # (a key's name, a constant: no table to read)
+            return cls._trusted(*lower_literal(text.encode("utf-8")))
         if getattr(dfa, "_minimal", False):
             got = _lower_minimal(dfa)
             if got is not None:
@@ -380,6 +384,36 @@ def _lower_minimal(dfa, way=None, numbered: bool = True):
     values, template = _partial_states(high_key, plan, rows)
     return _lower_small(delta, runs, values, template, rowidx, accepting, int(dfa.start),
                         numbered)
+
+
+def lower_literal(data: bytes) -> tuple:
+    """``(byte_classes, table, accepting, start)`` of the automaton of exactly ``data`` (not
+    empty), canonical as :func:`_lower_minimal` numbers it.
+
+    A chain: state ``i + 1`` reads ``data[i]`` into ``i + 2``, the last accepts; each byte of
+    ``data`` is a class of its own (its column is set on the positions holding it), every other
+    byte is the dead class, and the classes are numbered by their first byte. The states of a
+    chain differ in their distance to the end, and breadth first from the start they come in
+    chain order: no table to build, minimise or number.
+
+    >>> lower_literal(b'"a"')[1].tolist()
+    [[0, 0, 0], [0, 2, 0], [0, 0, 3], [0, 4, 0], [0, 0, 0]]
+    """
+    m = len(data)
+    seen = np.zeros(256, dtype=bool)
+    chars = np.frombuffer(data, dtype=np.uint8)
+    seen[chars] = True
+    # (UTF-8 never holds C0, C1 or F5..FF: some byte is always in the dead class)
+    dead = int(np.argmin(seen))
+    firsts = np.flatnonzero(seen)
+    rank = np.searchsorted(firsts, dead)
+    byte_classes = np.full(256, rank, dtype=np.uint8)
+    byte_classes[firsts] = np.arange(firsts.size) + (firsts > dead)
+    table = np.zeros((m + 2, firsts.size + 1), dtype=np.int32)
+    table[np.arange(1, m + 1), byte_classes[chars]] = np.arange(2, m + 2, dtype=np.int32)
+    accepting = np.zeros(m + 2, dtype=np.bool_)
+    accepting[m + 1] = True
+    return byte_classes, table, accepting, 1
 
 
 def _delta_array(delta, n: int, n_cls: int) -> np.ndarray:
@@ -1046,6 +1080,13 @@ def _lowered(dfa, way: str):
     return None if got is None else ByteDFA(*got)
 
 
+def _lowered_literal(dfa):
+    """The automaton of :meth:`~.dfa.DFA.literal` ``s`` by :func:`lower_literal`; None for any
+    other."""
+    text = getattr(dfa, "_text", None)
+    return None if text is None else ByteDFA(*lower_literal(text.encode("utf-8")))
+
+
 #: The ways to lower a minimal code-point DFA whose start is not the dead state, all with the
 #: same result: name -> function ``dfa -> ByteDFA`` (None where the way does not apply). The
 #: general lowering (every class range spelled out in UTF-8 sequences, then minimised) is the
@@ -1056,8 +1097,12 @@ LOWERINGS = {
     "general": ByteDFA._lower_general,
     "templates": functools.partial(_lowered, way="templates"),
     "arrays": functools.partial(_lowered, way="arrays"),
+    "literal": _lowered_literal,
 }
 LOWERING_REFERENCE = "general"
+#: The lowerings that apply to some automata only (None for the others): ``literal``, to one
+#: built as :meth:`~.dfa.DFA.literal`, which :meth:`ByteDFA.from_codepoint_dfa` takes first.
+PARTIAL_LOWERINGS = frozenset({"literal"})
 
 #: The ways to number the states of a table breadth-first (the ``order`` of
 #: :func:`_number_states`, which takes the queue up to :data:`_PY_QUEUE_CELLS` cells and the

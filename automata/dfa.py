@@ -128,7 +128,8 @@ class DFA:
     """
 
     __slots__ = ("classes", "delta", "accepting", "start", "_minimal", "_segs", "_starts",
-                 "_seg_class", "_hash", "_bytes", "_dist", "_edges", "_groups", "_complement")
+                 "_seg_class", "_hash", "_bytes", "_dist", "_edges", "_groups", "_complement",
+                 "_text")
 
     def __init__(self, classes, delta, accepting, start, _minimal: bool = False):
         self.classes = tuple(classes)
@@ -147,6 +148,7 @@ class DFA:
         self._edges = None
         self._groups = None
         self._complement = None     # the minimal automaton this one is the complement of
+        self._text = None           # the one string it accepts, when built as DFA.literal
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -316,6 +318,7 @@ class DFA:
         # character of ``s`` labels its own positions, the rest labels none).
         d = cls(classes, delta, {n + 1}, 1, _minimal=True)
         d._edges = edges
+        d._text = s             # (its UTF-8 lowering is a chain too: see bytedfa.lower_literal)
         return d
 
     @classmethod
