@@ -369,13 +369,15 @@ def _entry_arrays(entries: list, n_tok_nodes: int, vocab_size: int) -> tuple:
 
 
 def _walk_rows(bt: ByteTables, trie, block, n_blocks: int, eos, vocab_size: int, comp, relaxed,
-               strategy: str, share_walks: bool, byte_walk_passes, max_signature_states):
+               on_cycle, strategy: str, share_walks: bool, byte_walk_passes,
+               max_signature_states):
     """The rows of every state of ``bt`` over the tokens of ``trie`` (see :meth:`TokenIndex.build`
-    for the options; ``block``, ``n_blocks``: the groups of states walked once, ``comp`` and
-    ``relaxed`` the regions and relaxed blocks): ``(rows, state_row, finished_row, info)``."""
+    for the options; ``block``, ``n_blocks``: the groups of states walked once, each from its
+    unit (:func:`.kernels.block_units`, ``on_cycle``: the states on cycles of the regions
+    ``comp``), ``relaxed`` the relaxed blocks): ``(rows, state_row, finished_row, info)``."""
     t0 = time.perf_counter()
     n_classes = bt.table.shape[1]
-    order, g_ptr = kernels.walk_groups(block, n_blocks, relaxed)
+    order, g_ptr = kernels.walk_groups(block, n_blocks, relaxed, on_cycle)
     if share_walks:
         share, sig_ptr, sig = kernels.component_signatures(
             bt.table, bt.byte_classes, comp, order, g_ptr,
@@ -451,7 +453,7 @@ def _bands(bt: ByteTables, trie, block, n_blocks: int, comp, lengths, min_visits
             _, kept = np.unique(free_block[units], return_index=True)
             if _visit(bt, free, np.delete(units, kept), least, seen) or (
                     local_classes and _visit(bt, free, _few_classes(
-                        free_table, free_block, partitions)[0], least, seen)):
+                        free_table, free_block, _on_cycle(comp), partitions)[0], least, seen)):
                 parts.append((trie.holding(split_bytes), block, n_blocks, table))
                 trie, table, block, n_blocks = free, free_table, free_block, int(n_free)
     least = SPLIT_MIN_VISITS if min_visits is None else min_visits
@@ -463,7 +465,12 @@ def _acyclic_units(block, comp) -> np.ndarray:
     of ``comp``, the regions: walks on cycles are shared (see :func:`_regions`), these not."""
     _, first = np.unique(block, return_index=True)
     first = first[1:]
-    return first[np.bincount(comp)[comp[first]] == 1]
+    return first[~_on_cycle(comp)[first]]
+
+
+def _on_cycle(comp) -> np.ndarray:
+    """Which states lie on a cycle of the regions ``comp`` (a region of two states or more)."""
+    return np.bincount(comp)[comp] > 1
 
 
 def _visit(bt: ByteTables, trie, states, least: int, seen: dict) -> bool:
@@ -588,16 +595,16 @@ def _class_labels(seen: np.ndarray, partitions: dict | None = None) -> np.ndarra
     return got[1]
 
 
-def _few_classes(seen: np.ndarray, block, partitions: dict | None = None) -> tuple:
-    """``(units, labels)``: the first state of each group of ``block`` whose walks over the
-    tokens that see ``seen`` tell apart few byte classes (at most :data:`LOCAL_MAX_CLASSES`,
-    and at most half of all), and the partition of the classes of every state
-    (:func:`.kernels.class_partitions`, kept in ``partitions`` by table: the content split
-    asks, then each of its bands of length, all of one table)."""
+def _few_classes(seen: np.ndarray, block, on_cycle, partitions: dict | None = None) -> tuple:
+    """``(units, labels)``: the unit (:func:`.kernels.block_units`, ``on_cycle`` the states on
+    cycles) of each group of ``block`` whose walks over the tokens that see ``seen`` tell apart
+    few byte classes (at most :data:`LOCAL_MAX_CLASSES`, and at most half of all), and the
+    partition of the classes of every state (:func:`.kernels.class_partitions`, kept in
+    ``partitions`` by table: the content split asks, then each of its bands of length, all of
+    one table). The unit that walks a group decides its classes."""
     n_classes = seen.shape[1]
     labels = _class_labels(seen, partitions)
-    _, first = np.unique(block, return_index=True)
-    units = first[1:]                                      # (the dead state's group aside)
+    units = kernels.block_units(block, int(block.max()) + 1, on_cycle)
     few = labels[units].max(axis=1) + 1 <= min(LOCAL_MAX_CLASSES, n_classes // 2)
     return units[few], labels
 
@@ -614,7 +621,7 @@ def _coarse(bt: ByteTables, fine) -> tuple:
     return coarse_classes, reps
 
 
-def _class_views(bt: ByteTables, seen: np.ndarray, block,
+def _class_views(bt: ByteTables, seen: np.ndarray, block, on_cycle,
                  min_units: int = LOCAL_MIN_UNITS, partitions: dict | None = None) -> list:
     """The states of ``bt`` in sets walked apart, each with the byte classes its walks tell apart:
     ``[(tables, block), ...]``, ``block`` the groups of states with every other state in the dead
@@ -630,7 +637,7 @@ def _class_views(bt: ByteTables, seen: np.ndarray, block,
     :data:`LOCAL_MAX_CLASSES`), in sets of ``min_units`` groups or more, are walked so; the
     others with every class."""
     n_classes = seen.shape[1]
-    small, labels = _few_classes(seen, block, partitions)
+    small, labels = _few_classes(seen, block, on_cycle, partitions)
     if small.shape[0] < min_units:
         return [(bt, block)]
     # the distinct partitions of the groups with few classes, by a hash of each checked against
@@ -966,6 +973,7 @@ class TokenIndex:
         n_states = bt.table.shape[0]
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
         comp = _regions(bt)
+        on_cycle = _on_cycle(comp)
         least = GROUP_MIN_VISITS if group_min_visits is None else int(group_min_visits)
         asked = least > 0 and n_states >= GROUP_MIN_STATES and (group_states or shift_chains)
         # (the states that walk alone: outside cycles, whose walks are shared. Where their walks
@@ -1004,9 +1012,10 @@ class TokenIndex:
             if local_classes and strategy != "bytes" and seen is not bt.table:
                 # (the tokens free of the split bytes: over all tokens, nearly every state
                 # reaches one that tells apart every class, the closing quote's successors)
-                views = _class_views(bt, seen, part_block, local_min_units, partitions)
+                views = _class_views(bt, seen, part_block, on_cycle, local_min_units,
+                                     partitions)
             here = [_walk_rows(view, part, view_block, part_n, eos, vocab.size, comp, relaxed,
-                               "classes" if view is not bt else strategy, share_walks,
+                               on_cycle, "classes" if view is not bt else strategy, share_walks,
                                byte_walk_passes, max_signature_states)
                     for view, view_block in views]
             walked += here

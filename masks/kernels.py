@@ -27,7 +27,8 @@ The kernels:
   which may then take that one's walk (:func:`.row_ways.twin_of`), among the candidates near it
   :func:`nearest_body` finds; :func:`inside_names` finds the states inside a key set's names
   (:func:`.row_ways.key_name_regions`).
-* :func:`walk_groups` lists the states walked by relaxed group; :func:`component_signatures`
+* :func:`block_units` picks the state each group of states is walked from (one on a cycle where
+  there is one), :func:`walk_groups` lists those by relaxed group; :func:`component_signatures`
   decides which groups walk their region once and gives the region a canonical form (the key of
   a walk kept for later builds); :func:`component_walk` is that walk.
 * :func:`two_byte_ways` counts the strings of two bytes each state moves on: the states of a
@@ -76,6 +77,7 @@ __all__ = [
     "chain_rows",
     "row_classes",
     "class_partitions",
+    "block_units",
     "walk_groups",
     "component_signatures",
     "component_walk",
@@ -1483,23 +1485,38 @@ def _clear_bits(bits, lst, lo, hi, node_bit):
 
 
 @njit(cache=True)
-def walk_groups(block, n_blocks, relaxed):
-    """The units of a walk (first state of each block of ``block``), grouped by ``relaxed``.
+def block_units(block, n_blocks, on_cycle):
+    """The state each group of ``block`` is walked from (its *unit*; the dead state's group 0
+    aside), ascending: the group's first state on a cycle (``on_cycle``), else its first state.
+
+    Every state of a group allows the same tokens, so any of them may walk for it; one on a
+    cycle takes its component's shared walk (:func:`walk_masks`), kept across builds, where the
+    group's first state, outside cycles, would walk alone. Over the tokens free of JSON's
+    separators a key's name partway through the declared names moves as the string body does:
+    the body's kept walk serves the group instead of a walk of the whole trie."""
+    num_states = block.shape[0]
+    unit = np.full(max(n_blocks, 1), -1, dtype=np.int32)
+    for s in range(1, num_states):
+        b = block[s]
+        if b == block[0]:
+            continue
+        u = unit[b]
+        if u < 0 or (on_cycle[s] and not on_cycle[u]):
+            unit[b] = s
+    return np.sort(unit[unit >= 0])
+
+
+@njit(cache=True)
+def walk_groups(block, n_blocks, relaxed, on_cycle):
+    """The units of a walk (:func:`block_units`), grouped by ``relaxed``.
 
     Returns ``(order, g_ptr)``: ``order[g_ptr[g]:g_ptr[g + 1]]`` are the units of relaxed group
     ``g``, ascending (see :func:`walk_masks`)."""
     num_states = block.shape[0]
-    n_units = 0
-    unit = np.empty(max(n_blocks, 1), dtype=np.int32)
-    seen = np.zeros(max(n_blocks, 1), dtype=np.bool_)
-    if num_states:
-        seen[block[0]] = True
+    unit = block_units(block, n_blocks, on_cycle)
+    n_units = unit.shape[0]
     n_rel = 0
     for s in range(1, num_states):
-        if not seen[block[s]]:
-            seen[block[s]] = True
-            unit[n_units] = s
-            n_units += 1
         if relaxed[s] + 1 > n_rel:
             n_rel = relaxed[s] + 1
     g_ptr = np.zeros(n_rel + 1, dtype=np.int32)

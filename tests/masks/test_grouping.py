@@ -100,3 +100,38 @@ def test_short_walks_look_for_no_chain():
     for s in range(1, dfa.num_states, 37):
         assert unpack_bitmask(default.mask_row(s), VOCAB.size).tolist() == \
             reference_mask(dfa, VOCAB, s)
+
+
+def test_each_group_is_walked_from_its_first_state_on_a_cycle():
+    # against the rule written out: the first state on a cycle of each group, else its first
+    # state; the dead state's group never walks
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        n_blocks = int(rng.integers(1, 8))
+        block = rng.integers(0, n_blocks, size=n).astype(np.int32)
+        on_cycle = rng.random(n) < 0.3
+        want = []
+        for b in set(block[1:].tolist()) - {int(block[0])}:
+            members = [s for s in range(1, n) if block[s] == b]
+            want.append(next((s for s in members if on_cycle[s]), members[0]))
+        assert kernels.block_units(block, n_blocks, on_cycle).tolist() == sorted(want)
+
+
+def test_a_key_name_takes_the_string_body_walk():
+    # undeclared keys beside declared ones: over the tokens free of JSON's separators the
+    # states of a key's name partway through a declared name ("E", "Ev", ...) move as the key's
+    # string body does, so they share its group, which walks from a body state: the body's walk
+    # kept from the first build serves the second, where walking the name's first state would
+    # visit nearly the whole trie again. The rows are those of the plain build.
+    vocab = load_vocabulary("qwen")
+    schema = {"type": "object", "additionalProperties": True,
+              "properties": {"EventsIds": {}, "MotifId": {"type": "integer"}}}
+    bt = as_byte_dfa(compile_json_schema(schema, whitespace=0))
+    TokenIndex.build(bt, vocab)
+    index = TokenIndex.build(bt, vocab)
+    assert index.build_info["kept_walks"] > 0
+    assert index.build_info["visited"] < token_trie(vocab).num_nodes
+    plain = TokenIndex.build(bt, vocab, group_states=False, share_walks=False,
+                             local_classes=False)
+    same_index(index, plain)
