@@ -151,6 +151,9 @@ class IndexCompiler:
         A flat automaton of more states than this gets a :class:`~.pushdown.PushdownIndex`
         (rows made when first needed, kept in memory only) instead of an eager
         :class:`TokenIndex`; ``None``: always eager (and saved to ``cache_dir``). Same masks.
+    threads : int, optional
+        Threads each build may use, passed to :meth:`TokenIndex.build` (default: two where the
+        process may run on two CPUs). Same masks.
 
     Notes
     -----
@@ -160,7 +163,7 @@ class IndexCompiler:
 
     def __init__(self, vocab: Vocabulary, cache_dir=None, max_entries: int = 64, strategy: str = "auto",
                  max_bytes: int = MEMORY_CACHE_BYTES, secret: bytes | str | None = None,
-                 lazy_states: int | None = LAZY_STATES):
+                 lazy_states: int | None = LAZY_STATES, threads: int | None = None):
         if not isinstance(vocab, Vocabulary):
             raise TypeError(f"IndexCompiler needs a Vocabulary, not {type(vocab).__name__}")
         for name, v in (("max_entries", max_entries), ("max_bytes", max_bytes)):
@@ -171,7 +174,11 @@ class IndexCompiler:
         if lazy_states is not None and (isinstance(lazy_states, bool) or not isinstance(
                 lazy_states, int) or lazy_states < 0):
             raise TypeError(f"lazy_states must be a non-negative int or None, not {lazy_states!r}")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                    or threads < 1):
+            raise TypeError(f"threads must be a positive int or None, not {threads!r}")
         self.lazy_states = lazy_states
+        self.threads = threads
         self.vocab = vocab
         self.cache_dir = os.path.expanduser(os.fspath(cache_dir)) if cache_dir is not None else None
         if self.cache_dir is not None:
@@ -311,7 +318,7 @@ class IndexCompiler:
             from .pushdown import PushdownIndex
 
             return PushdownIndex(PushdownBytes.without_calls(bt), self.vocab)
-        return TokenIndex.build(bt, self.vocab, strategy=self.strategy)
+        return TokenIndex.build(bt, self.vocab, strategy=self.strategy, threads=self.threads)
 
     def _path(self, key: str) -> str:
         return os.path.join(self.cache_dir, f"{key}.tfidx.npz")

@@ -85,6 +85,8 @@ __all__ = [
     "nearest_body",
     "inside_names",
     "walk_masks",
+    "walk_sets",
+    "number_rows",
     "state_transitions",
     "csr_from_rows",
     "walk_bytes",
@@ -1986,8 +1988,47 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
         Row allowing only the EOS ids (for finished sequences).
     visited : int
         Trie nodes visited in total here (a cost measure), or -1 if ``max_visited`` was reached.
+
+    It is :func:`walk_sets` over every group, then :func:`number_rows`.
     """
-    num_states = table.shape[0]
+    n_groups = g_ptr.shape[0] - 1
+    spans = np.empty((n_groups, 3), dtype=np.int64)
+    for g in range(n_groups):
+        spans[g, 0] = g
+        spans[g, 1] = g_ptr[g]
+        spans[g, 2] = g_ptr[g + 1]
+    block_set, trows, set_hash, n_sets, visited = walk_sets(
+        sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class, table,
+        vocab_size, block, n_blocks, order, spans, g_entry, e_hash, e_node_ptr, e_nodes,
+        e_dense, e_bits, e_rows, e_sk_ptr, e_sk_node, e_sk_depth, e_sk_exit, max_visited)
+    if visited < 0:
+        return (np.zeros((0, (vocab_size + 31) // 32), dtype=np.uint32),
+                np.zeros(table.shape[0], dtype=np.int32), 0, visited)
+    # (no second part: its arrays are the first's, not read)
+    rows, state_row, finished_row = number_rows(block, accepting, eos_ids, vocab_size, block_set,
+                                                trows, set_hash, n_sets, block_set, trows,
+                                                set_hash, np.int64(0))
+    return rows, state_row, finished_row, visited
+
+
+@njit(cache=True, nogil=True)
+def walk_sets(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_depth, sym_class,
+              table, vocab_size, block, n_blocks, order, spans, g_entry, e_hash,
+              e_node_ptr, e_nodes, e_dense, e_bits, e_rows, e_sk_ptr, e_sk_node, e_sk_depth,
+              e_sk_exit, max_visited):
+    """The walks of :func:`walk_masks` of some units only, their rows not yet numbered:
+    ``(block_set, trows, set_hash, n_sets, visited)``. ``spans`` (int64[k, 3]) lists them as
+    ``(group, lo, hi)``: the units ``order[lo:hi]`` of that group (all of them or a part, each
+    unit in one span).
+
+    ``block_set[b]`` is the token set of the states of block ``b``: 0 (the empty set) for the
+    dead state's block, -1 for a block no span holds. ``trows[i]`` is set ``i``'s token row
+    (EOS not set) and ``set_hash[i]`` the hash of its trie nodes, for the ``n_sets`` sets
+    found. ``visited`` is -1 where ``max_visited`` was reached (over these units).
+
+    The GIL is released: calls over disjoint units run at once in threads, and
+    :func:`number_rows` numbers their sets as one walk's.
+    """
     n_words = (vocab_size + 31) // 32
     n_nodes = sym.shape[0]
     stack = np.zeros(max_depth + 1, dtype=np.int32)
@@ -2014,19 +2055,22 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
     prev_bits = np.zeros(nw, dtype=np.uint32)                   # the bitset of prev_list
     set_lo = np.zeros(cap, dtype=np.int32)
     set_hi = np.zeros(cap, dtype=np.int32)
+    set_hash = np.zeros(cap, dtype=np.int64)
     trows = np.empty((cap, n_words), dtype=np.uint32)
     trows[0, :] = 0
     n_sets = np.int64(1)                                        # set 0: the empty set
     ht_set[0] = 0
     block_set = np.full(n_blocks, -1, dtype=np.int32)
     block_set[block[0]] = 0
-    n_rel = g_ptr.shape[0] - 1
-    n_units = g_ptr[n_rel]
+    n_units = 0
+    for sp in range(spans.shape[0]):
+        n_units += spans[sp, 2] - spans[sp, 1]
     done = 0
     visited = 0
-    for g in range(n_rel):
-        lo = g_ptr[g]
-        hi = g_ptr[g + 1]
+    for sp in range(spans.shape[0]):
+        g = spans[sp, 0]
+        lo = spans[sp, 1]
+        hi = spans[sp, 2]
         if hi == lo:
             continue
         e = g_entry[g]
@@ -2085,6 +2129,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                     set_off = _grown_1d(set_off, found)
                     set_lo = _grown_1d(set_lo, found)
                     set_hi = _grown_1d(set_hi, found)
+                    set_hash = _grown_1d(set_hash, found)
                     trows = _grown(trows, found)
                 n_new = max(hi - lo, 0)
                 if n_words_kept + n_new > set_words.shape[0]:
@@ -2098,6 +2143,7 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
                 n_words_kept += n_new
                 set_lo[found] = lo
                 set_hi[found] = hi
+                set_hash[found] = h
                 if d >= 0:
                     # the shared token row plus this unit's own nodes
                     _copy_into(row, e_rows[d])
@@ -2126,22 +2172,67 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             if max_visited >= 0 and (max_visited < visited or (
                     done >= 8 and 8 * visited >= max_visited
                     and visited * n_units > 2 * max_visited * done)):
-                return (np.zeros((0, n_words), dtype=np.uint32), np.zeros(num_states, dtype=np.int32),
-                        0, -1)
+                return block_set, trows, set_hash, n_sets, np.int64(-1)
         if d >= 0:
             for w in range(nw):
                 cur_bits[w] &= ~e_bits[d, w]
         else:
             _clear_bits(cur_bits, cur_list, np.int64(0), k_in, node_bit)
-    # final rows: token row plus EOS bits where the state accepts, numbered by first use; numbered
-    # first, then written once into an array of the exact size (no copy of a larger one)
+    return block_set, trows, set_hash, n_sets, np.int64(visited)
+
+
+@njit(cache=True)
+def number_rows(block, accepting, eos_ids, vocab_size, block_set, trows, set_hash, n_sets,
+                block_set_b, trows_b, set_hash_b, n_sets_b):
+    """The rows of :func:`walk_masks` from the token sets of :func:`walk_sets`: of one call, or
+    of two over disjoint groups (``n_sets_b > 0``; else the ``_b`` arrays are not read), a set of
+    the second that is one of the first's (same hash, same token row: distinct sets of trie
+    nodes have distinct rows) taken as that one. Returns ``(rows, state_row, finished_row)``,
+    each row its set's token row plus the EOS ids where the state accepts, numbered by first use
+    in state order, then the finished row."""
+    num_states = block.shape[0]
+    n_words = (vocab_size + 31) // 32
+    # each set of the second part: the first's it equals, or one numbered on from n_sets
+    of_b = np.zeros(max(n_sets_b, 1), dtype=np.int64)
+    from_b = np.zeros(max(n_sets_b, 1), dtype=np.int64)   # (the second's set of each new one)
+    n_all = n_sets
+    if n_sets_b > 0:
+        ht_size = 8
+        while ht_size < 2 * n_sets:
+            ht_size *= 2
+        hmask = ht_size - 1
+        ht_set = np.full(ht_size, -1, dtype=np.int64)
+        for i in range(n_sets):
+            slot = (set_hash[i] ^ (set_hash[i] >> 17)) & hmask
+            while ht_set[slot] != -1:
+                slot = (slot + 1) & hmask
+            ht_set[slot] = i
+        for j in range(n_sets_b):
+            h = set_hash_b[j]
+            slot = (h ^ (h >> 17)) & hmask
+            found = -1
+            while ht_set[slot] != -1:
+                i = ht_set[slot]
+                if set_hash[i] == h and _same_words(trows[i], trows_b[j]):
+                    found = i
+                    break
+                slot = (slot + 1) & hmask
+            if found < 0:
+                found = n_all
+                from_b[n_all - n_sets] = j
+                n_all += 1
+            of_b[j] = found
     has_eos = eos_ids.shape[0] > 0
-    final_of = np.full((n_sets, 2), -1, dtype=np.int32)
+    final_of = np.full((n_all, 2), -1, dtype=np.int32)
     n_rows = 1
     final_of[0, 0] = 0   # row 0: empty
     state_row = np.zeros(num_states, dtype=np.int32)
     for s in range(1, num_states):
-        st = block_set[block[s]]
+        st = np.int64(block_set[block[s]])
+        if st < 0 and n_sets_b > 0 and block_set_b[block[s]] >= 0:
+            st = of_b[block_set_b[block[s]]]
+        if st < 0:
+            raise ValueError("number_rows: a state's group was not walked")
         acc = 1 if (accepting[s] and has_eos) else 0
         r = final_of[st, acc]
         if r < 0:
@@ -2157,15 +2248,27 @@ def walk_masks(sym, depth, end, tok_ptr, tok_ids, node_bit, n_tok_nodes, max_dep
             final_of[0, 1] = n_rows
             n_rows += 1
     rows = np.empty((n_rows, n_words), dtype=np.uint32)
-    for st in range(n_sets):
+    for st in range(n_all):
         for acc in range(2):
             r = final_of[st, acc]
             if r >= 0:
-                _copy_into(rows[r], trows[st])
+                if st < n_sets:
+                    _copy_into(rows[r], trows[st])
+                else:
+                    _copy_into(rows[r], trows_b[from_b[st - n_sets]])
                 if acc:
                     for e in eos_ids:
                         _set_bit(rows[r], e)
-    return rows, state_row, finished_row, visited
+    return rows, state_row, finished_row
+
+
+@njit(cache=True)
+def _same_words(a, b):
+    """Whether the 1-D arrays ``a`` and ``b`` of one length hold the same words."""
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return False
+    return True
 
 
 @njit(cache=True)
