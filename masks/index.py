@@ -174,6 +174,10 @@ def _cpus() -> int:
 
 #: Threads a build uses unless told (``threads``): two where the process may run on two CPUs.
 WALK_THREADS = min(2, _cpus())
+#: The relaxed blocks of an automaton of this many states or more are made in the second thread
+#: (see :func:`_relaxed_later`): handing them over costs about 0.1 ms, what they cost at a few
+#: hundred states (Kubernetes kb_1041, 2,195 states: 1.0 ms).
+RELAXED_APART_MIN_STATES = 1024
 
 _ARRAY_FIELDS = (
     "byte_classes", "table", "accepting", "mask_rows", "state_row", "forced_byte", "eos_ids",
@@ -439,6 +443,22 @@ def _walk_halves(trie_arrays: tuple, bt: ByteTables, eos, vocab_size: int, block
     return rows, state_row, finished_row, int(a[4] + b[4])
 
 
+def _relaxed_later(bt: ByteTables, comp, share_walks: bool, threads: int):
+    """A function giving the relaxed blocks of ``bt`` (:func:`.kernels.relaxed_blocks` over the
+    regions ``comp``; every state alone without ``share_walks``), made meanwhile in the second
+    thread where the build may use two and ``bt`` has :data:`RELAXED_APART_MIN_STATES` states
+    or more: they depend on the regions only, and the groups of states and the bands are made
+    in this one until the walks need them."""
+    if not share_walks:
+        alone = np.arange(bt.table.shape[0], dtype=np.int32)
+        return lambda: alone
+    if threads < 2 or bt.table.shape[0] < RELAXED_APART_MIN_STATES:
+        relaxed = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)[0]
+        return lambda: relaxed
+    job = _second_thread().submit(kernels.relaxed_blocks, bt.table, comp, RELAXED_MAX_ROUNDS)
+    return lambda: job.result()[0]
+
+
 #: Ways of walking one band's groups of states, each giving the same rows (the tests build with
 #: each): in the calling thread, the reference; or in two halves at once, where the build may
 #: use two threads and the band has :data:`HALVES_MIN_UNITS` units or more. Alternated
@@ -451,8 +471,9 @@ _pool: tuple | None = None     # (process id, executor): a forked child makes it
 
 
 def _second_thread():
-    """The executor of a build's second thread (:func:`_walk_halves`): one worker, made on
-    first use, and again in a forked child, which has not the parent's thread."""
+    """The executor of a build's second thread (:func:`_walk_halves`, :func:`_relaxed_later`):
+    one worker, made on first use, and again in a forked child, which has not the parent's
+    thread."""
     global _pool
     from concurrent.futures import ThreadPoolExecutor
 
@@ -1057,8 +1078,10 @@ class TokenIndex:
         threads : int, optional
             Threads the build may use (default :data:`WALK_THREADS`): with two or more, the
             groups of states of a band of ``halves_min_units`` units or more (default
-            :data:`HALVES_MIN_UNITS`) are walked in two halves at once (:data:`GROUP_WALKS`);
-            more than two are not used. Same result.
+            :data:`HALVES_MIN_UNITS`) are walked in two halves at once (:data:`GROUP_WALKS`),
+            and the relaxed blocks of a large automaton are made in the second thread while
+            the groups and bands are made in this one; more than two are not used. Same
+            result.
 
         Returns
         -------
@@ -1078,6 +1101,7 @@ class TokenIndex:
         n_states = bt.table.shape[0]
         eos = np.asarray(vocab.eos_token_ids, dtype=np.int32)
         comp = _regions(bt)
+        relaxed_of = _relaxed_later(bt, comp, share_walks, threads)
         on_cycle = _on_cycle(comp)
         least = GROUP_MIN_VISITS if group_min_visits is None else int(group_min_visits)
         asked = least > 0 and n_states >= GROUP_MIN_STATES and (group_states or shift_chains)
@@ -1097,10 +1121,6 @@ class TokenIndex:
             block, n_blocks = np.arange(n_states, dtype=np.int32), n_states
         if chains is not None:
             block = _unwalked(block, chains[0])
-        if share_walks:
-            relaxed, _ = kernels.relaxed_blocks(bt.table, comp, RELAXED_MAX_ROUNDS)
-        else:
-            relaxed = np.arange(n_states, dtype=np.int32)
         partitions: dict = {}       # (class partitions per table seen, for this build)
         parts = [(trie, block, int(n_blocks), bt.table)]
         if (split_lengths or split_bytes) and grouped:
@@ -1108,6 +1128,7 @@ class TokenIndex:
                            split_min_visits, split_bytes, local_classes and strategy != "bytes",
                            partitions)
         t2 = time.perf_counter()
+        relaxed = relaxed_of()
         if chains is not None:   # (a band's groups come from its own refinement)
             parts = [(part, _unwalked(part_block, chains[0]), part_n, seen)
                      for part, part_block, part_n, seen in parts]

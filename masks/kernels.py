@@ -748,7 +748,7 @@ def _join(cur, other, pair, keys, k):
         pair[keys[a]] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def relaxed_blocks(table, comp, max_rounds):
     """Group the states whose trie walks agree for as long as they stay in their component.
 
@@ -759,7 +759,7 @@ def relaxed_blocks(table, comp, max_rounds):
     one block. Their walks through a token trie reach the same nodes, until exits, and exit at
     the same nodes -- what :func:`walk_masks` shares. The string bodies of a schema's string
     properties (and their UTF-8 continuation states) form such blocks: they differ only after
-    the closing quote.
+    the closing quote. The GIL is released: an index build makes them in its second thread.
 
     Parameters
     ----------

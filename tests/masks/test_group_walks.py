@@ -21,7 +21,8 @@ from test_shared_walks import repeated_components
 from tokenfsm.automata.errors import OptionError
 from tokenfsm.masks import IndexCompiler, TokenIndex, Vocabulary
 from tokenfsm.masks.builtin_vocab import load_vocabulary
-from tokenfsm.masks.index import GROUP_WALKS, HALVES_MIN_UNITS, _halves, as_byte_dfa
+from tokenfsm.masks.index import (GROUP_WALKS, HALVES_MIN_UNITS, RELAXED_APART_MIN_STATES,
+                                  _halves, as_byte_dfa)
 from tokenfsm.schema import compile_json_schema
 
 #: The build options that take each way everywhere.
@@ -75,8 +76,8 @@ def llama3():
 
 
 def _object_schema():
-    """An object of sixty string and integer members: about 900 groups of states, most of them
-    a key's name, which the halves walk on a real vocabulary."""
+    """An object of sixty string and integer members: about 1,500 states, most of them in a
+    key's name, which the halves walk on a real vocabulary."""
     props = {f"member_{i:02d}": {"type": "string" if i % 2 else "integer"} for i in range(60)}
     return compile_json_schema({"type": "object", "properties": props, "required": list(props)},
                                whitespace=0)
@@ -84,6 +85,8 @@ def _object_schema():
 
 def test_a_real_schema_is_walked_in_halves_by_default(llama3):
     bt = as_byte_dfa(_object_schema())
+    # (large enough that its relaxed blocks are made in the second thread too)
+    assert bt.table.shape[0] >= RELAXED_APART_MIN_STATES
     index = TokenIndex.build(bt, llama3, threads=2)
     assert index.build_info["walks"] >= HALVES_MIN_UNITS and _walked_in_halves(index)
     reference = TokenIndex.build(bt, llama3, threads=1)
