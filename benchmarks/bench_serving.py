@@ -12,11 +12,11 @@ order, so the same rows every run), with their valid test instances. Every engin
 schema, compact whitespace (``,`` and ``:``), declared keys in schema order, lenient reading
 (unsupported keywords ignored where the engine has the switch):
 
-* ``tokenfsm``: ``IndexCompiler(vocab, max_entries=0).json_schema(schema, whitespace=0,
-  strict=False)`` (the memory cache off, so every schema is built), then ``Matcher`` and its first
-  ``fill_next_token_bitmask``. A recursive schema gives a ``PushdownIndex`` whose rows are made
+* ``tokenfsm``: ``IndexCompiler(vocab, max_entries=0, threads=--threads).json_schema(schema,
+  whitespace=0, strict=False)`` (the memory cache off, so every schema is built), then ``Matcher``
+  and its first ``fill_next_token_bitmask``. A recursive schema gives a ``PushdownIndex`` whose rows are made
   when first needed: those made during the replays fall inside the fill times below;
-* ``xgrammar``: ``GrammarCompiler(max_threads=1, cache_enabled=False).compile_json_schema(
+* ``xgrammar``: ``GrammarCompiler(max_threads=--threads, cache_enabled=False).compile_json_schema(
   any_whitespace=False, separators=(",", ":"), strict_mode=True)``, ``GrammarMatcher``, first
   ``fill_next_token_bitmask``;
 * ``llguidance``: ``grammar_from_json_schema`` with ``lenient``, ``whitespace_flexible=False`` and
@@ -24,6 +24,8 @@ schema, compact whitespace (``,`` and ``:``), declared keys in schema order, len
 * ``--any-order`` adds ``tokenfsm-any``: ours with ``property_order="any", allow_extra_keys=True``
   (and ``max_depth=--any-max-depth`` when given: how deep undeclared values may nest).
 
+Both engines that build with several threads get ``--threads`` (default 1: one each; with 2,
+ours walks its states' groups in two halves at once, xgrammar computes its masks in two threads).
 Each engine runs in worker processes of its own (vocabulary, token trie and the peers' tokenizer
 objects made once per worker, before any timing, with warm-up schemas), one schema at a time, with
 a hard limit of ``--seconds`` + 1 s (the worker is killed and restarted).
@@ -128,7 +130,8 @@ def writings(value, schema) -> tuple[str, str, bool]:
 class Ours:
     """``IndexCompiler.json_schema`` + ``Matcher``; the vocabulary and trie made in ``__init__``."""
 
-    def __init__(self, vocab_name: str, any_order: bool, max_depth: int | None = None):
+    def __init__(self, vocab_name: str, any_order: bool, max_depth: int | None = None,
+                 threads: int = 1):
         import _peers
         import numpy as np
         from tokenfsm.masks import IndexCompiler
@@ -136,7 +139,12 @@ class Ours:
 
         self.vocab = _peers.vocabulary(vocab_name)
         token_trie(self.vocab)
-        self.compiler = IndexCompiler(self.vocab, max_entries=0)
+        try:
+            self.compiler = IndexCompiler(self.vocab, max_entries=0, threads=threads)
+        except TypeError:       # (a revision from before builds took threads: one thread)
+            if threads != 1:
+                raise
+            self.compiler = IndexCompiler(self.vocab, max_entries=0)
         self.options = dict(whitespace=0, strict=False)
         if any_order:
             self.options.update(property_order="any", allow_extra_keys=True)
@@ -205,13 +213,13 @@ class Ours:
 class Peer:
     """xgrammar or llguidance through ``_peers``' adapters, with this benchmark's options."""
 
-    def __init__(self, name: str, vocab_name: str):
+    def __init__(self, name: str, vocab_name: str, threads: int = 1):
         import _peers
 
         self.eng = _peers.make_engine(name)
         self.eng.setup(vocab_name)
-        if name == "xgrammar":      # one thread, as ours; cache off, as in _peers
-            self.eng.compiler = self.eng.xgr.GrammarCompiler(self.eng.info, max_threads=1,
+        if name == "xgrammar":      # as many threads as ours; cache off, as in _peers
+            self.eng.compiler = self.eng.xgr.GrammarCompiler(self.eng.info, max_threads=threads,
                                                              cache_enabled=False)
         else:
             llg = self.eng.llg
@@ -236,11 +244,11 @@ class Peer:
         return "compiled", "", lambda: self.eng.matcher(handle)
 
 
-def make_engine(name: str, vocab_name: str, any_max_depth: int | None = None):
+def make_engine(name: str, vocab_name: str, any_max_depth: int | None = None, threads: int = 1):
     if name.startswith("tokenfsm"):
         any_order = name == "tokenfsm-any"
-        return Ours(vocab_name, any_order, any_max_depth if any_order else None)
-    return Peer(name, vocab_name)
+        return Ours(vocab_name, any_order, any_max_depth if any_order else None, threads)
+    return Peer(name, vocab_name, threads)
 
 
 def replay(engine, fresh, tokens):
@@ -259,13 +267,13 @@ def replay(engine, fresh, tokens):
 
 
 def worker_main(name: str, vocab_name: str, conn, seconds: float, mem_gb: float,
-                any_max_depth: int | None = None) -> None:
+                any_max_depth: int | None = None, threads: int = 1) -> None:
     """Serve (schema, [token lists]) jobs: the compile outcome, then the replays."""
     if mem_gb:
         cap = int(mem_gb * 2 ** 30)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     try:
-        engine = make_engine(name, vocab_name, any_max_depth)
+        engine = make_engine(name, vocab_name, any_max_depth, threads)
         import _peers
 
         for schema, doc in WARM_UPS:                               # warm-ups, not timed
@@ -320,7 +328,7 @@ class Worker(_peers.WorkerProcess):
     def _start(self):
         a = self.args
         self._spawn(worker_main, lambda child: (self.name, a.vocab, child, a.seconds, a.mem_gb,
-                                                 a.any_max_depth))
+                                                 a.any_max_depth, a.threads))
         got = self._recv(600)
         if got in ("timeout", "crash") or got[0] == "setup_failed":
             self._kill()
@@ -618,7 +626,8 @@ def run(args) -> int:
           f"python {sys.version.split()[0]}")
     print(f"{len(rows)} schemas ({args.per_subset} per subset: {', '.join(subsets)}), "
           f"{sum(len(r['valid']) for r in rows)} valid documents; vocab {args.vocab}; "
-          f"limit {args.seconds:g} s per compile; jobs {args.jobs}; engines {', '.join(engines)}")
+          f"limit {args.seconds:g} s per compile; jobs {args.jobs}; threads {args.threads}; "
+          f"engines {', '.join(engines)}")
     print("one run on a shared machine: timings are noisy, read medians and tails, not single "
           "schemas")
     t0 = time.perf_counter()
@@ -649,6 +658,8 @@ def main(argv=None) -> int:
     ap.add_argument("--any-max-depth", type=int, default=None,
                     help="max_depth of the any-order engine (default: the library's)")
     ap.add_argument("--jobs", type=int, default=1, help="schemas in flight at once")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads per build, ours and xgrammar's alike")
     ap.add_argument("--mem-gb", type=float, default=8.0, help="address-space cap per worker")
     ap.add_argument("--reasons", type=int, default=5, help="failure reasons shown per engine")
     ap.add_argument("--records", default=None,
