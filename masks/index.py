@@ -242,11 +242,17 @@ def as_byte_dfa(obj) -> ByteTables:
             raise TypeError(f"{type(obj).__name__} is not a byte DFA (no {attr!r})")
     classes, table, accepting, start = _checked_byte_tables(obj)
     live = _coreachable(table, accepting)
-    table = np.where(live[table], table, 0).astype(np.int32)
-    accepting = accepting & live
-    if not live[start]:
-        start = 0
-    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table), accepting, start)
+    if not live[1:].all():
+        table = np.where(live[table], table, 0)
+        accepting = accepting & live
+        if not live[start]:
+            start = 0
+    else:
+        # (every state live: the table copied as it is, writeable, as the kernels are typed
+        # for, and apart from the caller's array; accepting is a copy already)
+        table = table.copy()
+    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table, dtype=np.int32),
+                      accepting, start)
 
 
 def _checked_byte_tables(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

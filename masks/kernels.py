@@ -555,12 +555,15 @@ def forced_bytes(table, byte_classes, accepting):
 def coreachable(table, accepting):
     """States from which an accepting state can be reached (never the dead state 0).
 
-    A backward search over the transitions, predecessors gathered by counting sort."""
+    A backward search over the transitions, predecessors gathered by counting sort (those of
+    the dead state left out: most moves lead there)."""
     n, c = table.shape
     cnt = np.zeros(n + 1, dtype=np.int64)
     for s in range(1, n):
         for k in range(c):
-            cnt[table[s, k] + 1] += 1
+            t = table[s, k]
+            if t:
+                cnt[t + 1] += 1
     for t in range(n):
         cnt[t + 1] += cnt[t]
     pos = cnt[:-1].copy()
@@ -568,8 +571,9 @@ def coreachable(table, accepting):
     for s in range(1, n):
         for k in range(c):
             t = table[s, k]
-            pred[pos[t]] = s
-            pos[t] += 1
+            if t:
+                pred[pos[t]] = s
+                pos[t] += 1
     live = np.zeros(n, dtype=np.bool_)
     for s in range(1, n):
         live[s] = accepting[s]

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mask_helpers import SimpleByteDFA, prune, random_byte_dfas, small_vocabs
 
-from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, Vocabulary, unpack_bitmask
+from tokenfsm.masks import Matcher, TokenIndex, TokenRejected, Vocabulary, kernels, unpack_bitmask
 from tokenfsm.masks.reference import (
     reference_allowed,
     reference_forced_string,
@@ -119,6 +119,38 @@ def test_unpruned_dfa_is_treated_as_pruned():
     assert index.allowed_token_ids(1).tolist() == [0]
     pruned = prune(classes, table, acc, 1)
     assert TokenIndex.build(pruned, vocab).allowed_token_ids(pruned.start).tolist() == [0]
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.integers(0, n - 1), min_size=3, max_size=3), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n))))
+def test_coreachable_states_are_those_that_reach_acceptance(drawn):
+    rows, acc = drawn
+    table = np.array(rows, dtype=np.int32)
+    table[0] = 0
+    acc = np.array(acc, dtype=bool)
+    acc[0] = False
+    live = acc.copy()
+    while True:   # (the naive fixpoint: a state is live once one of its moves leads to one)
+        more = live | (live[table] & (table != 0)).any(axis=1)
+        more[0] = False
+        if np.array_equal(more, live):
+            break
+        live = more
+    assert kernels.coreachable(table, acc).tolist() == live.tolist()
+
+
+def test_an_index_does_not_change_with_the_callers_tables():
+    classes = np.zeros(256, dtype=np.uint8)
+    classes[ord("a")] = 1
+    table = np.array([[0, 0], [0, 2], [0, 2]], dtype=np.int32)    # a+ (every state live)
+    acc = np.array([False, False, True])
+    vocab = Vocabulary([b"a", b"aa", None], eos_token_ids=[2])
+    index = TokenIndex.build(SimpleByteDFA(classes, table, acc, 1), vocab)
+    table[2, 1] = 0
+    acc[2] = False
+    assert index.table[2, 1] == 2 and index.accepting[2]
+    assert index.allowed_token_ids(2).tolist() == [0, 1, 2]
 
 
 def test_empty_language_allows_nothing():
