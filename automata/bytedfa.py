@@ -364,7 +364,7 @@ def _lower_minimal(dfa, way=None, numbered: bool = True):
     Returns None when a check fails (a state unreachable: the input was not minimal after all),
     for the caller to use the general lowering. With ``numbered=False`` the states stay as built
     (the code-point states in their order, then the partial-sequence states), unchecked: for a
-    table whose every state is reachable and that need not be canonical (what an index reads,
+    table whose states are reached and that need not be canonical (what an index reads,
     :meth:`.compose.LazyDFA.to_bytes_as_composed`), the numbering being the lowering's longest
     step; renumbered breadth-first (:func:`_number_states`), it is the canonical table.
     """

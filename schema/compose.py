@@ -425,37 +425,46 @@ class LazyDFA(DFA):
         return self.start == 0   # co-reachable: the start is live unless the language is empty
 
     def reachable(self) -> tuple[np.ndarray, list]:
-        """``(table, accepting)`` of the states reachable from the start, the dead state 0 and
-        the start 1 first, the others in breadth-first levels (not minimised)."""
+        """``(table, accepting)`` without the states that only dropped states move into, the
+        start aside (a member's automaton copied as a block where the composition enters it
+        past its start: a key's name after its first character), the dead state 0 and the start
+        1 first, the others in their order (not minimised).
+
+        States are dropped by their count of moves into them, as each drop lowers the counts
+        of its targets; a cycle of states that nothing else reaches would stay (a composition
+        enters its blocks at their start or in a key's name, which has no cycle). That costs a
+        few passes where a breadth-first search costs one per level (Kubernetes kb_1041, its
+        key names 70 levels deep: 1.47 -> 0.45 ms, the renumbering included)."""
         a = self._array
-        seen = np.zeros(a.shape[0], dtype=bool)
-        seen[0] = seen[self.start] = True
-        levels = [np.array([self.start])]
-        found = np.zeros(a.shape[0], dtype=bool)    # (a level's states, sorted, by marking)
-        while True:
-            nxt = a[levels[-1]].ravel()
-            nxt = nxt[~seen[nxt]]
-            if not nxt.size:
-                break
-            found[nxt] = True
-            nxt = np.flatnonzero(found)
-            found[nxt] = False
-            seen[nxt] = True
-            levels.append(nxt)
-        order = np.concatenate([[0]] + levels)
-        number = np.zeros(a.shape[0], dtype=np.int64)
+        n = a.shape[0]
+        into = np.bincount(a.ravel(), minlength=n)
+        into[0] += 1
+        into[self.start] += 1       # (neither is dropped)
+        kept = np.ones(n, dtype=bool)
+        drop = np.flatnonzero(into == 0)
+        while drop.size:
+            kept[drop] = False
+            into -= np.bincount(a[drop].ravel(), minlength=n)
+            drop = np.flatnonzero((into == 0) & kept)
+        kept[0] = kept[self.start] = False
+        order = np.concatenate([[0, self.start], np.flatnonzero(kept)])
+        number = np.zeros(n, dtype=np.int64)
         number[order] = np.arange(order.size)
-        accepting = sorted(int(number[s]) for s in self.accepting if seen[s])
-        return number[a[order]], accepting
+        accepting = sorted(int(number[s]) for s in self.accepting if s == self.start or kept[s])
+        # (renumbered in place, each entry read before it is written: a second table as large
+        # is fresh memory, whose first writes cost more than the renumbering)
+        table = a[order]
+        number.take(table, out=table, mode="clip")
+        return table, accepting
 
     def to_bytes_as_composed(self):
-        """The UTF-8 byte automaton of the reachable states as they are, without minimising
-        them first: a composition of minimal automata is minimal but for a few states where
-        its blocks meet (a Kubernetes object's 1,784 states of 1,833 rows all are), and the
-        minimisation would cost more than the lowering. Nor are its states numbered
-        canonically: they come in the order :meth:`reachable` gives, then the states inside
-        UTF-8 sequences. What an index needs; :meth:`to_bytes` stays the canonical minimal
-        automaton."""
+        """The UTF-8 byte automaton of the states reached (:meth:`reachable`) as they are,
+        without minimising them first: a composition of minimal automata is minimal but for a
+        few states where its blocks meet (a Kubernetes object's 1,784 states of 1,833 rows all
+        are), and the minimisation would cost more than the lowering. Nor are its states
+        numbered canonically: they come in the order :meth:`reachable` gives, then the states
+        inside UTF-8 sequences. What an index needs; :meth:`to_bytes` stays the canonical
+        minimal automaton."""
         from tokenfsm.automata.bytedfa import ByteDFA, _lower_minimal
 
         if self._min is not None:

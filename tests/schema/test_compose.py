@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import Budget, BudgetExceeded
 from tokenfsm.schema import jsontext
@@ -296,6 +297,41 @@ def test_an_index_lowers_the_composition_as_it_is(i):
         assert compiled._dfa._min is None
     assert _equivalent_bytes(got, compiled.dfa.to_bytes())
     assert not _equivalent_bytes(got, _compile({"type": "object"}, True, whitespace=1).to_bytes())
+
+
+def _reached_by_search(lz: LazyDFA) -> set:
+    seen, todo = {lz.start}, [lz.start]
+    while todo:
+        for t in lz._array[todo.pop()].tolist():
+            if t and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def test_a_composition_keeps_the_states_its_start_reaches():
+    large = {"type": "object", "properties": {f"k{i}": ADDRESS for i in range(12)},
+             "required": ["k3"]}
+    lazy = [d for d in (_compile(x, True, whitespace=1)._dfa for x in [*NESTED, large])
+            if isinstance(d, LazyDFA)]     # (small compositions are minimised at once)
+    assert len(lazy) >= 2
+    for lz in lazy:
+        reached = _reached_by_search(lz)
+        assert len(reached) < lz._array.shape[0] - 1      # (a key's first state is not)
+        table, accepting = lz.reachable()
+        assert table.shape[0] == len(reached) + 1       # (and the dead state)
+        kept = DFA(lz.classes, table.tolist(), accepting, 1)
+        assert kept.minimize() == lz.minimize()
+
+
+def test_states_only_dropped_states_move_into_are_dropped():
+    # 1 -a-> 2 (accepting); 3 -a-> 4 -a-> 2 and 5 -a-> 5, 5 -b-> 2 are reached from nowhere: the
+    # chain is dropped, the cycle stays (compositions make none)
+    classes = [CharSet.of("a"), CharSet.of("b")]
+    a = np.array([[0, 0], [2, 0], [0, 0], [4, 0], [2, 0], [5, 2]], dtype=np.int64)
+    lz = LazyDFA(classes, a, {2}, 1)
+    table, accepting = lz.reachable()
+    assert table.tolist() == [[0, 0], [2, 0], [0, 0], [3, 2]] and accepting == [2]
 
 
 def test_an_index_of_a_large_composition_has_its_masks():
