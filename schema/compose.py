@@ -90,7 +90,9 @@ def _joint(dfas: Sequence[DFA]) -> tuple[list[CharSet], list[np.ndarray]]:
     ranges: list[list] = [[] for _ in range(order.size)]
     for j, lo, hi in zip(jcls.tolist(), B.tolist(), ends.tolist()):
         ranges[j].append((lo, hi))
-    classes = [CharSet(r) for r in ranges]
+    # (canonical as they come: ascending, without surrogates, and two adjacent intervals are
+    # never of one joint class, since some automaton's class changes where one ends)
+    classes = [CharSet._trusted(tuple(r)) for r in ranges]
     reps = first_of[order]
     return classes, [sig[i][reps] for i in range(len(dfas))]
 

@@ -299,6 +299,28 @@ def test_an_index_lowers_the_composition_as_it_is(i):
     assert not _equivalent_bytes(got, _compile({"type": "object"}, True, whitespace=1).to_bytes())
 
 
+_RANGES = st.lists(st.tuples(st.sampled_from([0x30, 0x61, 0x7F, 0x80, 0x7FF, 0xD7FF, 0xE000,
+                                               0xFFFF, 0x10000, 0x10FFFF]),
+                              st.integers(0, 40)), min_size=1, max_size=3)
+
+
+@given(st.lists(_RANGES, min_size=1, max_size=4))
+def test_the_joint_classes_are_canonical_and_refine_every_automaton(sets):
+    # each automaton: one move on a few ranges (around the surrogates and the UTF-8 lengths),
+    # another on the rest
+    from tokenfsm.schema.compose import _joint
+    dfas = []
+    for ranges in sets:
+        chars = CharSet([(lo, min(lo + n, 0x10FFFF)) for lo, n in ranges])
+        dfas.append(DFA([chars, ~chars], [[0, 0], [2, 3], [0, 0], [0, 0]], {2}, 1).minimize())
+    classes, colmaps = _joint(dfas)
+    assert all(c.ranges == CharSet(c.ranges).ranges and c.ranges for c in classes)
+    assert CharSet.union_of_disjoint(classes) == CharSet.any()
+    for d, cols in zip(dfas, colmaps):
+        for c, k in zip(classes, cols.tolist()):
+            assert c <= d.classes[k]
+
+
 def _reached_by_search(lz: LazyDFA) -> set:
     seen, todo = {lz.start}, [lz.start]
     while todo:
