@@ -62,6 +62,7 @@ class ContentKeys:
         """Keys of ``start`` and of every definition it reaches first (post-order, without
         recursion: a chain of references may be long)."""
         todo = [start]
+        below: dict = {}       # (a definition met again once its own are keyed: not walked twice)
         while todo:
             t = todo[-1]
             if t in self._memo:
@@ -71,7 +72,10 @@ class ContentKeys:
                 self._memo[t] = None  # a cycle (or what leads into one): no key
                 todo.pop()
                 continue
-            deps = [d for d in _targets_below(self.ir.definitions[t]) if d not in self._memo]
+            targets = below.get(t)
+            if targets is None:
+                targets = below[t] = _targets_below(self.ir.definitions[t])
+            deps = [d for d in targets if d not in self._memo]
             if deps:
                 todo.extend(deps)
                 continue
