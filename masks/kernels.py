@@ -39,7 +39,9 @@ The kernels:
 * :func:`walk_masks` walks a trie through the byte DFA once per group of states, skipping a subtree
   as soon as the walk reaches the dead state, shares the walk within a relaxed block up to its
   exits, and produces deduplicated packed bitmask rows. It emits no per-token data: a row is all a
-  mask needs (:func:`token_nodes` numbers the trie nodes it records).
+  mask needs (:func:`token_nodes` numbers the trie nodes it records). It is :func:`walk_sets`
+  over every group, then :func:`number_rows`; two calls of the first over halves of the groups
+  run at once in threads, and the second numbers their sets as one walk's.
 * :func:`state_transitions`, :func:`csr_from_rows` recover the next states of allowed tokens from
   the rows by walking each token's bytes (one state, or the whole CSR table on demand).
 * :func:`walk_bytes`, :func:`copy_rows`: small helpers for the matcher.
