@@ -252,6 +252,36 @@ def test_every_way_to_the_strings_outside_names_gives_one_automaton(names, other
     assert not want.accepts(respell(other, rng, escapes)[1:])   # (no opening quote)
 
 
+# escapes, hex letters in both cases, "u", controls, non-ASCII and astral characters
+_TEXT_CHARS = list('abfnrtuAFU09 /"\\\b\x00\x1f\x7f\u00e9\u2028\uffff\U0001F600\U0010FFFF')
+
+
+@given(words=st.lists(st.text(st.sampled_from(_TEXT_CHARS), max_size=6), min_size=1,
+                      max_size=3),
+       seed=st.integers(0, 2 ** 32), escapes=st.sampled_from(sorted(strings_mod.ESCAPES)))
+def test_every_way_to_a_strings_texts_gives_one_automaton(words, seed, escapes):
+    # the ways declared in STRING_WAYS give the reference's canonical automaton where they
+    # apply (one string written as DFA.literal: a const, an enum member), and the texts are
+    # every spelling of the policy; a union of strings is left to the reference
+    value = DFA.literal(words[0]) if len(words) == 1 else DFA.union_all(
+        [DFA.literal(w) for w in words])
+    got = {way: make(value, None, escapes) for way, make in strings_mod.STRING_WAYS.items()}
+    want = got[strings_mod.STRING_REFERENCE]
+    assert want is not None
+    applies = len(words) == 1 and words[0] != "" and escapes == "all"
+    assert (got["literal"] is not None) == applies
+    for d in [*got.values(), json_string(value, escapes=escapes)]:
+        if d is not None:
+            assert (d.classes, d.delta, d.accepting, d.start) == \
+                (want.classes, want.delta, want.accepting, want.start)
+    rng = random.Random(seed)
+    for w in words:
+        assert want.accepts(respell(w, rng, escapes))
+        assert want.accepts(json.dumps(w, ensure_ascii=False))
+    other = words[0] + "a"
+    assert want.accepts(json.dumps(other, ensure_ascii=False)) == (other in words)
+
+
 @pytest.mark.parametrize("names", [DFA.from_regex("[\u0100-\u0200]x"), DFA.from_regex("a+")])
 def test_strings_outside_names_too_wide_to_follow(names):
     # a class of more than TRACKED_CLASS_MAX characters, or infinitely many names: the tracked
