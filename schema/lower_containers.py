@@ -34,7 +34,7 @@ import json
 from contextlib import nullcontext
 from dataclasses import replace
 
-from tokenfsm.automata.cache import ByteLRU
+from tokenfsm.automata.cache import ByteLRU, byte_lru_cache
 from tokenfsm.automata.charset import CharSet
 from tokenfsm.automata.dfa import DFA
 from tokenfsm.automata.errors import RegexError
@@ -646,6 +646,16 @@ def _witness_sets(lw, node: ir.ObjectNode, ptr: str) -> list:
     return out
 
 
+@byte_lru_cache("schema.lower_containers.names_left", 8 << 20,
+                size_of=lambda d: 200 + 8 * d.num_states * (2 + len(d.classes)))
+def names_left(taken: tuple[str, ...]) -> DFA:
+    """Every name but those of ``taken`` (sorted): the names an object leaves to undeclared
+    keys. The same objects recur, in a schema and from schema to schema (a Kubernetes object's
+    metadata), and the automaton is the key of their key region (:meth:`.lower.Lowering.key_region`,
+    kept across compilations): made once, found again by identity, not minimised to be hashed."""
+    return (DFA.union_all([DFA.literal(n) for n in taken]) if taken else DFA.empty()).complement()
+
+
 def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names_value, ptr):
     """Undeclared members as (decoded key names, value texts) regions, their calls and cuts."""
     b = lw.budget
@@ -654,9 +664,7 @@ def _extra_members(lw, node: ir.ObjectNode, declared, forbidden, patterns, names
     generate_rest = has_additional or lw.allow_extra_keys or (not declared and not patterns)
     if not generate_rest and not patterns:
         return [], frozenset(), []    # declared keys only: the names left free are not needed
-    taken = DFA.union_all([DFA.literal(n) for n in list(declared) + sorted(forbidden)]) \
-        if declared or forbidden else DFA.empty()
-    free = taken.complement()
+    free = names_left(tuple(sorted({*declared, *forbidden})))
     if names_value is not None:
         free = free.intersect(names_value, b)
     if len(patterns) > MAX_PATTERNS:

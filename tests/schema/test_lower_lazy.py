@@ -954,3 +954,36 @@ def test_a_conflict_between_counted_members_inlines_them_together():
     counted = compile_tuned(schema, COUNTED, whitespace=0)
     assert counted.lazy is not None
     assert counted.dfa == compile_tuned(schema, FLAT, whitespace=0).dfa
+
+
+@given(names=st.lists(st.text(st.sampled_from('ab"\\\u00e9'), max_size=3), max_size=4),
+       other=st.text(st.sampled_from('ab"\\\u00e9'), max_size=3))
+def test_the_names_left_to_undeclared_keys_are_kept_once(names, other):
+    # every name but the declared ones, made once per set of names and found again as the
+    # same automaton (the key of its key region, kept across compilations)
+    from tokenfsm.schema.lower_containers import names_left
+
+    taken = tuple(sorted(set(names)))
+    left = names_left(taken)
+    assert names_left(taken) is left
+    assert left.accepts(other) == (other not in taken)
+
+
+def test_objects_written_alike_share_their_key_region():
+    # two schemas whose objects declare the same keys, in any order with undeclared keys: the
+    # second finds the first's key region, and both accept and refuse alike
+    from tokenfsm.schema import lower_containers
+    from tokenfsm.schema.lower import KEY_REGIONS
+
+    obj = {"type": "object", "properties": {"name": {"type": "string"}, "uid": {"type": "string"}}}
+    first = compile_json_schema({"type": "object", "properties": {"metadata": obj}}, whitespace=0,
+                                property_order="any", allow_extra_keys=True)
+    region = KEY_REGIONS.get((lower_containers.names_left(("name", "uid")), ()))
+    assert region is not None
+    second = compile_json_schema({"type": "object", "properties": {"meta": obj, "kind": {}}},
+                                 whitespace=0, property_order="any", allow_extra_keys=True)
+    assert KEY_REGIONS.get((lower_containers.names_left(("name", "uid")), ())) is region
+    for doc, ok in [('{"metadata":{"uid":"u","x":1,"name":"n"}}', True),
+                    ('{"metadata":{"name":"n","name":"m"}}', False)]:
+        assert first.accepts(doc) == ok
+        assert second.accepts(doc.replace("metadata", "meta")) == ok
