@@ -261,11 +261,11 @@ def _string_of_literal(value: DFA, budget: Budget | None, escapes: str = "all") 
         row = moves[i + 2]
         if ch in LITERAL_OK:
             row.append((ch, i + 3))
-        at = len(moves)
-        row.append(("\\", at))
+        escape = len(moves)
+        row.append(("\\", escape))
         moves.append([])
         for rest in spelled[i]:
-            at, last = row[-1][1], len(rest) - 1
+            at, last = escape, len(rest) - 1
             for j, x in enumerate(rest):
                 to = i + 3 if j == last else len(moves)
                 if x in _HEX_UPPER:
