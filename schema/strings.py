@@ -289,7 +289,7 @@ def _string_of_literal(value: DFA, budget: Budget | None, escapes: str = "all") 
     for x, pairs in sig.items():
         alike.setdefault(tuple(pairs), []).append(x)
     parts = [(_ranges(sorted(map(ord, g))), g) for g in alike.values()]
-    rest = _gaps(sorted(map(ord, sig)))
+    rest = (~CharSet._trusted(_ranges(sorted(map(ord, sig))))).ranges
     if rest:
         parts.append((rest, ()))
     parts.sort()
@@ -458,25 +458,6 @@ def _ranges(cps: list[int]) -> tuple:
         else:
             out.append([c, c])
     return tuple(map(tuple, out))
-
-
-def _gaps(cps: list[int]) -> tuple:
-    """The ranges of every scalar value but the sorted ``cps`` (none repeated, none a
-    surrogate), as :class:`~tokenfsm.automata.charset.CharSet` holds them."""
-    out = []
-    prev = 0
-    for lo, hi in (*_ranges(cps), (MAX_CODEPOINT + 1, MAX_CODEPOINT + 1)):
-        if lo > prev:
-            if prev < 0xD800 <= lo - 1:
-                out.append((prev, 0xD7FF))
-                if lo > 0xE000:
-                    out.append((0xE000, lo - 1))
-            elif prev < 0xE000 <= lo - 1:
-                out.append((0xE000, lo - 1))
-            else:
-                out.append((prev, lo - 1))
-        prev = hi + 1
-    return tuple(out)
 
 
 #: The ways to build :func:`json_string` without exclusions, all with the same (canonical)
