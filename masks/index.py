@@ -247,11 +247,9 @@ def as_byte_dfa(obj) -> ByteTables:
         accepting = accepting & live
         if not live[start]:
             start = 0
-    else:
-        # (every state live: the table copied as it is, writeable, as the kernels are typed
-        # for, and apart from the caller's array; accepting is a copy already)
-        table = table.copy()
-    return ByteTables(classes.astype(np.uint8), np.ascontiguousarray(table, dtype=np.int32),
+    # (the table copied once, writeable, as the kernels are typed for, and apart from the
+    # caller's array; accepting is a copy already)
+    return ByteTables(classes.astype(np.uint8), np.array(table, dtype=np.int32, order="C"),
                       accepting, start)
 
 
