@@ -554,8 +554,11 @@ class PushdownIndex:
         own, written with one copy (allocating and paging in a row costs as much as a few dozen
         fills from words)."""
         entry[3] += 1
-        if entry[3] < PROMOTE_AFTER:
-            return
+        if entry[3] >= PROMOTE_AFTER:
+            self._promote(entry)
+
+    def _promote(self, entry) -> None:
+        """Give a row kept as words a row of its own (see :meth:`_met_again`)."""
         row = self.row_array(entry)
         parts = (row, memoryview(row).cast("B"), None, None)
         cost = row.nbytes + ROW_OVERHEAD
@@ -662,6 +665,16 @@ class PushdownIndex:
     def config_row(self, config):
         """The cache entry of the row of a configuration a matcher holds (see :meth:`_entry`;
         :meth:`write_row` writes it into a bitmask, :meth:`row_array` makes it an array)."""
+        # (most fills meet a configuration met before: one lookup, its use counted in place; a
+        # configuration a row made up front serves is never kept here)
+        hit = self._by_config.get(config)
+        if hit is not None:
+            self.stats["hits"] += 1
+            if hit[0][2] is not None:
+                hit[3] += 1
+                if hit[3] >= PROMOTE_AFTER:
+                    self._promote(hit)
+            return hit
         eager = self._eager
         if eager is not None:
             # a row made up front (see row_ways.make_rows_up_front) holds for every stack
@@ -675,12 +688,6 @@ class PushdownIndex:
         if self._frames is not None and not config[1]:
             return self._frame_config_row(config)
         by_config = self._by_config
-        hit = by_config.get(config)
-        if hit is not None:
-            self.stats["hits"] += 1
-            if hit[0][2] is not None:
-                self._met_again(hit)
-            return hit
         entry = (self._row_keyed(config[0], config[1]) if self._frames is None
                  else self._frame_config_row(config))
         if len(by_config) >= self._max_rows:
