@@ -274,25 +274,7 @@ class IndexCompiler:
                     return hit
             index = self._load_disk(key)
             if index is None:
-                grammar = make()
-                if getattr(grammar, "recursive", None) is not None:
-                    # a recursive schema kept as a stack automaton: rows per configuration, on
-                    # demand (its flat ``dfa`` is not built); kept in memory only
-                    from .pushdown import PushdownIndex
-
-                    index = PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
-                elif getattr(grammar, "lazy", None) is not None:
-                    # a schema whose value is counted (a lazy network): likewise
-                    from .pushdown import PushdownIndex
-
-                    index = PushdownIndex(grammar.lazy, self.vocab)
-                elif hasattr(grammar, "call_ptr"):
-                    # a lazy network (large counts held in the configuration): likewise
-                    from .pushdown import PushdownIndex
-
-                    index = PushdownIndex(grammar, self.vocab)
-                else:
-                    index = self._flat_index(grammar)
+                index = self.index_of(make())
                 with self._lock:
                     self.stats["builds"] += 1
                 if isinstance(index, TokenIndex):
@@ -308,6 +290,30 @@ class IndexCompiler:
                         del self._memory_bytes[old]
                 self._building.pop(key, None)
         return index
+
+    def index_of(self, grammar):
+        """The index of a compiled grammar as this compiler builds it (not cached): a
+        :class:`~.pushdown.PushdownIndex` for a schema on the stack route (``recursive``: rows
+        per configuration, on demand; its flat ``dfa`` is not built), a counted one (``lazy``)
+        or a lazy network itself (``call_ptr``); else :meth:`_flat_index`."""
+        from .pushdown import PushdownIndex
+
+        if getattr(grammar, "recursive", None) is not None:
+            return PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
+        if getattr(grammar, "lazy", None) is not None:
+            return PushdownIndex(grammar.lazy, self.vocab)
+        if hasattr(grammar, "call_ptr"):
+            return PushdownIndex(grammar, self.vocab)
+        return self._flat_index(grammar)
+
+    def warm_up(self) -> dict:
+        """Load (or compile) every kernel this compiler's indexes and matchers call, by taking
+        each route of :data:`.warmup.WARM_UPS` (nothing is kept in the caches): the first
+        request of each kind then loads none. Returns ``{"seconds", "kernels", "routes"}``: what
+        it took, the kernel signatures it loaded or compiled, the routes taken."""
+        from .warmup import warm_up
+
+        return warm_up(self)
 
     def _flat_index(self, grammar):
         """The index of a flat automaton: eager, or rows on demand past ``lazy_states``."""
