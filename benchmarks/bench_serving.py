@@ -153,16 +153,21 @@ class Ours:
         self.size = self.vocab.size
         self.eos = min(self.vocab.eos_token_ids)
         self.bm = np.full((1, (self.size + 31) // 32), -1, dtype=np.int32)
-        self._warm_lazy_rows()
+        warm_up = getattr(self.compiler, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
+        else:       # (a revision from before IndexCompiler.warm_up)
+            self._warm_lazy_rows()
 
     def _warm_lazy_rows(self):
-        """Make rows over a flat automaton as the route of flat schemas past ``LAZY_STATES``
-        does, up front and on demand, every way, and on the stack route (which the warm-ups'
-        recursive schema, small, does not take: it is unrolled), so that their kernels are
-        compiled or loaded here rather than in the first schema or replay that needs them; the
-        trie merged over byte classes, which a flat index of long walks takes; and a flat index
-        of many states outside cycles (undeclared keys taking any value), walked in bands; and
-        a flat index of a bounded string, whose counts are made from one walk of the first."""
+        """For a revision without ``IndexCompiler.warm_up``: make rows over a flat automaton as
+        the route of flat schemas past ``LAZY_STATES`` does, up front and on demand, every way,
+        and on the stack route (which the warm-ups' recursive schema, small, does not take: it
+        is unrolled), so that their kernels are compiled or loaded here rather than in the first
+        schema or replay that needs them; the trie merged over byte classes, which a flat index
+        of long walks takes; and a flat index of many states outside cycles (undeclared keys
+        taking any value), walked in bands; and a flat index of a bounded string, whose counts
+        are made from one walk of the first."""
         from tokenfsm.automata.recursive import PushdownBytes
         from tokenfsm.masks import Matcher, TokenIndex
         from tokenfsm.masks.index import as_byte_dfa
