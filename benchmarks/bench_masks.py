@@ -253,9 +253,10 @@ def schema_builds(vocab_name: str, repeats: int, large: bool) -> None:
 
 
 #: First uses measured by ``--compile``: the demo (``tokenfsm demo``: a flat index of a function
-#: call, sampled), and an object in any order with undeclared keys (a lazy key-set index, its rows
-#: made by the frame kernels while a document is matched), both over the built-in Qwen vocabulary.
-COMPILE_CASES = ("demo", "any-order")
+#: call, sampled), an object in any order with undeclared keys (a lazy key-set index, its rows
+#: made by the frame kernels while a document is matched), and a server's start
+#: (``IndexCompiler.warm_up``: every route's kernels), all over the built-in Qwen vocabulary.
+COMPILE_CASES = ("demo", "any-order", "warm-up")
 ANY_ORDER_SCHEMA = {"type": "object", "required": ["name"], "properties": {
     "name": {"type": "string", "maxLength": 20}, "age": {"type": "integer"},
     "tags": {"type": "array", "items": {"type": "string"}}}}
@@ -277,6 +278,11 @@ def compile_worker(case: str) -> None:
 
         with contextlib.redirect_stdout(io.StringIO()):
             cli_main(["demo", "--quiet"])
+    elif case == "warm-up":
+        from tokenfsm.masks import IndexCompiler
+        from tokenfsm.masks.builtin_vocab import load_vocabulary
+
+        IndexCompiler(load_vocabulary("qwen")).warm_up()
     else:
         from tokenfsm.masks import IndexCompiler, Matcher, allocate_token_bitmask
         from tokenfsm.masks.builtin_vocab import load_vocabulary
