@@ -554,11 +554,8 @@ class PushdownIndex:
         own, written with one copy (allocating and paging in a row costs as much as a few dozen
         fills from words)."""
         entry[3] += 1
-        if entry[3] >= PROMOTE_AFTER:
-            self._promote(entry)
-
-    def _promote(self, entry) -> None:
-        """Give a row kept as words a row of its own (see :meth:`_met_again`)."""
+        if entry[3] < PROMOTE_AFTER:
+            return
         row = self.row_array(entry)
         parts = (row, memoryview(row).cast("B"), None, None)
         cost = row.nbytes + ROW_OVERHEAD
@@ -665,15 +662,13 @@ class PushdownIndex:
     def config_row(self, config):
         """The cache entry of the row of a configuration a matcher holds (see :meth:`_entry`;
         :meth:`write_row` writes it into a bitmask, :meth:`row_array` makes it an array)."""
-        # (most fills meet a configuration met before: one lookup, its use counted in place; a
-        # configuration a row made up front serves is never kept here)
+        # (most fills meet a configuration met before: one lookup first; a configuration a row
+        # made up front serves is never kept here)
         hit = self._by_config.get(config)
         if hit is not None:
             self.stats["hits"] += 1
             if hit[0][2] is not None:
-                hit[3] += 1
-                if hit[3] >= PROMOTE_AFTER:
-                    self._promote(hit)
+                self._met_again(hit)
             return hit
         eager = self._eager
         if eager is not None:
