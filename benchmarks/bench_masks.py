@@ -270,8 +270,6 @@ def compile_worker(case: str) -> None:
     import io
     import json
 
-    from numba.core.registry import CPUDispatcher
-
     t0 = time.perf_counter()
     if case == "demo":
         from tokenfsm.masks.cli import main as cli_main
@@ -296,11 +294,9 @@ def compile_worker(case: str) -> None:
             m.accept_string(ch)
         m.fill_next_token_bitmask(bitmask)
     seconds = time.perf_counter() - t0
-    from tokenfsm.masks import frame_kernels, kernels, pd_kernels
+    from tokenfsm.masks.warmup import kernel_signatures
 
-    twice = {f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}": len(d.signatures)
-             for mod in (kernels, pd_kernels, frame_kernels) for d in vars(mod).values()
-             if isinstance(d, CPUDispatcher) and len(d.signatures) > 1}
+    twice = {k: n for k, n in kernel_signatures().items() if n > 1}
     print(json.dumps(dict(seconds=seconds, twice=twice)))
 
 

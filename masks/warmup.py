@@ -28,7 +28,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-__all__ = ["WarmUp", "WARM_UPS", "warm_up", "loaded_kernels"]
+__all__ = ["WarmUp", "WARM_UPS", "warm_up", "kernel_signatures", "loaded_kernels"]
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,20 @@ WARM_UPS: tuple[WarmUp, ...] = (
 )
 
 
-def _kernel_modules():
+def kernel_signatures() -> dict[str, int]:
+    """Per kernel (``module.name``), the signatures loaded or compiled in this process so far
+    (none where Numba's JIT is off: the kernels are plain functions then)."""
     from . import frame_kernels, kernels, pd_kernels
 
-    return (kernels, pd_kernels, frame_kernels)
+    return {f"{mod.__name__.rsplit('.', 1)[-1]}.{name}": len(getattr(f, "signatures", ()))
+            for mod in (kernels, pd_kernels, frame_kernels)
+            for name, f in vars(mod).items() if hasattr(f, "py_func")}
 
 
 def loaded_kernels() -> int:
-    """Kernel signatures loaded or compiled in this process so far (0 where Numba's JIT is off:
-    the kernels are plain functions then)."""
-    return sum(len(getattr(f, "signatures", ())) for mod in _kernel_modules()
-               for f in vars(mod).values() if hasattr(f, "py_func"))
+    """Kernel signatures loaded or compiled in this process so far (see
+    :func:`kernel_signatures`)."""
+    return sum(kernel_signatures().values())
 
 
 def warm_up(compiler, routes=WARM_UPS) -> dict:

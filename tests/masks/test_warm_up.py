@@ -49,14 +49,11 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, sys.argv[2])
 from mask_helpers import qwen_vocab
 from tokenfsm.masks import IndexCompiler, Matcher, allocate_token_bitmask
-from tokenfsm.masks.warmup import loaded_kernels, _kernel_modules
+from tokenfsm.masks.warmup import kernel_signatures
 
 compiler = IndexCompiler(qwen_vocab(), max_entries=0)
 compiler.warm_up()
-def signatures():
-    return {f"{m.__name__}.{n}": len(f.signatures) for m in _kernel_modules()
-            for n, f in vars(m).items() if hasattr(f, "py_func")}
-before = signatures()
+before = kernel_signatures()
 rows = json.load(open(sys.argv[1]))
 bm = allocate_token_bitmask(1, compiler.vocab.size)
 for options in ({}, {"property_order": "any", "allow_extra_keys": True}):
@@ -70,7 +67,7 @@ for options in ({}, {"property_order": "any", "allow_extra_keys": True}):
                 m.fill_next_token_bitmask(bm, 0)
                 if not m.accept_string(ch):
                     break
-after = signatures()
+after = kernel_signatures()
 print(json.dumps(sorted(k for k in after if after[k] != before[k])))
 """
 
