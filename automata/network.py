@@ -211,6 +211,7 @@ class Network:
         self.budget = budget or DEFAULT_BUDGET
         self._specs: list[_Spec] = []
         self._built: dict[int, LazyBytes] = {}
+        self._depth_of: dict[int, int] = {}     # piece -> the least piece whose frames it shares
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -288,6 +289,41 @@ class Network:
         self._specs.append(None)
         return len(self._specs) - 1
 
+    def same_depth(self, *pieces: int) -> None:
+        """Count the frames of ``pieces`` together toward :meth:`build`'s ``max_depth``: a call of
+        one of them is allowed only while fewer than ``max_depth`` frames of all of them are on
+        the stack, the new one included. The arrays and objects of every JSON value are two
+        pieces that call each other, and a value nests ``max_depth`` containers deep in all, not
+        that many of each. Pieces may be declared and not yet defined; groups that share a piece
+        merge.
+
+        >>> from tokenfsm.automata import DFA
+        >>> net = Network()
+        >>> a, b = net.declare(), net.declare()
+        >>> inside = optional(choice(Call(a), Call(b)))
+        >>> _ = net.piece(concat(Text(DFA.literal("(")), inside, Text(DFA.literal(")"))), into=a)
+        >>> _ = net.piece(concat(Text(DFA.literal("[")), inside, Text(DFA.literal("]"))), into=b)
+        >>> top = net.piece(choice(Call(a), Call(b)))
+        >>> [net.to_dfa(top, max_depth=2).accepts(t) for t in ("([])", "(([]))")]
+        [True, True]
+        >>> net.same_depth(a, b)
+        >>> [net.to_dfa(top, max_depth=2).accepts(t) for t in ("([])", "(([]))", "(())")]
+        [True, False, True]
+        """
+        ps = []
+        for p in pieces:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)) \
+                    or not 0 <= p < len(self._specs):
+                raise AutomatonError(f"same_depth({p!r}): not a piece added or declared")
+            ps.append(self._depth_of.get(int(p), int(p)))
+        if len(ps) < 2:
+            return
+        rep = min(ps)
+        for p, r in list(self._depth_of.items()) + [(int(x), int(x)) for x in pieces]:
+            if r in ps or p in ps:
+                self._depth_of[p] = rep
+        self._built.clear()
+
     def piece(self, body, into: int | None = None) -> int:
         """Add a plain piece (or define the declared piece ``into``); returns its number."""
         return self._add(body, PLAIN, into)
@@ -343,8 +379,9 @@ class Network:
         top : int
         max_depth : int, optional
             Needed when pieces call themselves: a call of piece ``k`` is allowed only while fewer
-            than ``max_depth`` frames of ``k`` are on the stack, the new one included (the
-            language is then the unrolled, depth-cut one, as :class:`~.recursive.RecursiveDFA`'s).
+            than ``max_depth`` frames of ``k`` (and of the pieces :meth:`same_depth` groups with
+            it) are on the stack, the new one included (the language is then the unrolled,
+            depth-cut one, as :class:`~.recursive.RecursiveDFA`'s).
 
         Raises
         ------
@@ -365,7 +402,7 @@ class Network:
         if got is None:
             with gc_paused():
                 got = self._built[(top, max_depth)] = link(self._specs, top, self.budget,
-                                                           max_depth)
+                                                           max_depth, self._depth_of)
         return got
 
     def to_dfa(self, top: int, budget: Budget | None = None, max_depth: int | None = None) -> DFA:

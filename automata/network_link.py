@@ -217,7 +217,7 @@ def _fresh_live(k: _Kept) -> bool:
 
 
 def link(specs: list, top: int, budget: Budget | None = None,
-         max_depth: int | None = None) -> LazyBytes:
+         max_depth: int | None = None, depth_of: dict | None = None) -> LazyBytes:
     """One :class:`LazyBytes` of the pieces reachable from ``top``.
 
     Parameters
@@ -234,6 +234,9 @@ def link(specs: list, top: int, budget: Budget | None = None,
         (the stack route's rule, :class:`~.recursive.RecursiveDFA`). Each (piece, frames of the
         pieces it can reach) is then a *variant* of its own, with the calls that the depth cuts
         removed. Required when the calls from ``top`` have a cycle.
+    depth_of : dict, optional
+        Piece -> the piece whose frames it counts as its own toward ``max_depth`` (see
+        :meth:`.network.Network.same_depth`); a piece not listed counts its own.
 
     Raises
     ------
@@ -254,9 +257,15 @@ def link(specs: list, top: int, budget: Budget | None = None,
         raise AutomatonError(f"the pieces reachable from piece {top} call themselves: give "
                              "max_depth (the stack route's bound on nested calls)")
     D = float("inf") if max_depth is None else int(max_depth)
+    # frames are counted per group of pieces (a piece alone, unless grouped): a variant keeps
+    # the counts of the groups it can still call
+    group = [(depth_of or {}).get(p, p) for p in range(n)]
+    members = [0] * n
+    for p in range(n):
+        members[group[p]] |= 1 << p
 
     def vkey(p: int, frames: tuple) -> tuple:
-        return (p, tuple(fc for fc in frames if below[p] >> fc[0] & 1))
+        return (p, tuple(fc for fc in frames if below[p] & members[fc[0]]))
 
     memo: dict[tuple, _Kept | None] = {}
     tables: dict[tuple, tuple] = {}
@@ -271,10 +280,11 @@ def link(specs: list, top: int, budget: Budget | None = None,
             have = dict(frames)
             need = entry[3] = {}
             for j in callees[p]:
-                c = have.get(j, 0)
+                g = group[j]
+                c = have.get(g, 0)
                 if c < D:
                     f2 = dict(have)
-                    f2[j] = c + 1
+                    f2[g] = c + 1
                     f2 = tuple(sorted(f2.items()))
                     need[j] = (f2, vkey(j, f2))
         missing = [[j, f2, jk, None] for j, (f2, jk) in need.items() if jk not in memo]

@@ -6,6 +6,7 @@ the reference walk of the byte form."""
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import random
 import re
@@ -584,3 +585,52 @@ def test_kept_pieces_link_as_pieces_built_anew():
         assert rows_to_ints(words) == [sum(int(w) << (64 * i) for i, w in enumerate(row))
                                        for row in words.tolist()]
         assert kept.accepts(b'{"a":"hi","n":1,"xy":2}') and not kept.accepts(b'{"n":1}')
+
+
+def _nests_within(text: str, depth: int) -> bool:
+    """Whether ``text`` is one bracketed group of ``()`` and ``[]``, balanced and matched, at
+    most ``depth`` brackets deep in all."""
+    stack, opened = [], 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            if i and not stack:
+                return False            # (a second group at the top)
+            stack.append(ch)
+            if len(stack) > depth:
+                return False
+            opened += 1
+        elif not stack or "([".index(stack.pop()) != ")]".index(ch):
+            return False
+    return bool(opened) and not stack
+
+
+@pytest.mark.parametrize("depth", range(4))
+def test_pieces_sharing_a_depth_bound_nest_that_deep_in_all(depth):
+    # two pieces calling each other: apart, each may nest max_depth deep; grouped, all their
+    # frames together (the objects and arrays of an open JSON value), against every string of
+    # brackets up to eight long
+    net = Network()
+    a, b = net.declare(), net.declare()
+    inside = star(choice(Call(a), Call(b)))
+    net.piece(concat(Text(DFA.literal("(")), inside, Text(DFA.literal(")"))), into=a)
+    net.piece(concat(Text(DFA.literal("[")), inside, Text(DFA.literal("]"))), into=b)
+    top = net.piece(choice(Call(a), Call(b)))
+    apart = net.to_dfa(top, max_depth=depth)
+    net.same_depth(b, a)
+    grouped = net.to_dfa(top, max_depth=depth)
+    texts = ["".join(p) for n in range(9) for p in itertools.product("()[]", repeat=n)]
+    for text in texts:
+        assert grouped.accepts(text) == _nests_within(text, depth), text
+    assert apart.accepts("([([])])") == (depth >= 2) and (apart == grouped) == (depth == 0)
+
+
+def test_same_depth_groups_merge_and_check_their_pieces():
+    net = Network()
+    a, b, c = net.declare(), net.declare(), net.declare()
+    net.same_depth(a, b)
+    net.same_depth(c, b)
+    assert net._depth_of == {a: a, b: a, c: a}
+    with pytest.raises(AutomatonError, match="same_depth"):
+        net.same_depth(a, 7)
+    with pytest.raises(AutomatonError, match="same_depth"):
+        net.same_depth(True)
