@@ -58,6 +58,7 @@ from .jsontext import (CANONICAL_NUMBER, TYPES, TypedLanguage, _rows, shallower,
 from .lower_containers import (array_part, object_part, object_terms_part, object_union_part,
                                unique_arrays)
 from .listed import passing
+from .lower_lazy import OPEN_TARGETS
 from .lower_scalars import (any_scalar, any_value, number_part, patterned_string,
                             patterned_strings_texts, string_part, string_text,
                             values_lang)
@@ -622,7 +623,8 @@ class Lowering:
         """What the language of a definition depends on besides its content: the options, the
         draft's integers, the route."""
         return (self.ws_n, self.excludes, self.strict, self.allow_extra_keys, self.any_order,
-                self.max_depth, self.tuning, self.ir.float_integers, self.counted is not None)
+                self.max_depth, self.tuning, self.ir.float_integers, self.counted is not None,
+                self.counted is not None and self.counted.calls_open_values())
 
     def mark(self) -> tuple:
         return len(self.warning_log), self.cuts, len(self.empty_why), len(self._open_met)
@@ -642,7 +644,10 @@ class Lowering:
             loc, cut_at = self.ir.locations[target], hit[2] if hit else ()
             opened = tuple(dict.fromkeys(self._open_met[mark[3]:]))
             self.twins.setdefault(key, (target, loc, lang, said, cut_at, opened))
-            if self.stack is not None or lang.calls or self.negated or self._copy_any:
+            # (calls of counted pieces belong to this lowering's network, but for the open
+            # values' placeholders, the same in every lowering: see CountedPieces.open_holes)
+            if self.stack is not None or lang.calls - _OPEN_CALLS or self.negated \
+                    or self._copy_any:
                 return
             # what it said, cut or left open in the definitions it names: where those are
             # (checked where it is reused, see twin)
@@ -676,6 +681,8 @@ class Lowering:
                 return loc_to + ptr[len(loc_from):]
             return ptr
 
+        if lang.calls & _OPEN_CALLS:
+            self.counted.open_holes(self)     # (a language kept from another compilation)
         for msg, ptr in said:
             self.warn(msg, moved(ptr))
         for ptr in cut_at:
@@ -745,6 +752,8 @@ class Lowering:
             # the universe the residuals were taken in was cut, and some of it is left (at
             # max_depth=0 none of it was there)
             self.cut_here(alt.ptr)
+        if rest and self.counted is not None and not (self.negated or self._copy_any):
+            lang = self.counted.shared_open(self, lang)
         return lang
 
     def assertions(self, a: ir.Assertions, ptr: str) -> TypedLanguage:
@@ -1119,16 +1128,24 @@ class Lowering:
         a cut, warned with the pointer of the value (unless the caller reports it). On the
         stack route its arrays and objects are calls of a module each where the tuning shares
         them (:meth:`.stack.Modules.any_value`); ``shared=False`` (a universe to subtract
-        from) keeps the automaton, as does a language being subtracted. Off the stack route, the
+        from) keeps the automaton, as does a language being subtracted. Off the stack route,
+        where the lowering counts, a value past :data:`~.lower_lazy.OPEN_VALUE_STATES` has its
+        objects and arrays calls of counted pieces
+        (:meth:`.lower_lazy.CountedPieces.open_value`); else the
         :data:`~.stack.OPEN_SITES`-th place met (``open_sites``) sends the schema there."""
         if warn:
             self.cut_here(ptr)
+        shared = shared and not (self.negated or self._copy_any)
+        if shared and self.stack is None:
+            self._met_open(ptr)
+            if self.counted is not None:
+                got = self.counted.open_value(self)
+                if got is not None:
+                    return got
         lang = any_value(self.ws_n, self.excludes, self.max_depth, self.budget,
                          self.tuning.compose_min_rows)
-        if shared and not (self.negated or self._copy_any):
-            if self.stack is not None:
-                return self.stack.any_value(lang)
-            self._met_open(ptr)
+        if shared and self.stack is not None:
+            return self.stack.any_value(lang)
         return lang
 
     def _met_open(self, ptr: str) -> None:
@@ -1136,7 +1153,7 @@ class Lowering:
         :data:`~.stack.OPEN_SITES` (where counted), and again where its definition's language is
         reused."""
         self._open_met.append(ptr)
-        if self.open_sites is not None and not self.counted:
+        if self.open_sites is not None and not (self.counted and self.counted.counts()):
             self._open_at.add(ptr)
             if len(self._open_at) >= self.open_sites:
                 raise _OpenValues(ptr)
@@ -1180,6 +1197,8 @@ KEY_ESCAPES = "plain-ascii"
 #: label selectors, resource lists recur in most of its schemas), and lowering them again is most
 #: of such a schema's compilation.
 SHARED_TWINS = ByteLRU("schema.lower.shared_twins", 32 << 20)
+#: The calls of open values' pieces (:data:`.lower_lazy.OPEN_TARGETS`).
+_OPEN_CALLS = frozenset(OPEN_TARGETS.values())
 
 #: Key regions by (decoded names, exclusions), kept across compilations: the same objects'
 #: undeclared keys recur from schema to schema (one function's arguments, a Kubernetes

@@ -343,10 +343,11 @@ def _value_cells(values: list, budget) -> list | None:
     language)]``, the texts disjoint; ``values`` per alternative ``(texts, language)`` or None
     (the name is not written there). Values that begin with other characters than every cell
     are a cell of their own, calls and all; None where a product would have to look inside a
-    call. Without calls, the cells are found type by type (the string texts of two
-    alternatives are often the same automaton where their values of other types differ: a
+    call. Without calls, or with calls of one type each (every object, every array:
+    :attr:`.jsontext.TypedLanguage.typed`), the cells are found type by type (the string texts of
+    two alternatives are often the same automaton where their values of other types differ: a
     declared string beside an undeclared key's any value), and a cell's texts are its types'."""
-    if any(v is not None and v[1].calls for v in values):
+    if any(v is not None and v[1].untyped() for v in values):
         cells: list = []
         for a, v in enumerate(values):
             if v is not None:
@@ -368,8 +369,10 @@ def _value_cells(values: list, budget) -> list | None:
         # (all of an alternative's values: its own automaton, not a union made again)
         whole = next((values[a][0] for a in sorted(S) if values[a][1].parts.keys() == parts.keys()
                       and all(values[a][1].parts[t] is d for t, d in parts.items())), None)
+        # (a typed call of the cell's types: calls that a product must not look inside)
+        typed = frozenset(x for a in S for x in values[a][1].typed if x[1] in parts)
         out.append((S, whole if whole is not None else DFA.union_all(list(parts.values()), budget),
-                    TypedLanguage.of(parts, ())))
+                    TypedLanguage.of(parts, (), typed=typed)))
     return out
 
 

@@ -17,9 +17,12 @@ an object with a long string property is a flat object calling a counted string.
 order of many declared keys holds the keys written as a set (a key-set piece), and one that takes
 undeclared keys and bounds its number of members (:data:`MAP_COUNT_MIN` or more) counts them
 there: a key set of no declared key, or the flat object without that bound, a tick after each key.
-A piece whose texts are every value (``{}``, the values of undeclared keys) calls its arrays and
-objects, a piece that calls itself up to ``max_depth`` frames deep, rather than holding the
-unrolled value, whose states double with each level of nesting.
+A piece whose texts are every value (``{}``, the values of undeclared keys) calls the pieces of
+every object and every array, which call each other up to ``max_depth`` frames deep in all
+(:meth:`~tokenfsm.automata.network.Network.same_depth`), rather than holding the unrolled value,
+whose states double with each level of nesting; where that value passes
+:data:`OPEN_VALUE_STATES` (``max_depth`` 4 or more), every open value the lowering meets is
+those calls (:meth:`CountedPieces.open_value`), its scalars written in place.
 Alternatives of an object that differ only in the keys they require and forbid
 (``dependentRequired``, ``not: {required: [...]}``) are one key set with a term per alternative
 (:func:`.lower_containers.object_terms_part`), not one object per alternative; so are the
@@ -62,14 +65,14 @@ from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
 
 from . import ir
-from .jsontext import TYPES, _rows, object_dfa
+from .jsontext import TYPES, TypedLanguage, _rows, object_dfa
 from .lazy_json import TICK_MARK, LazyMember, array_piece, object_piece, string_piece
 from .lower_containers import extra_texts
-from .lower_scalars import (any_value, decoded_strings, exclusion_states, factored_union,
-                            open_value_texts, patterned_string)
+from .lower_scalars import (any_scalar, any_value, decoded_strings, exclusion_states,
+                            factored_union, open_value_texts, open_values_pass, patterned_string)
 
 __all__ = ["LAZY_STATES", "PATTERNED_COST", "ANY_ORDER_STRING_STATES", "KEY_SET_MIN",
-           "MAP_COUNT_MIN", "COUNT_ATTEMPTS", "CountedPieces", "has_length"]
+           "MAP_COUNT_MIN", "OPEN_VALUE_STATES", "COUNT_ATTEMPTS", "CountedPieces", "has_length"]
 
 #: Strings or arrays whose estimated flat size passes this many states, and whose node holds
 #: nothing but counts, are counted rather than copied. The regex route's threshold
@@ -113,19 +116,44 @@ KEY_SET_MIN = 4
 #: under ``dependencies``) 0.70 s flat, 1.47 s counted.
 MAP_COUNT_MIN = 16
 
+#: Open values (``{}``, ``additionalProperties: true``, undeclared keys) whose unrolled objects
+#: and arrays pass this many states in all are calls of the pieces of every object and every
+#: array (:meth:`CountedPieces.open_value`): from ``max_depth=4`` on (1,262 states; 614 at 3).
+#: The unrolled value doubles with each level, and with it every product and index that holds
+#: it; the calls cost the same at any depth. At the default depth the value stays in place: the
+#: flat index makes its rows up front, where called values leave rows to the fills.
+OPEN_VALUE_STATES = 1000
+
+#: The targets of the pieces of every object and every array (one conflict inlines both).
+OPEN_TARGETS = {"object": ("counted", "(every object)"), "array": ("counted", "(every array)")}
+
 #: Holes that begin pairs of placeholders rather than stand alone: the pieces past the single
 #: placeholders take a pair each (the four Kubernetes list schemas hold 28 or more objects of
-#: over :data:`KEY_SET_MIN` keys; with the 24 singles, 105 pieces in all).
+#: over :data:`KEY_SET_MIN` keys; with the 22 singles, 103 pieces in all).
 PAIR_PREFIXES = 3
 
 #: The placeholders, singles (code points) then pairs (2-character str); a string piece's body
 #: uses :data:`.lazy_json.TICK_MARK` itself.
 _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
-#: The placeholder of a nested array or object in the texts of every value (their own, read
-#: by no other text).
-_OPEN_HOLE = _HOLES[0]
-_PLACEHOLDERS = _HOLES[:-PAIR_PREFIXES] + tuple(
+#: The placeholders of every object and every array: in the texts of every value, and in every
+#: text that holds an open value (the same two in every lowering, so that a definition's
+#: language holding them is kept from one compilation to the next).
+_OPEN_HOLES = (_HOLES[0], _HOLES[1])
+_PLACEHOLDERS = _HOLES[2:-PAIR_PREFIXES] + tuple(
     chr(p) + chr(h) for p in _HOLES[-PAIR_PREFIXES:] for h in _HOLES)
+
+
+_PLACEHOLDER_TEXTS: dict = {}
+
+
+def _placeholder_text(h) -> DFA:
+    """The automaton of the placeholder ``h`` alone, one object per placeholder: the automata
+    holding it are then kept (by the identity of their parts) from one compilation to the
+    next, as those holding a value in place are."""
+    got = _PLACEHOLDER_TEXTS.get(h)
+    if got is None:
+        got = _PLACEHOLDER_TEXTS[h] = DFA.literal(h if isinstance(h, str) else chr(h))
+    return got
 
 
 #: Lengths :func:`has_length` follows before it gives up (and the string is not counted).
@@ -200,7 +228,10 @@ class CountedPieces:
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
         self._every: DFA | None = None         # every value, unrolled (what _open_value finds)
-        self._open: int | None = None          # the piece of every value, once made
+        self._open: tuple | None = None        # the open value's text and calls, once made
+        self._holes: tuple | None = None       # their placeholders in the lowering's texts
+        self._open_lang = None                 # every value calling them (open_value)
+        self._value: int | None = None         # the piece of every value, once made
         self._depth: int | None = None         # the network's depth, once it is made
 
     @staticmethod
@@ -216,6 +247,11 @@ class CountedPieces:
 
     def __bool__(self) -> bool:
         return bool(self._piece_of)
+
+    def counts(self) -> bool:
+        """Whether a piece other than those of open values was made (the stack route, which
+        calls open values as modules of its own, counts nothing)."""
+        return len(self._piece_of) > (2 if self._holes is not None else 0)
 
     # ------------------------------------------------------------------ strings
     def string(self, lw, node: ir.StringNode | None) -> tuple | None:
@@ -322,8 +358,8 @@ class CountedPieces:
                 return None
         elif not lw.any_order or (terms is None and len(members) < 2 and not regions):
             return None
-        elif len(members) <= KEY_SET_MIN and (sum(_rows(m.value) for m in members) + sum(
-                _rows(v) for _, v in regions)) * len(terms or [()]) << len(members) \
+        elif len(members) <= KEY_SET_MIN and (sum(self._weight(m.value) for m in members) + sum(
+                self._weight(v) for _, v in regions)) * len(terms or [()]) << len(members) \
                 <= self.threshold:
             # a state per subset of keys (per alternative, with terms), each holding the values
             # that may follow: small objects of small values stay flat (rows made up front)
@@ -346,7 +382,7 @@ class CountedPieces:
         undeclared keys as (decoded names, value texts) pairs; ``terms``: see
         :meth:`key_set`."""
         node = nodes[0]
-        size = sum(_rows(v) for _, v, _ in members) + sum(_rows(v) for _, v in regions)
+        size = sum(self._weight(v) for _, v, _ in members) + sum(self._weight(v) for _, v in regions)
         if size * len(terms) << min(len(members), 20) <= self.threshold:
             return None
 
@@ -386,7 +422,7 @@ class CountedPieces:
         :data:`MAP_COUNT_MIN` and past the ``declared`` keys)."""
         cap = node.max_properties if node.max_properties is not None else node.min_properties
         return bool(regions) and cap >= max(MAP_COUNT_MIN, declared + 1) and \
-            cap * sum(_rows(k) + _rows(v) for k, v in regions) > self.threshold
+            cap * sum(_rows(k) + self._weight(v) for k, v in regions) > self.threshold
 
     def _object(self, node: ir.ObjectNode, make, key: tuple | None = None) -> tuple | None:
         """:meth:`_counted` for an object's piece, which a conflict inlines by its place (see
@@ -431,12 +467,11 @@ class CountedPieces:
 
     def _open_value(self, lw, dfa: DFA) -> int | None:
         """The piece of every value when ``dfa`` is every value (up to ``max_depth`` levels),
-        else None: the scalars, or a call of the piece of arrays and objects whose items and
-        member values are the scalars or a call of itself, at most ``max_depth`` frames deep
-        (:func:`.lower_scalars.open_value_texts`). The same texts as the unrolled automaton,
-        whose states double with each level: a piece per level instead (the network's variants),
-        each a few hundred byte states. (At ``max_depth=0`` every value is its scalars, and a
-        network that deep would cut every call: the plain piece.)"""
+        else None: the scalars, or a call of the piece of every object or of every array
+        (:meth:`_containers`). The same texts as the unrolled automaton, whose states double
+        with each level: a piece per level instead (the network's variants), each a few
+        hundred byte states. (At ``max_depth=0`` every value is its scalars, and a network that
+        deep would cut every call: the plain piece.)"""
         if lw.max_depth < 1:
             return None
         if self._every is None:
@@ -445,14 +480,106 @@ class CountedPieces:
         every = self._every
         if dfa is not every and (dfa.num_states != every.num_states or dfa != every):
             return None
+        if self._value is None:
+            value, calls = self._containers(lw)
+            self._value = self.net.piece(Text(value, calls=calls))
+        return self._value
+
+    def open_value(self, lw) -> TypedLanguage | None:
+        """Every value (:func:`.lower_scalars.any_value` at ``max_depth``) with its objects and
+        arrays the calls of the pieces of every object and every array (:meth:`_containers`)
+        and its scalars in place, where the unrolled objects and arrays would pass
+        :data:`OPEN_VALUE_STATES` (at that depth and deeper; the unrolled value is not built);
+        else None: the value stays in place (small, or met by a product before)."""
+        if not self._calls_open(lw):
+            return None
+        if self.probe:
+            raise _WouldCount(OPEN_TARGETS["object"])
+        if self._open_lang is None:
+            parts = dict(any_scalar(lw.excludes, lw.budget))
+            parts["object"], parts["array"] = map(_placeholder_text, self.open_holes(lw))
+            depth = lw.max_depth + 1          # (the cut of the unrolled value, any_value's)
+            self._open_lang = TypedLanguage.of(parts, cut={"array": depth, "object": depth},
+                                               typed=frozenset((target, t) for t, target
+                                                               in OPEN_TARGETS.items()))
+        return self._open_lang
+
+    def _calls_open(self, lw) -> bool:
+        """Whether open values are calls here: past :data:`OPEN_VALUE_STATES`, and not met by
+        a product in an earlier attempt."""
+        return self.calls_open_values() and open_values_pass(
+            lw.ws_n, lw.excludes, lw.budget, lw.tuning.compose_min_rows, OPEN_VALUE_STATES,
+            lw.max_depth)
+
+    def calls_open_values(self) -> bool:
+        """Whether open values past :data:`OPEN_VALUE_STATES` may be calls here (not where a
+        product met them in an earlier attempt: they are in place)."""
+        return not any(t in self.inline for t in OPEN_TARGETS.values())
+
+    def shared_open(self, lw, lang):
+        """``lang`` with its objects or arrays the calls of :meth:`open_value` where they are
+        still the unrolled open value's own automata (a product or complement copied the open
+        value in place to look inside it, and left that type alone): so that they meet the
+        calls of the open values elsewhere as the same texts."""
+        if not any(t in lang.parts for t in OPEN_TARGETS) or self.probe \
+                or not self._calls_open(lw):
+            return lang
+        every = any_value(lw.ws_n, lw.excludes, lw.max_depth, lw.budget,
+                          lw.tuning.compose_min_rows)
+        swap = [t for t in OPEN_TARGETS if t in every.parts and lang.parts.get(t) is every.parts[t]]
+        if not swap:
+            return lang
+        got = self.open_value(lw)
+        parts = {**lang.parts, **{t: got.parts[t] for t in swap}}
+        return TypedLanguage.of(parts, lang.complete, lang.untyped(), lang.cut, lang.typed | {
+            x for x in got.typed if x[1] in swap})
+
+    def _weight(self, dfa: DFA) -> int:
+        """The rows of ``dfa`` as the choice between a flat object and a key set weighs them: a
+        text calling every object or every array (:meth:`open_value`) weighs what the unrolled
+        value would, past :data:`OPEN_VALUE_STATES` (the route a value takes does not depend on
+        how deep open values nest)."""
+        n = _rows(dfa)
+        if self._holes is not None and any(self._reads(dfa, h) for h in self._holes):
+            n += OPEN_VALUE_STATES
+        return n
+
+    @staticmethod
+    def _reads(dfa: DFA, h) -> bool:
+        """Whether ``dfa`` moves on every character of the placeholder ``h`` (as :meth:`text`
+        asks before it calls the placeholder's piece)."""
+        def moves_on(ch: str) -> bool:
+            c = dfa.class_of(ch)
+            return c is not None and any(row[c] for row in dfa.delta)
+        return all(map(moves_on, h if isinstance(h, str) else chr(h)))
+
+    def _containers(self, lw) -> tuple:
+        """``(value, calls)``: the pieces of every object and every array, made on first use,
+        whose member values and items are ``value`` (every scalar, or a call of one of them:
+        ``calls``, by placeholders of their own), nested at most ``max_depth`` deep in all
+        (:func:`.lower_scalars.open_value_texts`)."""
         if self._open is None:
-            value, containers = open_value_texts(lw.ws_n, lw.excludes, lw.budget,
-                                                 lw.tuning.compose_min_rows, _OPEN_HOLE)
-            box = self.net.declare()
-            calls = ((_OPEN_HOLE, Call(box)),)
-            self.net.piece(Text(containers, calls=calls), into=box)
-            self._open, self._depth = self.net.piece(Text(value, calls=calls)), lw.max_depth
+            value, objects, arrays = open_value_texts(lw.ws_n, lw.excludes, lw.budget,
+                                                      lw.tuning.compose_min_rows, _OPEN_HOLES)
+            bo, ba = self.net.declare(), self.net.declare()
+            calls = ((_OPEN_HOLES[0], Call(bo)), (_OPEN_HOLES[1], Call(ba)))
+            self.net.piece(Text(objects, calls=calls), into=bo)
+            self.net.piece(Text(arrays, calls=calls), into=ba)
+            self.net.same_depth(bo, ba)
+            self._target_of[bo], self._target_of[ba] = OPEN_TARGETS["object"], OPEN_TARGETS["array"]
+            self._open, self._depth = (value, calls), lw.max_depth
         return self._open
+
+    def open_holes(self, lw) -> tuple:
+        """The placeholders of every object and every array in the texts of the lowering
+        (:data:`_OPEN_HOLES`, calling :meth:`_containers`' pieces, made on first use; also where
+        a definition's language holding them comes from another compilation)."""
+        if self._holes is None:
+            for h, (_, call) in zip(_OPEN_HOLES, self._containers(lw)[1]):
+                self._piece_of[h] = call.piece
+            self._holes = _OPEN_HOLES
+        return self._holes
+
 
     def text(self, dfa: DFA, tick: int | None = None) -> Text:
         """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of

@@ -132,34 +132,47 @@ def any_containers(value: DFA, whitespace: int | None, excludes: tuple, budget: 
 
 @byte_lru_cache("schema.lower_scalars.open_value_texts", 8 << 20)
 def open_value_texts(whitespace: int | None, excludes: tuple, budget: Budget,
-                     compose_min_rows: int | None, hole: int) -> tuple[DFA, DFA]:
-    """:func:`any_value` as texts that call its arrays and objects: ``(value, containers)``,
-    ``value`` every scalar or the character ``hole`` (one array or object), ``containers`` the
-    arrays and objects whose items and member values are ``value`` (cached across
-    compilations). Containers nested at most ``depth`` levels deep, each ``hole`` one of them,
-    are :func:`any_value` at ``depth``."""
-    value = DFA.union_all(list(any_scalar(excludes, budget).values()) + [DFA.literal(chr(hole))],
-                          budget)
+                     compose_min_rows: int | None, holes: tuple) -> tuple[DFA, DFA, DFA]:
+    """:func:`any_value` as texts that call its objects and arrays: ``(value, objects,
+    arrays)``, ``value`` every scalar or one of the two placeholders ``holes`` (an object's, then
+    an array's; each a code point or a pair of them), ``objects`` and ``arrays`` those whose
+    member values and items are ``value`` (cached across compilations). Objects and arrays
+    nested at most ``depth`` levels deep in all, each placeholder one of them, are
+    :func:`any_value` at ``depth``."""
+    marks = [DFA.literal(h if isinstance(h, str) else chr(h)) for h in holes]
+    value = DFA.union_all(list(any_scalar(excludes, budget).values()) + marks, budget)
     arr, obj = any_containers(value, whitespace, excludes, budget, compose_min_rows)
-    return value.minimize(), DFA.union_all([arr, obj], budget).minimize()
+    return value.minimize(), obj.minimize(), arr.minimize()
+
+
+@byte_lru_cache("schema.lower_scalars.open_values_pass", 1 << 16)
+def open_values_pass(whitespace: int | None, excludes: tuple, budget: Budget,
+                     compose_min_rows: int | None, states: int, depth: int) -> bool:
+    """Whether the objects and arrays of :func:`any_value` at ``depth`` pass ``states`` table
+    rows in all. They double with each level: the values unrolled to tell are those of the
+    levels up to the first that passes (and at most ``depth``), each kept."""
+    from .jsontext import _rows
+
+    return any(sum(_rows(d) for t, d in any_value(whitespace, excludes, level, budget,
+                                                   compose_min_rows).parts.items()
+                   if t in ("array", "object")) > states for level in range(1, depth + 1))
 
 
 @byte_lru_cache("schema.lower_scalars.any_value", 32 << 20)
 def any_value(whitespace: int | None, excludes: tuple, depth: int, budget: Budget,
               compose_min_rows: int | None) -> TypedLanguage:
     """Every JSON value nested at most ``depth`` levels deep, under a whitespace policy and string
-    exclusions (cached across compilations). Arrays and objects are cut at ``depth + 1``:
-    deeper values are missing."""
+    exclusions (cached across compilations, each level made from the one below). Arrays and
+    objects are cut at ``depth + 1``: deeper values are missing."""
     scalars = any_scalar(excludes, budget)
-    value = DFA.union_all(list(scalars.values()), budget)
-    arr = obj = None
-    for _ in range(depth):
-        arr, obj = any_containers(value, whitespace, excludes, budget, compose_min_rows)
-        value = DFA.union_all([value, arr, obj], budget)
-    parts = dict(scalars)
-    if arr is not None:
-        parts["array"], parts["object"] = arr, obj
-    return TypedLanguage.of(parts, cut={"array": depth + 1, "object": depth + 1})
+    if depth == 0:
+        return TypedLanguage.of(dict(scalars), cut={"array": 1, "object": 1})
+    for level in range(depth):      # (the levels below in turn: each kept, none recursing deep)
+        below = any_value(whitespace, excludes, level, budget, compose_min_rows)
+    value = DFA.union_all([below.parts[t] for t in TYPES if t in below.parts], budget)
+    arr, obj = any_containers(value, whitespace, excludes, budget, compose_min_rows)
+    return TypedLanguage.of({**scalars, "array": arr, "object": obj},
+                            cut={"array": depth + 1, "object": depth + 1})
 
 
 # ---------------------------------------------------------------- strings

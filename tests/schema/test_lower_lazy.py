@@ -26,7 +26,7 @@ from tokenfsm.masks.pushdown import PushdownIndex
 from tokenfsm.schema import SchemaError, compile_json_schema
 from tokenfsm.schema.compiler import compile_tuned
 from tokenfsm.automata.errors import DEFAULT_BUDGET
-from tokenfsm.automata.network import Call, Network, Text
+from tokenfsm.automata.network import Call, Network, Text, expand
 from tokenfsm.automata.recursive import HOLES
 from tokenfsm.schema.jsontext import COMPOSE_MIN_ROWS
 from tokenfsm.schema.lower_lazy import MAP_COUNT_MIN
@@ -409,18 +409,26 @@ def test_an_object_of_one_key_and_open_members_calls_their_value():
 @pytest.mark.parametrize("whitespace", [0, 1])
 @pytest.mark.parametrize("excludes", [(), ("ab", "1,")])
 def test_every_value_calling_its_containers_is_the_unrolled_value(whitespace, excludes):
-    # the scalars, or a call of the arrays and objects whose items and member values are the
-    # scalars or a call of themselves, at most d frames deep: every value nested d levels deep
-    value, containers = open_value_texts(whitespace, excludes, DEFAULT_BUDGET, COMPOSE_MIN_ROWS,
-                                         HOLES[0])
+    # the scalars, or a call of the objects or the arrays whose member values and items are the
+    # scalars or a call of either, at most d frames of both deep: every value nested d levels
+    # deep. Counted apart, objects and arrays would nest d of each (more than the flat value).
+    holes = (HOLES[0], HOLES[1])
+    value, objects, arrays = open_value_texts(whitespace, excludes, DEFAULT_BUDGET,
+                                              COMPOSE_MIN_ROWS, holes)
     for depth in range(4):
-        net = Network()
-        box = net.declare()
-        calls = ((HOLES[0], Call(box)),)
-        net.piece(Text(containers, calls=calls), into=box)
-        top = net.piece(Text(value, calls=calls))
+        nets = []
+        for grouped in (True, False):
+            net = Network()
+            o, a = net.declare(), net.declare()
+            calls = ((holes[0], Call(o)), (holes[1], Call(a)))
+            net.piece(Text(objects, calls=calls), into=o)
+            net.piece(Text(arrays, calls=calls), into=a)
+            if grouped:
+                net.same_depth(o, a)
+            nets.append(net.to_dfa(net.piece(Text(value, calls=calls)), max_depth=depth))
         want = any_value(whitespace, excludes, depth, DEFAULT_BUDGET, COMPOSE_MIN_ROWS).to_dfa()
-        assert net.to_dfa(top, max_depth=depth) == want
+        assert nets[0] == want
+        assert (nets[1] == want) == (depth == 0)
 
 
 def test_open_values_of_a_key_set_call_their_containers(qwen):
@@ -446,6 +454,79 @@ def test_open_values_of_a_key_set_call_their_containers(qwen):
     assert deep.lazy.num_states < 1500                   # (unrolled, the value alone: 6,000)
     assert deep.accepts('{"x":' + "[" * 6 + "1" + "]" * 6 + ',"k0":1}')
     assert not deep.accepts('{"x":' + "[" * 7 + "1" + "]" * 7 + ',"k0":1}')
+
+
+#: Open values in the places a schema holds them: the root, members, a negation's other types,
+#: array items beside declared ones, the alternatives of a union of objects.
+OPEN_SCHEMAS = [
+    {"type": "object"},
+    {"type": "object", "properties": {"a": {}, "b": {"type": "array"}}, "required": ["a"]},
+    {"properties": {"foo": {"not": {"type": "number"}}}, "required": ["foo"]},
+    {"type": "array", "minItems": 2, "items": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
+    {"type": "object", "oneOf": [
+        {"properties": {"w": {"type": "object"}, "id": {"type": "string"}}, "required": ["id", "w"]},
+        {"properties": {"id": {"type": "string"}, "l": {"type": "object"}}, "required": ["id", "l"]}]},
+]
+
+
+@pytest.mark.filterwarnings("ignore:values nested deeper")
+@pytest.mark.parametrize("order", ["schema", "any"])
+@pytest.mark.parametrize("schema", OPEN_SCHEMAS)
+def test_deep_open_values_are_calls_equal_to_the_flat_route(schema, order, qwen):
+    # past OPEN_VALUE_STATES (from max_depth=4) every open value calls the pieces of every
+    # object and every array, nested max_depth deep in all: the flat route's language, and its
+    # masks at every step of random walks on Qwen
+    options = dict(whitespace=0, max_depth=4, property_order=order,
+                   allow_extra_keys=order == "any")
+    lazy = compile_tuned(schema, DEFAULT_TUNING, **options)
+    flat = compile_tuned(schema, FLAT, **options)
+    assert lazy.lazy is not None and flat.lazy is None
+    assert expand(lazy.lazy) == flat.dfa
+    index, flat_index = PushdownIndex(lazy.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
+    for seed in range(3):
+        _walk(index, flat_index, qwen, random.Random(seed), steps=30)
+    shallow = compile_tuned(schema, DEFAULT_TUNING, **{**options, "max_depth": 3})
+    assert shallow.lazy is None or order == "any"        # (at 3 the value stays in place)
+
+
+@pytest.mark.filterwarnings("ignore:values nested deeper")
+def test_open_values_cost_the_same_at_any_depth():
+    # the unrolled value doubles with each level (past 7, more than 5,000 states: a budget
+    # error); calls of the pieces of every object and every array take a variant per level
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {}}}}
+    budget = Budget(max_states=5000)
+    sizes = []
+    for depth in (4, 8, 16):
+        cs = compile_json_schema(schema, whitespace=0, max_depth=depth, budget=budget)
+        sizes.append(cs.lazy.num_states)
+        deepest = "[" * (depth - 1) + "{}" + "]" * (depth - 1)     # (an item: depth deep)
+        assert cs.accepts('{"a":[' + deepest + "]}")
+        assert not cs.accepts('{"a":[[' + deepest + "]]}")
+    assert sizes[2] < 5 * sizes[0]
+    with pytest.raises(BudgetExceeded):
+        compile_tuned(schema, FLAT, whitespace=0, max_depth=16, budget=budget)
+
+
+@pytest.mark.filterwarnings("ignore:values nested deeper")
+def test_definitions_holding_deep_open_values_are_kept_across_compilations():
+    # the open values' placeholders are the same in every lowering: a definition whose language
+    # calls them is compiled once for every schema that names it alike
+    from tokenfsm.schema.lower import SHARED_TWINS
+
+    meta = {"type": "object", "properties": {"labels": {"type": "object"}, "name": {"type": "string"}}}
+    schemas = [{"definitions": {"Meta": meta}, "type": "object",
+                "properties": {"metadata": {"$ref": "#/definitions/Meta"}, key: {"type": "integer"}}}
+               for key in ("x", "y")]
+    SHARED_TWINS.clear()
+    first = compile_json_schema(schemas[0], whitespace=0, max_depth=5)
+    kept, hits = SHARED_TWINS.info().entries, SHARED_TWINS.info().hits
+    second = compile_json_schema(schemas[1], whitespace=0, max_depth=5)
+    assert kept and SHARED_TWINS.info().hits > hits
+    text = '{"metadata":{"labels":{"a":[[{"b":[1]}]]},"name":"n"},"%s":1}'
+    assert first.accepts(text % "x") and second.accepts(text % "y")
+    assert not second.accepts(text % "x")
+    flat = compile_tuned(schemas[1], FLAT, whitespace=0, max_depth=5)
+    assert expand(second.lazy) == flat.dfa
 
 
 def _map(value, lo, span, keys):
@@ -842,7 +923,7 @@ def test_real_schemas_counted_equal_the_flat_route(schema, order, qwen):
 
 
 def test_pieces_past_the_single_placeholders_take_pairs(qwen):
-    # 30 counted strings and 30 key-set objects, more than the 24 single placeholders: every
+    # 30 counted strings and 30 key-set objects, more than the 22 single placeholders: every
     # one a piece, the language the flat route's
     from tokenfsm.automata.lazy_bytes import KEY_SET
 
