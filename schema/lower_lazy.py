@@ -382,7 +382,8 @@ class CountedPieces:
         undeclared keys as (decoded names, value texts) pairs; ``terms``: see
         :meth:`key_set`."""
         node = nodes[0]
-        size = sum(self._weight(v) for _, v, _ in members) + sum(self._weight(v) for _, v in regions)
+        size = sum(self._weight(v) for _, v, _ in members) + sum(
+            self._weight(v) for _, v in regions)
         if size * len(terms) << min(len(members), 20) <= self.threshold:
             return None
 
@@ -579,7 +580,6 @@ class CountedPieces:
                 self._piece_of[h] = call.piece
             self._holes = _OPEN_HOLES
         return self._holes
-
 
     def text(self, dfa: DFA, tick: int | None = None) -> Text:
         """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of

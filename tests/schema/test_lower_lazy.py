@@ -464,8 +464,10 @@ OPEN_SCHEMAS = [
     {"properties": {"foo": {"not": {"type": "number"}}}, "required": ["foo"]},
     {"type": "array", "minItems": 2, "items": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
     {"type": "object", "oneOf": [
-        {"properties": {"w": {"type": "object"}, "id": {"type": "string"}}, "required": ["id", "w"]},
-        {"properties": {"id": {"type": "string"}, "l": {"type": "object"}}, "required": ["id", "l"]}]},
+        {"properties": {"w": {"type": "object"}, "id": {"type": "string"}},
+         "required": ["id", "w"]},
+        {"properties": {"id": {"type": "string"}, "l": {"type": "object"}},
+         "required": ["id", "l"]}]},
 ]
 
 
@@ -513,9 +515,11 @@ def test_definitions_holding_deep_open_values_are_kept_across_compilations():
     # calls them is compiled once for every schema that names it alike
     from tokenfsm.schema.lower import SHARED_TWINS
 
-    meta = {"type": "object", "properties": {"labels": {"type": "object"}, "name": {"type": "string"}}}
+    meta = {"type": "object",
+            "properties": {"labels": {"type": "object"}, "name": {"type": "string"}}}
     schemas = [{"definitions": {"Meta": meta}, "type": "object",
-                "properties": {"metadata": {"$ref": "#/definitions/Meta"}, key: {"type": "integer"}}}
+                "properties": {"metadata": {"$ref": "#/definitions/Meta"},
+                               key: {"type": "integer"}}}
                for key in ("x", "y")]
     SHARED_TWINS.clear()
     first = compile_json_schema(schemas[0], whitespace=0, max_depth=5)
