@@ -310,17 +310,14 @@ class Network:
         >>> [net.to_dfa(top, max_depth=2).accepts(t) for t in ("([])", "(([]))", "(())")]
         [True, False, True]
         """
-        ps = []
         for p in pieces:
             if isinstance(p, bool) or not isinstance(p, (int, np.integer)) \
                     or not 0 <= p < len(self._specs):
                 raise AutomatonError(f"same_depth({p!r}): not a piece added or declared")
-            ps.append(self._depth_of.get(int(p), int(p)))
-        if len(ps) < 2:
-            return
-        rep = min(ps)
-        for p, r in list(self._depth_of.items()) + [(int(x), int(x)) for x in pieces]:
-            if r in ps or p in ps:
+        groups = {self._depth_of.setdefault(int(p), int(p)) for p in pieces}
+        rep = min(groups)
+        for p, g in self._depth_of.items():
+            if g in groups:
                 self._depth_of[p] = rep
         self._built.clear()
 

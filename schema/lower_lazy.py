@@ -57,6 +57,7 @@ flat automaton calling pieces is the stack route's recursive transition network 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -143,17 +144,27 @@ _PLACEHOLDERS = _HOLES[2:-PAIR_PREFIXES] + tuple(
     chr(p) + chr(h) for p in _HOLES[-PAIR_PREFIXES:] for h in _HOLES)
 
 
-_PLACEHOLDER_TEXTS: dict = {}
+@functools.cache
+def _open_hole_texts() -> tuple[DFA, DFA]:
+    """The automata of :data:`_OPEN_HOLES` alone, one object each: the automata holding them are
+    then kept (by the identity of their parts) from one compilation to the next, as those
+    holding a value in place are."""
+    return tuple(DFA.literal(chr(h)) for h in _OPEN_HOLES)
 
 
-def _placeholder_text(h) -> DFA:
-    """The automaton of the placeholder ``h`` alone, one object per placeholder: the automata
-    holding it are then kept (by the identity of their parts) from one compilation to the
-    next, as those holding a value in place are."""
-    got = _PLACEHOLDER_TEXTS.get(h)
-    if got is None:
-        got = _PLACEHOLDER_TEXTS[h] = DFA.literal(h if isinstance(h, str) else chr(h))
-    return got
+def _reader(dfa: DFA):
+    """``reads(h)``: whether ``dfa`` moves on every character of the placeholder ``h`` (a code
+    point, or a pair of them), each character asked once."""
+    moves: dict[str, bool] = {}
+
+    def moves_on(ch: str) -> bool:
+        got = moves.get(ch)
+        if got is None:
+            c = dfa.class_of(ch)
+            got = moves[ch] = c is not None and any(row[c] for row in dfa.delta)
+        return got
+
+    return lambda h: all(map(moves_on, h if isinstance(h, str) else chr(h)))
 
 
 #: Lengths :func:`has_length` follows before it gives up (and the string is not counted).
@@ -227,7 +238,7 @@ class CountedPieces:
         self._objects: set = set()             # targets of objects' pieces
         self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
-        self._every: DFA | None = None         # every value, unrolled (what _open_value finds)
+        self._every: DFA | None = None         # every value, unrolled (what _value_piece finds)
         self._open: tuple | None = None        # the open value's text and calls, once made
         self._holes: tuple | None = None       # their placeholders in the lowering's texts
         self._open_lang = None                 # every value calling them (open_value)
@@ -251,7 +262,11 @@ class CountedPieces:
     def counts(self) -> bool:
         """Whether a piece other than those of open values was made (the stack route, which
         calls open values as modules of its own, counts nothing)."""
-        return len(self._piece_of) > (2 if self._holes is not None else 0)
+        return self._placed() > 0
+
+    def _placed(self) -> int:
+        """The placeholders of :data:`_PLACEHOLDERS` taken (the open values' are apart)."""
+        return len(self._piece_of) - len(self._holes or ())
 
     # ------------------------------------------------------------------ strings
     def string(self, lw, node: ir.StringNode | None) -> tuple | None:
@@ -316,7 +331,7 @@ class CountedPieces:
         if hi is not None and hi < lo:
             return None
         key = self.target(node)
-        if key in self.inline or len(self._piece_of) >= len(_PLACEHOLDERS):
+        if key in self.inline or self._placed() >= len(_PLACEHOLDERS):
             return None
         langs = langs()
         dfas = [la.to_dfa(lw.budget).minimize() for la in langs]
@@ -443,9 +458,10 @@ class CountedPieces:
             raise _WouldCount(key)
         got = self._memo.get(key)
         if got is None and key not in self._memo:
-            if len(self._piece_of) >= len(_PLACEHOLDERS):
+            n = self._placed()
+            if n >= len(_PLACEHOLDERS):
                 return None        # no placeholder left: inlined
-            h = _PLACEHOLDERS[len(self._piece_of)]
+            h = _PLACEHOLDERS[n]
             self._piece_of[h] = piece = make()
             self._target_of[piece] = key
             got = self._memo[key] = (DFA.literal(h if isinstance(h, str) else chr(h)),
@@ -455,10 +471,10 @@ class CountedPieces:
     def _text_piece(self, dfa: DFA, lw) -> int:
         """A plain piece of the texts of ``dfa``, its placeholders calling their pieces; for
         every value (:meth:`.lower.Lowering.any_value`), a piece calling its arrays and objects
-        (:meth:`_open_value`)."""
+        (:meth:`_value_piece`)."""
         if self.probe:
             return 0   # (a probe makes no piece)
-        got = self._open_value(lw, dfa)
+        got = self._value_piece(lw, dfa)
         if got is not None:
             return got
         got = self._texts.get(id(dfa))
@@ -466,7 +482,7 @@ class CountedPieces:
             got = self._texts[id(dfa)] = (dfa, self.net.piece(self.text(dfa)))
         return got[1]
 
-    def _open_value(self, lw, dfa: DFA) -> int | None:
+    def _value_piece(self, lw, dfa: DFA) -> int | None:
         """The piece of every value when ``dfa`` is every value (up to ``max_depth`` levels),
         else None: the scalars, or a call of the piece of every object or of every array
         (:meth:`_containers`). The same texts as the unrolled automaton, whose states double
@@ -498,7 +514,8 @@ class CountedPieces:
             raise _WouldCount(OPEN_TARGETS["object"])
         if self._open_lang is None:
             parts = dict(any_scalar(lw.excludes, lw.budget))
-            parts["object"], parts["array"] = map(_placeholder_text, self.open_holes(lw))
+            self.open_holes(lw)
+            parts["object"], parts["array"] = _open_hole_texts()
             depth = lw.max_depth + 1          # (the cut of the unrolled value, any_value's)
             self._open_lang = TypedLanguage.of(parts, cut={"array": depth, "object": depth},
                                                typed=frozenset((target, t) for t, target
@@ -541,18 +558,9 @@ class CountedPieces:
         value would, past :data:`OPEN_VALUE_STATES` (the route a value takes does not depend on
         how deep open values nest)."""
         n = _rows(dfa)
-        if self._holes is not None and any(self._reads(dfa, h) for h in self._holes):
+        if self._holes is not None and any(map(_reader(dfa), self._holes)):
             n += OPEN_VALUE_STATES
         return n
-
-    @staticmethod
-    def _reads(dfa: DFA, h) -> bool:
-        """Whether ``dfa`` moves on every character of the placeholder ``h`` (as :meth:`text`
-        asks before it calls the placeholder's piece)."""
-        def moves_on(ch: str) -> bool:
-            c = dfa.class_of(ch)
-            return c is not None and any(row[c] for row in dfa.delta)
-        return all(map(moves_on, h if isinstance(h, str) else chr(h)))
 
     def _containers(self, lw) -> tuple:
         """``(value, calls)``: the pieces of every object and every array, made on first use,
@@ -584,17 +592,8 @@ class CountedPieces:
     def text(self, dfa: DFA, tick: int | None = None) -> Text:
         """``Text(dfa, tick)`` with a call for each placeholder it moves on (a pair: each of
         its characters)."""
-        moves: dict[str, bool] = {}
-
-        def moves_on(ch: str) -> bool:
-            got = moves.get(ch)
-            if got is None:
-                c = dfa.class_of(ch)
-                got = moves[ch] = c is not None and any(row[c] for row in dfa.delta)
-            return got
-
-        calls = [(h, Call(p)) for h, p in self._piece_of.items()
-                 if all(map(moves_on, h if isinstance(h, str) else chr(h)))]
+        reads = _reader(dfa)
+        calls = [(h, Call(p)) for h, p in self._piece_of.items() if reads(h)]
         return Text(dfa, tick=tick, calls=tuple(calls))
 
     def build(self, dfa: DFA):

@@ -40,7 +40,8 @@ from tokenfsm.automata.errors import Budget, BudgetExceeded, RegexError
 
 from . import ir
 from .formats import FORMATS
-from .jsontext import TYPES, Member, TypedLanguage, array_dfa, key_text, object_dfa, whitespace_dfa
+from .jsontext import (TYPES, Member, TypedLanguage, _rows, array_dfa, key_text, object_dfa,
+                       whitespace_dfa)
 from .numbers import number_range, number_schema
 from .strings import json_string
 
@@ -151,8 +152,6 @@ def open_values_pass(whitespace: int | None, excludes: tuple, budget: Budget,
     """Whether the objects and arrays of :func:`any_value` at ``depth`` pass ``states`` table
     rows in all. They double with each level: the values unrolled to tell are those of the
     levels up to the first that passes (and at most ``depth``), each kept."""
-    from .jsontext import _rows
-
     return any(sum(_rows(d) for t, d in any_value(whitespace, excludes, level, budget,
                                                    compose_min_rows).parts.items()
                    if t in ("array", "object")) > states for level in range(1, depth + 1))
