@@ -368,6 +368,8 @@ class DFA:
     @property
     def num_states(self) -> int:
         """Live states (the dead state is not counted)."""
+        if self._minimal:       # (every state but the dead one: counted, not listed)
+            return len(self.delta) - 1 if self.start else 0
         return len(self._live_states())
 
     @property
