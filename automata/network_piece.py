@@ -348,10 +348,10 @@ class _Assembly:
         n = tab.shape[0]
         if b.start == 0:
             return nfa.new()          # the empty language: an entry with no way out
+        parts.meter.add(n - 1)        # (charged before the NFA takes them)
         base = len(nfa.rows) - 1      # local state s >= 1 is NFA state base + s
         for _ in range(1, n):
             nfa.new()
-        parts.meter.add(n - 1)
         marker = colmap < 0
         block = tab[:, np.where(marker, 0, colmap)].astype(np.int64)
         block[:, marker] = 0

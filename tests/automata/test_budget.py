@@ -228,6 +228,20 @@ def _piece_of(dfa, budget):
     return build_piece(Text(dfa, calls=((1, Call(0)),)), 1, budget)
 
 
+def test_a_piece_is_charged_its_texts_before_it_embeds_them():
+    # a body of two texts is assembled as one NFA: the long run's 40,000 states are charged
+    # before the NFA takes them (a key set's union of members ran 78% past its budget so)
+    from tokenfsm.automata.network import Call, Text, concat
+    from tokenfsm.automata.network_piece import build_piece
+
+    run = _called_run()
+    run.to_bytes()          # (the text's own automaton, built once: not what is measured)
+    body = concat(Text(run, calls=((1, Call(0)),)), Text(DFA.literal("z")))
+    got = _quick(lambda: build_piece(body, 1, Budget(max_states=1000)), peak_bytes=2 << 20)
+    assert isinstance(got, BudgetExceeded) and (got.kind, got.limit) == ("states", 1000)
+    assert got.reached > 40_000 and "network piece" in str(got)
+
+
 @pytest.mark.parametrize("make", [
     lambda b: DFA.from_regex(r"(a|b)*a(a|b){20}", budget=b),             # subset blow-up
     lambda b: DFA.from_regex(r"[\s\S]{0,190000}", budget=b),             # a long NFA first
