@@ -654,9 +654,10 @@ display(Markdown("\\n".join([
 place, and the branch it names is remembered as the member written, not as a copy of the object.
 Where each branch has a member of its own and undeclared keys are allowed, every other branch
 takes that member as an undeclared key of any value, so its values split in two classes per
-branch; the combinations then pass `UNION_TERMS` from *M* = 4 and the branches stay apart, flat,
-as before (here over budget). That is the shape to look at next: a name written at most once
-whatever member it is would make those combinations free.
+branch and the combinations double with each branch: 64 terms at *M* = 4, still one key set;
+2,048 at *M* = 8, past `UNION_TERMS` (256), and there the branches stay apart, flat, as before
+(here over budget). That is the shape to look at next: a name written at most once whatever
+member it is would make those combinations free.
 """),
     ]
 
