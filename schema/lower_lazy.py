@@ -202,6 +202,13 @@ _TICK = chr(TICK_MARK)
 _UNION_BRANCH = re.compile(r"/(?:anyOf|oneOf)/\d+$")
 
 
+def _recursion_depths(lw) -> tuple:
+    """The recursive definitions ``lw`` is expanding, each with its depth: a piece made under
+    them holds values cut at ``max_depth`` counted from there (empty outside recursion)."""
+    return tuple((t, n) for t, n in sorted(lw.ref_stack.items())
+                 if n and lw.ir.recursive(t))
+
+
 class _WouldCount(Exception):
     """A lowering that only asks whether it would count (``CountedPieces(probe=True)``) would
     count ``key`` (control flow between this module and :mod:`.stack`, never raised to a
@@ -346,8 +353,7 @@ class CountedPieces:
             if hi < lo:
                 return None        # no array at all: the flat route says so
         pieces = [self._text_piece(d, lw) for d in prefix[:n_ok]]
-        got = self._counted(self.target(node), lambda: array_piece(
-            self.net, pieces, items, lw.ws, lo, hi))
+        got = self._counted(key, lambda: array_piece(self.net, pieces, items, lw.ws, lo, hi), lw)
         if got is None:
             return None
         complete = all(set(TYPES) <= la.complete for la in langs)
@@ -386,7 +392,7 @@ class CountedPieces:
             extras = [(lw.key_region(k), self._text_piece(v.minimize(), lw)) for k, v in regions]
             return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
                                 node.max_properties, terms)
-        return self._object(node, make)
+        return self._object(lw, node, make)
 
     def union_key_set(self, lw, nodes: list, members: list, regions: list,
                       terms: list) -> tuple | None:
@@ -408,7 +414,7 @@ class CountedPieces:
             extras = [(lw.key_region(k), self._text_piece(v.minimize(), lw)) for k, v in regions]
             return object_piece(self.net, declared, extras or None, lw.ws, node.min_properties,
                                 node.max_properties, terms)
-        return self._object(node, make, ("counted", node.ptr, tuple(map(id, nodes))))
+        return self._object(lw, node, make, ("counted", node.ptr, tuple(map(id, nodes))))
 
     def members(self, lw, node: ir.ObjectNode, members: list, regions: list) -> tuple | None:
         """``(placeholder DFA, calls)`` for the objects of ``node`` when the number of their
@@ -430,7 +436,7 @@ class CountedPieces:
                               compose_min_rows=lw.tuning.compose_min_rows).minimize()
             return self.net.counted(self.text(body, tick=TICK_MARK), lo=node.min_properties,
                                     hi=node.max_properties)
-        return self._object(node, make)
+        return self._object(lw, node, make)
 
     def _copies_pass(self, node: ir.ObjectNode, declared: int, regions: list) -> bool:
         """Whether the flat objects of ``node``, a copy of an undeclared member per count up to
@@ -440,7 +446,7 @@ class CountedPieces:
         return bool(regions) and cap >= max(MAP_COUNT_MIN, declared + 1) and \
             cap * sum(_rows(k) + self._weight(v) for k, v in regions) > self.threshold
 
-    def _object(self, node: ir.ObjectNode, make, key: tuple | None = None) -> tuple | None:
+    def _object(self, lw, node: ir.ObjectNode, make, key: tuple | None = None) -> tuple | None:
         """:meth:`_counted` for an object's piece, which a conflict inlines by its place (see
         :meth:`conflicting`); ``key``: its target, if not ``node``'s own (the alternatives of a
         union made one piece)."""
@@ -448,24 +454,28 @@ class CountedPieces:
         if self._place(node.ptr) in self.inline:
             return None
         self._objects.add(key)
-        return self._counted(key, make)
+        return self._counted(key, make, lw)
 
     # ------------------------------------------------------------------ the network
-    def _counted(self, key: tuple, make) -> tuple | None:
+    def _counted(self, key: tuple, make, lw=None) -> tuple | None:
+        """The piece of ``key`` (made by ``make`` when first asked for), as its placeholder and
+        calls. A piece made inside a recursive definition being expanded (``lw``'s) is made
+        again at each depth of it: what it holds is cut deeper down."""
         if key in self.inline:
             return None
         if self.probe:
             raise _WouldCount(key)
-        got = self._memo.get(key)
-        if got is None and key not in self._memo:
+        at = key if lw is None else (key, _recursion_depths(lw))
+        got = self._memo.get(at)
+        if got is None and at not in self._memo:
             n = self._placed()
             if n >= len(_PLACEHOLDERS):
                 return None        # no placeholder left: inlined
             h = _PLACEHOLDERS[n]
             self._piece_of[h] = piece = make()
             self._target_of[piece] = key
-            got = self._memo[key] = (DFA.literal(h if isinstance(h, str) else chr(h)),
-                                     frozenset([key]))
+            got = self._memo[at] = (DFA.literal(h if isinstance(h, str) else chr(h)),
+                                    frozenset([key]))
         return got
 
     def _text_piece(self, dfa: DFA, lw) -> int:

@@ -98,7 +98,7 @@ def test_counted_schemas_equal_the_flat_route(schema, ws, excludes):
         return
     counted = compile_tuned(schema, COUNTED, **options)
     assert flat.lazy is None
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -116,15 +116,22 @@ def test_key_sets_equal_the_flat_any_order_objects(values, required, extra, boun
     assert counted is None or counted.lazy is not None
 
 
+def _language(cs):
+    """The language ``cs`` is walked in: its network expanded where it has one. (Its ``dfa``
+    is then the flat route's automaton, built because it is the same language: comparing that
+    with the flat route would prove nothing.)"""
+    return expand(cs.lazy) if cs.lazy is not None else cs.dfa
+
+
 def _same_as_flat(schema, **options):
-    """The counted compilation of ``schema``, its automaton checked against the flat route's
-    (None where the schema has no valid value)."""
+    """The counted compilation of ``schema``, its network's language checked against the flat
+    route's automaton (None where the schema has no valid value)."""
     try:
         flat = compile_tuned(schema, FLAT, **options)
     except SchemaError:
         return None
     counted = compile_tuned(schema, COUNTED, **options)
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     return counted
 
 
@@ -141,7 +148,7 @@ def test_one_declared_key_beside_undeclared_ones_is_a_key_set(value, required, e
     except SchemaError:
         return
     counted = compile_tuned(schema, COUNTED, **options)
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     closed = compile_tuned({**schema, "additionalProperties": False}, FLAT, **options)
     if value == {"type": "integer"} and closed.dfa != flat.dfa:
         # (where some undeclared member has a value: a 9-character date has none)
@@ -237,7 +244,7 @@ def test_corpus_objects_with_key_terms_equal_the_flat_route():
                 except BudgetExceeded:
                     seen["flat_over"] += 1
                     continue
-                assert flat.dfa == got.dfa, (row["name"], extra_keys)
+                assert flat.dfa == _language(got), (row["name"], extra_keys)
                 seen["equal"] += 1
     assert seen["equal"] >= 40, seen
 
@@ -252,7 +259,7 @@ def test_names_that_terms_read_are_members_where_undeclared_keys_are_allowed():
     options = dict(whitespace=0, property_order="any", allow_extra_keys=True)
     counted = compile_tuned(schema, COUNTED, **options)
     assert counted.lazy is not None and np.diff(counted.lazy.piece_terms).max() == 2
-    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert _language(counted) == compile_tuned(schema, FLAT, **options).dfa
     validator = __import__("jsonschema").Draft202012Validator(schema)
     for text, written in [('{"u":2,"k0":1}', True), ('{"k4":1,"u":2}', True),
                           ('{"zz":1,"k4":1,"zz":2,"u":[]}', True), ('{"k4":1}', False),
@@ -361,7 +368,7 @@ def test_a_tagged_union_in_any_order_is_one_key_set(qwen):
     closed = dict(whitespace=0, property_order="any")
     counted = compile_tuned(TAGGED, COUNTED, **closed)
     flat = compile_tuned(TAGGED, FLAT, **closed)
-    assert counted.lazy is not None and counted.dfa == flat.dfa
+    assert counted.lazy is not None and _language(counted) == flat.dfa
     index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
     for seed in range(4):
         _walk(index, flat_index, qwen, random.Random(seed), steps=20)
@@ -398,6 +405,30 @@ def test_a_one_of_three_objects_with_undeclared_keys_is_one_key_set():
     assert seen == {True, False}
 
 
+#: Github_trivial o47165 (MIT, see tests/data/schema/README.md), four of its thirteen branches.
+EXPRESSIONS = {"$ref": "#/definitions/expr", "definitions": {"expr": {"anyOf": [
+    {"type": "number"},
+    {"additionalProperties": False, "properties": {"exp": {"$ref": "#/definitions/expr"}},
+     "required": ["exp"], "type": "object"},
+    *({"additionalProperties": False, "required": [op], "type": "object", "properties": {
+        op: {"items": {"$ref": "#/definitions/expr"}, "minItems": 2, "maxItems": 2,
+             "type": "array"}}} for op in ("-", "pow"))]}}}
+
+
+@pytest.mark.parametrize("max_depth", [2, 3, 4])
+def test_pieces_inside_a_recursion_are_made_at_each_depth(max_depth):
+    # the union's key set and the arrays were kept by place: the one made first, innermost,
+    # where the recursion is cut, stood for every depth ({"exp":{"exp":1}} refused at 3)
+    options = dict(whitespace=0, property_order="any", max_depth=max_depth)
+    flat = compile_tuned(EXPRESSIONS, FLAT, **options)
+    for tuning in (COUNTED, DEFAULT_TUNING):
+        got = compile_tuned(EXPRESSIONS, tuning, **options)
+        assert got.lazy is not None and _language(got) == flat.dfa
+    nested = lambda n: '{"exp":' * n + "1" + "}" * n     # noqa: E731
+    assert got.accepts(nested(max_depth - 1)) and not got.accepts(nested(max_depth))
+    assert got.accepts('{"pow":[{"exp":1},2]}') is (max_depth >= 3)
+
+
 def test_union_members_told_apart_by_their_first_byte_are_calls():
     # "lose" is an object in one alternative and any value in the other (an undeclared key
     # there): a member for objects, one for the rest, each a call (Github_trivial o19070)
@@ -408,7 +439,7 @@ def test_union_members_told_apart_by_their_first_byte_are_calls():
     options = dict(whitespace=0, property_order="any", allow_extra_keys=True, max_depth=2)
     counted = compile_tuned(schema, COUNTED, **options)
     assert counted.lazy is not None
-    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert _language(counted) == compile_tuned(schema, FLAT, **options).dfa
     assert counted.accepts('{"lose":1,"id":"a","win":2}')
     assert not counted.accepts('{"lose":{},"id":"a","win":2}')      # both: not oneOf
     assert counted.accepts('{"lose":{},"id":"a"}')
@@ -421,7 +452,7 @@ def test_union_members_told_apart_by_their_first_byte_are_calls():
     options = dict(whitespace=0, property_order="any")
     counted = compile_tuned(schema, COUNTED, **options)
     assert counted.lazy is not None and np.diff(counted.lazy.piece_terms).max() > 1
-    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert _language(counted) == compile_tuned(schema, FLAT, **options).dfa
     assert counted.accepts('{"v":"' + "x" * 600 + '","a":1}') and counted.accepts('{"b":true,"v":3}')
     assert not counted.accepts('{"b":true,"v":"x"}') and not counted.accepts('{"v":3,"a":1}')
 
@@ -613,7 +644,7 @@ def test_counted_members_equal_the_flat_route(schema, ws, excludes, order):
         assert c.value.pointer == e.pointer
         return
     counted = compile_tuned(schema, COUNTED, **options)
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     if schema.get("minProperties", 0) >= MAP_COUNT_MIN:
         assert counted.lazy is not None    # (members to count: counted)
 
@@ -663,7 +694,7 @@ def test_strings_in_any_order_members_are_counted(value, qwen):
     flat = compile_tuned(schema, FLAT, **options)
     kinds = counted.lazy.piece_kind.tolist()
     assert COUNTED_PIECE in kinds
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     index = PushdownIndex(counted.lazy, qwen)
     flat_index = TokenIndex.build(flat.dfa, qwen)
     for seed in range(3):
@@ -729,7 +760,7 @@ def test_patterned_unions_sharing_bounds_are_one_counted_piece():
     counted = compile_tuned(UNION, COUNTED, whitespace=0)
     flat = compile_tuned(UNION, FLAT, whitespace=0)
     assert counted.lazy is not None and counted.lazy.piece_kind.tolist().count(COUNTED_PIECE) == 1
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     valid = jsonschema.Draft202012Validator(
         UNION, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     for text in ["ab1", "a1", "1", "x2x", "y2", "2" * 11, "2" * 12, "abcabc1", "a1bc", "é2",
@@ -759,7 +790,7 @@ def test_length_bounds_under_exclusions_are_exact(excludes, lo, hi):
     for tuning in (COUNTED, FLAT):
         got = compile_tuned(schema, tuning, excludes=excludes)
         assert (got.lazy is not None) == (tuning is COUNTED) and not got.warnings
-        assert got.dfa == bounded & excluding
+        assert _language(got) == bounded & excluding
 
 
 def test_large_bounds_under_exclusions_are_counted_not_dropped():
@@ -947,9 +978,9 @@ def test_real_schemas_counted_equal_the_flat_route(schema, order, qwen):
     counted = compile_tuned(schema, COUNTED, **options)
     flat = compile_tuned(schema, FLAT, **options)
     if counted.lazy is None:
-        assert counted.dfa == flat.dfa
+        assert _language(counted) == flat.dfa
         return
-    assert counted.dfa == flat.dfa
+    assert _language(counted) == flat.dfa
     if flat.dfa.num_states <= 3000:
         index = PushdownIndex(counted.lazy, qwen)
         flat_index = TokenIndex.build(flat.dfa, qwen)
@@ -972,7 +1003,7 @@ def test_pieces_past_the_single_placeholders_take_pairs(qwen):
         counted = compile_tuned(schema, COUNTED, whitespace=0, **options)
         flat = compile_tuned(schema, FLAT, whitespace=0, **options)
         assert counted.lazy.piece_kind.tolist().count(kind) == 30
-        assert counted.dfa == flat.dfa
+        assert _language(counted) == flat.dfa
         index, flat_index = PushdownIndex(counted.lazy, qwen), TokenIndex.build(flat.dfa, qwen)
         for seed in range(2):
             _walk(index, flat_index, qwen, random.Random(seed), steps=40)
@@ -1023,7 +1054,7 @@ def test_a_conflict_between_counted_pieces_inlines_only_them():
     options = dict(whitespace=0, property_order="any")
     counted = compile_tuned(schema, COUNTED, **options)
     assert counted.lazy is not None
-    assert counted.dfa == compile_tuned(schema, FLAT, **options).dfa
+    assert _language(counted) == compile_tuned(schema, FLAT, **options).dfa
     for doc, ok in [({"u": {"b": "x", "a": 1}}, True), ({"s": "z" * 600, "u": {"d": None}}, True),
                     ({"u": {"c": True, "d": None, "a": 1}}, False),
                     ({"u": {"d": None}, "s": "z" * 601}, False)]:
@@ -1069,7 +1100,7 @@ def test_a_conflict_between_counted_members_inlines_them_together():
               "required": ["u"], "additionalProperties": False}
     counted = compile_tuned(schema, COUNTED, whitespace=0)
     assert counted.lazy is not None
-    assert counted.dfa == compile_tuned(schema, FLAT, whitespace=0).dfa
+    assert _language(counted) == compile_tuned(schema, FLAT, whitespace=0).dfa
 
 
 @given(names=st.lists(st.text(st.sampled_from('ab"\\\u00e9'), max_size=3), max_size=4),
