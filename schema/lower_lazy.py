@@ -243,7 +243,7 @@ class CountedPieces:
         self._piece_of: dict = {}              # placeholder -> piece
         self._target_of: dict = {}             # piece -> target
         self._objects: set = set()             # targets of objects' pieces
-        self._memo: dict = {}                  # target -> (placeholder DFA, its target) or None
+        self._memo: dict = {}                  # a key of _counted -> (placeholder DFA, calls)
         self._texts: dict = {}                 # id of an item automaton -> (automaton, piece)
         self._every: DFA | None = None         # every value, unrolled (what _value_piece finds)
         self._open: tuple | None = None        # the open value's text and calls, once made
@@ -459,8 +459,9 @@ class CountedPieces:
     # ------------------------------------------------------------------ the network
     def _counted(self, key: tuple, make, lw=None) -> tuple | None:
         """The piece of ``key`` (made by ``make`` when first asked for), as its placeholder and
-        calls. A piece made inside a recursive definition being expanded (``lw``'s) is made
-        again at each depth of it: what it holds is cut deeper down."""
+        calls, kept by ``key`` and, with ``lw``, the depths of the recursive definitions it is
+        expanding: a piece made inside a recursion is made again at each depth of it, since
+        what it holds is cut deeper down."""
         if key in self.inline:
             return None
         if self.probe:
