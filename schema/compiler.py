@@ -18,7 +18,8 @@ How it works:
    what cannot be merged is intersected or subtracted as text.
 3. :mod:`.lower` turns each alternative into a :class:`~.jsontext.TypedLanguage`: per JSON type,
    the automaton of its texts (:mod:`.lower_scalars`, :mod:`.lower_containers`). Recursion is
-   unrolled to ``max_depth`` or kept as automata that call each other (:mod:`.stack`).
+   unrolled to ``max_depth`` or kept as automata that call each other (:mod:`.stack`, or, in
+   any order, pieces of the lazy network: :mod:`.lower_lazy`).
 
 Where it is not exact (always on the sound side, so an emitted text is valid):
 
@@ -222,7 +223,11 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
         its references would copy definitions :data:`~.stack.CALL_COPIES` times or more, or
         (in schema order) when it leaves values open in :data:`~.stack.OPEN_SITES` places or
         more: every open array and every open object is then one automaton
-        (:data:`~.stack.ANY_TARGETS`).
+        (:data:`~.stack.ANY_TARGETS`). In any order, "auto" first makes each recursive
+        definition a piece of the lazy network (``CompiledSchema.lazy``), called where a
+        ``$ref`` names it, so that its objects are key sets beside the calls; the routes above
+        take over where nothing else there is counted, or where a product, a complement or a
+        merge into an ``allOf`` has to look inside a call.
     style : str
         ``"json"`` (the JSON text of the value), or a tool-call style of
         :data:`~.toolcalls.STYLES` in which the value, an arguments object, is written as that
@@ -304,7 +309,11 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                                    and calls_pay(schema_ir, tuning))
         share_any = property_order == "schema" and tuning.share_any_values
         calls = share_defs and not recursive and max_depth >= 1   # (calls_pay said so)
-        if recursion != "unroll" and max_depth >= 1 and (recursive or calls):
+        # in any order, recursive definitions are pieces of the network, beside key sets
+        call_refs = (schema_ir.has_recursion and recursion == "auto" and max_depth >= 1
+                     and property_order == "any" and tuning.call_recursion
+                     and tuning.lazy_states is not None)
+        if recursion != "unroll" and max_depth >= 1 and (recursive or calls) and not call_refs:
             try:
                 got = stack_route(lambda stack: lowering(stack, lw.deadline), schema_ir,
                                   recursion, max_depth, budget, tuning, share_any=share_any)
@@ -323,11 +332,12 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         while attempt < COUNT_ATTEMPTS:
             counted = None
             if count and attempt < COUNT_ATTEMPTS - 1:
-                counted = CountedPieces(tuning.lazy_states, budget, inline)
+                counted = CountedPieces(tuning.lazy_states, budget, inline, refs=call_refs)
             if attempt or fresh:
                 lw = lowering(deadline=lw.deadline, counted=counted)
             lw.counted = counted
             lw.open_sites = open_sites
+            lw.defer = call_refs         # (issued once the calls are taken)
             if whitespace is None:
                 lw.warn("whitespace=None allows unbounded whitespace between tokens", "")
             try:
@@ -361,6 +371,10 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 inline |= {t for t in e.targets if t[:1] == ("counted",)}
                 attempt += 1
                 continue
+            except BudgetExceeded:
+                if not call_refs:
+                    raise
+                return _without_calls(schema, tuning, options, budget)
             except NondeterministicCall as e:
                 # the walk could not tell a count's texts apart: those counted pieces inlined
                 # (where the conflict names none, nothing counted)
@@ -372,6 +386,13 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                 attempt += 1
                 continue
             break
+        if call_refs:
+            if counted is not None and counted.only_recursion():
+                # nothing counted but the recursion: the stack route's automata, or the
+                # unrolled one where small, index faster
+                return _without_calls(schema, tuning, options, budget)
+            for text in lw.warnings:   # (stack: here, compile_json_schema, the caller)
+                warnings.warn(text, SchemaWarning, stacklevel=3)
         if dfa.is_empty() or (lazy is not None and lazy.start == 0):
             _unsatisfiable(lw)
         if lazy is not None:
@@ -392,6 +413,19 @@ def _reachable(dfa: DFA) -> DFA:
         return dfa
     table, accepting = dfa.reachable()
     return DFA(dfa.classes, table.tolist(), accepting, 1 if dfa.start else 0)
+
+
+def _without_calls(schema, tuning: Tuning, options: dict, budget: Budget) -> CompiledSchema:
+    """``schema`` compiled with its recursive definitions not called as pieces of the network
+    (:attr:`.tuning.Tuning.call_recursion`), by the deadline already running, its warnings
+    issued once."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = compile_tuned(schema, replace(tuning, call_recursion=False), **options,
+                            budget=budget)
+    for text in got.warnings:  # (stack: here, compile_tuned, compile_json_schema, the caller)
+        warnings.warn(text, SchemaWarning, stacklevel=4)
+    return got
 
 
 def _taken(got, whitespace, schema, budget) -> CompiledSchema:

@@ -529,12 +529,17 @@ class Lowering:
     def reference(self, ref: ir.Ref) -> TypedLanguage:
         """What a reference becomes, decided here and nowhere else: a cut (past ``max_depth``),
         the language of a definition written alike (:mod:`.twins`), a call of the definition's
-        own automaton (stack route: a recursive definition, or a large one that is shared), or
-        the definition expanded in place."""
+        own automaton (stack route: a recursive definition, or a large one that is shared), a
+        call of a recursive definition's piece of the network (:meth:`.lower_lazy.CountedPieces
+        .reference`), or the definition expanded in place."""
         if ref.target is None:
             self.unsupported(f"$ref {ref.shown!r} is not local", ref.ptr, "$ref")
             return self.any_value(ref.ptr)
         target, s = ref.target, self.stack
+        if s is None and self.counted is not None:
+            got = self.counted.reference(self, ref)
+            if got is not None:
+                return got
         if s is not None:
             if target in s.entered:  # recursion: a cycle of modules
                 s.enter_cycle(target)

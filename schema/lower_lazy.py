@@ -22,7 +22,10 @@ every object and every array, which call each other up to ``max_depth`` frames d
 (:meth:`~tokenfsm.automata.network.Network.same_depth`), rather than holding the unrolled value,
 whose states double with each level of nesting; where that value passes
 :data:`OPEN_VALUE_STATES` (``max_depth`` 4 or more), every open value the lowering meets is
-those calls (:meth:`CountedPieces.open_value`), its scalars written in place.
+those calls (:meth:`CountedPieces.open_value`), its scalars written in place. In any order
+a recursive definition is a piece too, lowered once and called wherever a ``$ref`` names it
+(:meth:`CountedPieces.reference`): Kubernetes' ``JSONSchemaProps`` then holds its keys as a set
+at every depth, where the stack route's automata hold a state per subset of them.
 Alternatives of an object that differ only in the keys they require and forbid
 (``dependentRequired``, ``not: {required: [...]}``) are one key set with a term per alternative
 (:func:`.lower_containers.object_terms_part`), not one object per alternative; so are the
@@ -62,6 +65,7 @@ import re
 from dataclasses import replace
 
 from tokenfsm.automata.dfa import DFA
+from tokenfsm.automata.errors import OpaqueSymbolError
 from tokenfsm.automata.network import Call, Network, Text
 from tokenfsm.automata.recursive import HOLES
 
@@ -232,11 +236,17 @@ class CountedPieces:
     probe : bool
         Count nothing: raise :class:`_WouldCount` where a piece would be made (the stack
         route, which counts nothing, then gives way to the flat one).
+    refs : bool
+        Recursive definitions are pieces called wherever a ``$ref`` names them
+        (:meth:`reference`), rather than unrolled.
     """
 
     def __init__(self, threshold: int, budget, inline: frozenset = frozenset(),
-                 probe: bool = False):
+                 probe: bool = False, refs: bool = False):
         self.probe = probe
+        self.refs = refs and not probe
+        self._refs: dict = {}                  # recursive definition -> its call
+        self._entered: set = set()             # recursive definitions whose body is lowered
         self.threshold = threshold
         self.net = Network(budget)
         self.inline = inline
@@ -267,9 +277,15 @@ class CountedPieces:
         return bool(self._piece_of)
 
     def counts(self) -> bool:
-        """Whether a piece other than those of open values was made (the stack route, which
-        calls open values as modules of its own, counts nothing)."""
-        return self._placed() > 0
+        """Whether a piece other than those of open values and recursive definitions was made
+        (the stack route, which calls those as modules of its own, counts nothing)."""
+        return self._placed() > len(self._refs)
+
+    def only_recursion(self) -> bool:
+        """Whether the pieces made are those of recursive definitions (and of open values)
+        alone: the stack route calls those too, and where nothing else is counted its automata
+        (or the unrolled one, where small) index faster."""
+        return bool(self._refs) and not self.counts()
 
     def _placed(self) -> int:
         """The placeholders of :data:`_PLACEHOLDERS` taken (the open values' are apart)."""
@@ -455,6 +471,62 @@ class CountedPieces:
             return None
         self._objects.add(key)
         return self._counted(key, make, lw)
+
+    # ------------------------------------------------------------------ recursion
+    def reference(self, lw, ref: ir.Ref) -> TypedLanguage | None:
+        """A call of the piece of the recursive definition that ``ref`` names, else None (not
+        recursive, or its cycle inlined: unrolled as the flat route does). The piece's text is
+        the definition's language, lowered once, with every reference on its cycle a call of
+        that definition's piece; the walk allows ``max_depth`` frames of each piece, as the flat
+        route expands each definition ``max_depth`` times. A cycle is called or unrolled whole
+        (one target in :attr:`inline`): a definition unrolled inside a piece would
+        be cut at a depth counted from wherever the piece was first lowered; so is a cycle
+        whose definition a merge expanded in place, or that finds no placeholder left. A cycle
+        holding the root is unrolled (the top text is no frame of it)."""
+        target = ref.target
+        cycle = lw.ir.cycle(target)
+        if not self.refs or lw.max_depth < 1 or not cycle or "" in cycle:
+            return None
+        key = ("counted", "cycle", min(cycle))
+        if key in self.inline:
+            return None
+        if any(lw.ref_stack.get(t, 0) != (t in self._entered) for t in cycle):
+            # a definition of the cycle expanded in place (merged into its caller's
+            # alternatives), its depth counted there: the cycle unrolled
+            raise OpaqueSymbolError("a recursive definition expanded in place", targets={key})
+        got = self._refs.get(target)
+        if got is not None:
+            if target in self._entered:    # the walk cuts it at max_depth, as unrolling does
+                lw.cuts += 1
+                lw.warn(f"recursive $ref {ref.shown!r} cut at depth {lw.max_depth}", ref.ptr)
+            return got
+        n = self._placed()
+        if n >= len(_PLACEHOLDERS):
+            raise OpaqueSymbolError("no placeholder left for a recursive definition",
+                                    targets={key})
+        h = _PLACEHOLDERS[n]
+        hole = DFA.literal(h if isinstance(h, str) else chr(h))
+        self._piece_of[h] = piece = self.net.declare()
+        self._target_of[piece] = key
+        self._depth = lw.max_depth
+        self._refs[target] = self._call(hole, key, lw.possible_types(lw.ir.definitions[target]))
+        self._entered.add(target)
+        try:
+            body = lw.entered(target)
+        finally:
+            self._entered.discard(target)
+        self.net.piece(self.text(body.to_dfa(lw.budget).minimize()), into=piece)
+        got = self._refs[target] = self._call(hole, key, body.parts)
+        return got
+
+    @staticmethod
+    def _call(hole: DFA, key: tuple, types) -> TypedLanguage:
+        """The language of a call of a definition's piece whose texts are of ``types``: its
+        placeholder in each of them (typed, where there is one)."""
+        types = [t for t in TYPES if t in types]
+        typed = frozenset([(key, types[0])]) if len(types) == 1 else frozenset()
+        return TypedLanguage.of({t: hole for t in types}, (), frozenset([key]) - {
+            k for k, _ in typed}, typed=typed)
 
     # ------------------------------------------------------------------ the network
     def _counted(self, key: tuple, make, lw=None) -> tuple | None:

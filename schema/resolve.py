@@ -113,13 +113,18 @@ class SchemaIR:
     registry: Registry
     draft: int | None
     float_integers: bool
-    _recursive: set = field(default_factory=set)
+    _recursive: dict = field(default_factory=dict)
     targets: frozenset = frozenset()
     _builder: object = None
 
     def recursive(self, target: str) -> bool:
         """Whether the definition ``target`` reaches itself through references."""
         return target in self._recursive
+
+    def cycle(self, target: str) -> frozenset:
+        """The definitions that ``target`` reaches and that reach it through references (its
+        strongly connected component; empty when ``target`` is not recursive)."""
+        return self._recursive.get(target, frozenset())
 
     def define(self, location: str) -> str:
         """The name of the definition at ``location`` (a schema no reference names yet is
@@ -196,10 +201,10 @@ def resolve(schema, documents: Mapping[str, Any] | None = None) -> SchemaIR:
     return out
 
 
-def _cycles(definitions: dict, edges: dict) -> set:
-    """The definitions on a cycle of references (Tarjan's strongly connected components,
-    without recursion)."""
-    index, low, on, stack, out = {}, {}, set(), [], set()
+def _cycles(definitions: dict, edges: dict) -> dict:
+    """The definitions on a cycle of references, each to its cycle: the definitions it reaches
+    and that reach it (Tarjan's strongly connected components, without recursion)."""
+    index, low, on, stack, out = {}, {}, set(), [], {}
     counter = 0
     for start in definitions:
         if start in index:
@@ -237,7 +242,7 @@ def _cycles(definitions: dict, edges: dict) -> set:
                     if w == v:
                         break
                 if len(comp) > 1 or v in edges.get(v, ()):
-                    out.update(comp)
+                    out.update(dict.fromkeys(comp, frozenset(comp)))
     return out
 
 

@@ -9,7 +9,7 @@ tests walk :data:`FAST_PATHS` to check that, compiling with each knob set to its
 Example
 -------
 >>> [(f.name, f.reference) for f in FAST_PATHS]
-[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None), ('share_any_values', False), ('number_formulas', False)]
+[('twins', False), ('share_states', None), ('pair_refs', 0), ('compose_min_rows', None), ('scalar_alternatives', None), ('string_unions', False), ('lazy_states', None), ('share_any_values', False), ('number_formulas', False), ('call_recursion', False)]
 >>> DEFAULT_TUNING.twins, Tuning(twins=False).twins
 (True, False)
 
@@ -74,6 +74,12 @@ class Tuning:
     number_formulas : bool
         A number schema whose applicators combine ``multipleOf`` and bounds is one residue
         automaton (:mod:`.residues`), rather than a product per applicator.
+    call_recursion : bool
+        In any order, a recursive definition is one piece of the lazy network, called
+        wherever a ``$ref`` names it (:meth:`.lower_lazy.CountedPieces.reference`), so that its
+        objects are key sets; otherwise the stack route's automata, whose objects in any order
+        hold a state per subset of their keys (or, when that passes the budget, the definition
+        unrolled to ``max_depth``).
     """
 
     twins: bool = True
@@ -85,6 +91,7 @@ class Tuning:
     lazy_states: int | None = LAZY_STATES
     share_any_values: bool = True
     number_formulas: bool = True
+    call_recursion: bool = True
 
     def with_reference(self, name: str) -> "Tuning":
         """This tuning with fast path ``name`` set to its reference."""
@@ -138,6 +145,8 @@ FAST_PATHS = (
              "automaton each (stack route) rather than copied into every place"),
     FastPath("number_formulas", False, "numbers under a formula of multipleOf and bounds as one "
              "residue automaton rather than a product per applicator", spellings="canonical"),
+    FastPath("call_recursion", False, "recursive definitions in any order called as pieces of "
+             "the lazy network rather than the stack route's automata or copies"),
 )
 
 assert {f.name for f in FAST_PATHS} == {f.name for f in fields(Tuning)}

@@ -429,6 +429,44 @@ def test_pieces_inside_a_recursion_are_made_at_each_depth(max_depth):
     assert got.accepts('{"pow":[{"exp":1},2]}') is (max_depth >= 3)
 
 
+#: A tree and a list of trees that call each other (two entries into one cycle), its objects
+#: key sets in any order.
+TREES = {"$defs": {
+    "tree": {"type": "object", "properties": {
+        "a": {"type": "boolean"}, "b": {"type": "null"}, "c": {"type": "integer"},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}, "maxItems": 2},
+        "more": {"$ref": "#/$defs/trees"}}},
+    "trees": {"anyOf": [{"type": "null"}, {"type": "array", "items": {"$ref": "#/$defs/tree"}}]}},
+    "type": "object", "properties": {"tree": {"$ref": "#/$defs/tree"},
+                                     "trees": {"$ref": "#/$defs/trees"}}}
+
+
+@pytest.mark.parametrize("max_depth", [1, 2])
+def test_recursive_definitions_in_any_order_are_called_pieces(max_depth):
+    options = dict(whitespace=0, property_order="any")
+    unrolled = DEFAULT_TUNING.with_reference("call_recursion")    # the stack route's automata
+    got = compile_tuned(TREES, DEFAULT_TUNING, **options, max_depth=max_depth)
+    assert got.lazy is not None
+    assert _language(got) == compile_tuned(TREES, unrolled, **options, max_depth=max_depth).dfa
+    # the walk counts the frames of each definition's piece
+    deeper = compile_tuned(TREES, DEFAULT_TUNING, **options, max_depth=max_depth + 2)
+    nested = lambda n: '{"kids":[' * n + '{"a":true}' + "]}" * n      # noqa: E731
+    assert deeper.accepts('{"tree":' + nested(max_depth + 1) + "}")
+    assert not deeper.accepts('{"tree":' + nested(max_depth + 2) + "}")
+
+
+def test_a_recursive_definition_merged_in_place_unrolls_its_cycle():
+    # the allOf takes "trees" in place, its depth counted there: calls of the cycle's pieces
+    # would count their frames apart from it (one level too many inside "one")
+    options = dict(whitespace=0, property_order="any", max_depth=1)
+    both = dict(TREES, properties={**TREES["properties"], "one": {"allOf": [
+        {"$ref": "#/$defs/trees"}, {"maxItems": 1}]}})
+    got = compile_tuned(both, DEFAULT_TUNING, **options)
+    unrolled = compile_tuned(both, DEFAULT_TUNING.with_reference("call_recursion"), **options)
+    assert _language(got) == unrolled.dfa
+    assert got.accepts('{"one":[{"a":true}]}') and not got.accepts('{"one":[{"more":null}]}')
+
+
 def test_union_members_told_apart_by_their_first_byte_are_calls():
     # "lose" is an object in one alternative and any value in the other (an undeclared key
     # there): a member for objects, one for the rest, each a call (Github_trivial o19070)
