@@ -16,7 +16,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tokenfsm.automata import Budget, BudgetExceeded
@@ -442,17 +442,71 @@ TREES = {"$defs": {
 
 
 @pytest.mark.parametrize("max_depth", [1, 2])
-def test_recursive_definitions_in_any_order_are_called_pieces(max_depth):
+def test_recursive_definitions_in_any_order_are_called_pieces(max_depth, qwen):
     options = dict(whitespace=0, property_order="any")
     unrolled = DEFAULT_TUNING.with_reference("call_recursion")    # the stack route's automata
     got = compile_tuned(TREES, DEFAULT_TUNING, **options, max_depth=max_depth)
     assert got.lazy is not None
-    assert _language(got) == compile_tuned(TREES, unrolled, **options, max_depth=max_depth).dfa
+    flat = compile_tuned(TREES, unrolled, **options, max_depth=max_depth).dfa
+    assert _language(got) == flat
+    if max_depth == 1:      # (the flat index of depth 2 is too large to build here)
+        index, flat_index = PushdownIndex(got.lazy, qwen), TokenIndex.build(flat, qwen)
+        for seed in range(3):
+            _walk(index, flat_index, qwen, random.Random(seed), steps=40)
     # the walk counts the frames of each definition's piece
     deeper = compile_tuned(TREES, DEFAULT_TUNING, **options, max_depth=max_depth + 2)
     nested = lambda n: '{"kids":[' * n + '{"a":true}' + "]}" * n      # noqa: E731
     assert deeper.accepts('{"tree":' + nested(max_depth + 1) + "}")
     assert not deeper.accepts('{"tree":' + nested(max_depth + 2) + "}")
+
+
+def _node(values, required, kids):
+    """A recursive definition: an object of ``values`` (keys ``k0``...) and ``kids``, a value
+    holding references to itself or to a definition that refers back to it."""
+    names = [f"k{i}" for i in range(len(values))]
+    return {"type": "object", "properties": {**dict(zip(names, values)), "kids": kids},
+            "required": [n for n, r in zip(names + ["kids"], required) if r]}
+
+
+_SELF, _OTHER = {"$ref": "#/$defs/node"}, {"$ref": "#/$defs/list"}
+KIDS = st.sampled_from([
+    {"type": "array", "items": _SELF, "maxItems": 2}, {"anyOf": [{"type": "null"}, _SELF]},
+    _OTHER, {"type": "array", "items": _OTHER, "maxItems": 1},
+    {"allOf": [_SELF, {"not": {"required": ["k0"]}}]},       # a product: the cycle unrolled
+    {"anyOf": [_SELF, {"type": "object", "properties": {"z": {"type": "integer"}}}]}])
+SMALL = st.sampled_from([{"type": "boolean"}, {"enum": ["a", 1, None]}, _string(0, 2),
+                         {"type": "string", "pattern": "^[ab]+$"}, {"type": "integer"}])
+RECURSIVE = st.builds(
+    lambda node, root: {"$defs": {"node": node, "list": {"anyOf": [
+        {"type": "null"}, {"type": "array", "items": _SELF, "maxItems": 2}]}}, **root},
+    st.builds(_node, st.lists(SMALL, min_size=2, max_size=3),
+              st.lists(st.booleans(), min_size=4, max_size=4), KIDS),
+    st.sampled_from([{"type": "object", "properties": {"n": _SELF, "l": _OTHER}},
+                     {"type": "array", "items": _SELF}, _SELF]))
+
+
+#: The flat route builds at most this much for a generated recursive schema (two levels of
+#: objects in any order, each a state per subset of keys, grow fast).
+ORACLE_BUDGET = Budget(max_states=20_000)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=RECURSIVE, max_depth=st.integers(1, 2), extra=st.booleans())
+def test_called_recursion_equals_the_flat_route(schema, max_depth, extra):
+    # recursive definitions called as pieces (or, past a product or a conflict at "{", their
+    # cycle unrolled): the language of the flat route, which unrolls every one of them
+    extra = extra and max_depth == 1    # (undeclared keys two levels deep: too large flat)
+    options = dict(whitespace=0, property_order="any", allow_extra_keys=extra,
+                   max_depth=max_depth)
+    try:
+        flat = compile_tuned(schema, FLAT, recursion="unroll", budget=ORACLE_BUDGET, **options)
+    except SchemaError:
+        with pytest.raises(SchemaError):
+            compile_tuned(schema, COUNTED, **options)
+        return
+    except BudgetExceeded:
+        assume(False)     # (too large for the oracle)
+    assert _language(compile_tuned(schema, COUNTED, **options)) == flat.dfa
 
 
 def test_a_recursive_definition_merged_in_place_unrolls_its_cycle():
