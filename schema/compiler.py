@@ -89,7 +89,8 @@ from tokenfsm.automata.gcpause import gc_paused
 from .compose import LazyDFA
 from .errors import SchemaError, SchemaWarning
 from .lower import Lowering
-from .lower_lazy import COUNT_ATTEMPTS, CountedPieces
+from .lower_lazy import (COUNT_ATTEMPTS, MAX_PREFIXES, PAIR_PREFIXES, CountedPieces,
+                         _OutOfPlaceholders)
 from .refs import MAX_NESTING
 from .resolve import resolve
 from .stack import OPEN_SITES, UNROLL_STATES, _OpenValues, calls_pay, stack_route
@@ -328,11 +329,12 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
         open_sites = (OPEN_SITES if share_any and not share_defs and recursion == "auto"
                       and max_depth >= 1 else None)
         inline, count = frozenset(), tuning.lazy_states is not None
-        attempt, fresh = 0, False
+        attempt, fresh, prefixes = 0, False, PAIR_PREFIXES
         while attempt < COUNT_ATTEMPTS:
             counted = None
             if count and attempt < COUNT_ATTEMPTS - 1:
-                counted = CountedPieces(tuning.lazy_states, budget, inline, refs=call_refs)
+                counted = CountedPieces(tuning.lazy_states, budget, inline, refs=call_refs,
+                                        prefixes=prefixes)
             if attempt or fresh:
                 lw = lowering(deadline=lw.deadline, counted=counted)
             lw.counted = counted
@@ -370,6 +372,9 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
                     raise
                 inline |= {t for t in e.targets if t[:1] == ("counted",)}
                 attempt += 1
+                continue
+            except _OutOfPlaceholders:
+                prefixes, fresh = MAX_PREFIXES, True    # (the same attempt, more pairs)
                 continue
             except BudgetExceeded:
                 if not call_refs:

@@ -77,7 +77,8 @@ from .lower_scalars import (any_scalar, any_value, decoded_strings, exclusion_st
                             factored_union, open_value_texts, open_values_pass, patterned_string)
 
 __all__ = ["LAZY_STATES", "PATTERNED_COST", "ANY_ORDER_STRING_STATES", "KEY_SET_MIN",
-           "MAP_COUNT_MIN", "OPEN_VALUE_STATES", "COUNT_ATTEMPTS", "CountedPieces", "has_length"]
+           "MAP_COUNT_MIN", "OPEN_VALUE_STATES", "COUNT_ATTEMPTS", "PAIR_PREFIXES",
+           "MAX_PREFIXES", "CountedPieces", "has_length", "placeholders"]
 
 #: Strings or arrays whose estimated flat size passes this many states, and whose node holds
 #: nothing but counts, are counted rather than copied. The regex route's threshold
@@ -134,7 +135,9 @@ OPEN_TARGETS = {"object": ("counted", "(every object)"), "array": ("counted", "(
 
 #: Holes that begin pairs of placeholders rather than stand alone: the pieces past the single
 #: placeholders take a pair each (the four Kubernetes list schemas hold 28 or more objects of
-#: over :data:`KEY_SET_MIN` keys; with the 22 singles, 103 pieces in all).
+#: over :data:`KEY_SET_MIN` keys; with the 22 singles, 103 pieces in all). A lowering that
+#: needs more lowers again with every hole but the open values' a prefix (624 pairs): Kubernetes
+#: kb_1161, the whole API in one schema, holds over 500 objects of more than four keys.
 PAIR_PREFIXES = 3
 
 #: The placeholders, singles (code points) then pairs (2-character str); a string piece's body
@@ -144,8 +147,24 @@ _HOLES = tuple(h for h in HOLES if h != TICK_MARK)
 #: text that holds an open value (the same two in every lowering, so that a definition's
 #: language holding them is kept from one compilation to the next).
 _OPEN_HOLES = (_HOLES[0], _HOLES[1])
-_PLACEHOLDERS = _HOLES[2:-PAIR_PREFIXES] + tuple(
-    chr(p) + chr(h) for p in _HOLES[-PAIR_PREFIXES:] for h in _HOLES)
+#: The most pair prefixes: every hole but the open values'.
+MAX_PREFIXES = len(_HOLES) - len(_OPEN_HOLES)
+
+
+def placeholders(prefixes: int) -> tuple:
+    """The placeholders with ``prefixes`` holes beginning pairs: the singles left (code points)
+    then the pairs (2-character str)."""
+    return _HOLES[2:len(_HOLES) - prefixes] + tuple(
+        chr(p) + chr(h) for p in _HOLES[len(_HOLES) - prefixes:] for h in _HOLES)
+
+
+#: The placeholders of the two settings a compilation takes.
+_PLACEHOLDERS = {p: placeholders(p) for p in (PAIR_PREFIXES, MAX_PREFIXES)}
+
+
+class _OutOfPlaceholders(Exception):
+    """A lowering needs more pieces than its placeholders name (control flow to the compiler,
+    which lowers again with :data:`MAX_PREFIXES`; never raised to its caller)."""
 
 
 @functools.cache
@@ -239,11 +258,16 @@ class CountedPieces:
     refs : bool
         Recursive definitions are pieces called wherever a ``$ref`` names them
         (:meth:`reference`), rather than unrolled.
+    prefixes : int
+        Holes that begin pairs of placeholders (:data:`PAIR_PREFIXES`); short of placeholders,
+        a lowering with fewer than :data:`MAX_PREFIXES` raises :class:`_OutOfPlaceholders`.
     """
 
     def __init__(self, threshold: int, budget, inline: frozenset = frozenset(),
-                 probe: bool = False, refs: bool = False):
+                 probe: bool = False, refs: bool = False, prefixes: int = PAIR_PREFIXES):
         self.probe = probe
+        self.prefixes = prefixes
+        self._holes_left = _PLACEHOLDERS.get(prefixes) or placeholders(prefixes)
         self.refs = refs and not probe
         self._refs: dict = {}                  # recursive definition -> its call
         self._entered: set = set()             # recursive definitions whose body is lowered
@@ -281,6 +305,15 @@ class CountedPieces:
         (the stack route, which calls those as modules of its own, counts nothing)."""
         return self._placed() > len(self._refs)
 
+    def _placeholder_left(self) -> bool:
+        """Whether a placeholder is left for one more piece; short of one, a lowering that
+        may take more raises :class:`_OutOfPlaceholders`."""
+        if self._placed() < len(self._holes_left):
+            return True
+        if self.prefixes < MAX_PREFIXES:
+            raise _OutOfPlaceholders
+        return False
+
     def only_recursion(self) -> bool:
         """Whether the pieces made are those of recursive definitions (and of open values)
         alone: the stack route calls those too, and where nothing else is counted its automata
@@ -288,7 +321,7 @@ class CountedPieces:
         return bool(self._refs) and not self.counts()
 
     def _placed(self) -> int:
-        """The placeholders of :data:`_PLACEHOLDERS` taken (the open values' are apart)."""
+        """The placeholders of :func:`placeholders` taken (the open values' are apart)."""
         return len(self._piece_of) - len(self._holes or ())
 
     # ------------------------------------------------------------------ strings
@@ -354,7 +387,7 @@ class CountedPieces:
         if hi is not None and hi < lo:
             return None
         key = self.target(node)
-        if key in self.inline or self._placed() >= len(_PLACEHOLDERS):
+        if key in self.inline or not self._placeholder_left():
             return None
         langs = langs()
         dfas = [la.to_dfa(lw.budget).minimize() for la in langs]
@@ -500,11 +533,10 @@ class CountedPieces:
                 lw.cuts += 1
                 lw.warn(f"recursive $ref {ref.shown!r} cut at depth {lw.max_depth}", ref.ptr)
             return got
-        n = self._placed()
-        if n >= len(_PLACEHOLDERS):
+        if not self._placeholder_left():
             raise OpaqueSymbolError("no placeholder left for a recursive definition",
                                     targets={key})
-        h = _PLACEHOLDERS[n]
+        h = self._holes_left[self._placed()]
         hole = DFA.literal(h if isinstance(h, str) else chr(h))
         self._piece_of[h] = piece = self.net.declare()
         self._target_of[piece] = key
@@ -541,10 +573,9 @@ class CountedPieces:
         at = key if lw is None else (key, _recursion_depths(lw))
         got = self._memo.get(at)
         if got is None and at not in self._memo:
-            n = self._placed()
-            if n >= len(_PLACEHOLDERS):
+            if not self._placeholder_left():
                 return None        # no placeholder left: inlined
-            h = _PLACEHOLDERS[n]
+            h = self._holes_left[self._placed()]
             self._piece_of[h] = piece = make()
             self._target_of[piece] = key
             got = self._memo[at] = (DFA.literal(h if isinstance(h, str) else chr(h)),

@@ -1101,6 +1101,22 @@ def test_pieces_past_the_single_placeholders_take_pairs(qwen):
             _walk(index, flat_index, qwen, random.Random(seed), steps=40)
 
 
+def test_more_pieces_than_the_placeholders_lower_again_with_more_pairs():
+    # past the 103 placeholders of PAIR_PREFIXES, every hole but the open values' begins pairs
+    # (kb_1161, the whole Kubernetes API: over 500 key sets); before, the rest were flat
+    from tokenfsm.automata.lazy_bytes import KEY_SET
+    from tokenfsm.schema.lower_lazy import PAIR_PREFIXES, placeholders
+
+    n = len(placeholders(PAIR_PREFIXES)) + 7
+    objects = {"type": "array", "minItems": n, "items": False,
+               "prefixItems": [_object([{"enum": [i, j]} for j in range(5)], [True] * 5)
+                               for i in range(n)]}
+    options = dict(whitespace=0, property_order="any")
+    counted = compile_tuned(objects, COUNTED, **options)
+    assert counted.lazy.piece_kind.tolist().count(KEY_SET) == n
+    assert _language(counted) == compile_tuned(objects, FLAT, **options).dfa
+
+
 @pytest.mark.parametrize("schema, tuning, order", [
     ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 10**9}}},
      DEFAULT_TUNING, "schema"),
