@@ -267,7 +267,7 @@ class CountedPieces:
                  probe: bool = False, refs: bool = False, prefixes: int = PAIR_PREFIXES):
         self.probe = probe
         self.prefixes = prefixes
-        self._holes_left = _PLACEHOLDERS.get(prefixes) or placeholders(prefixes)
+        self._placeholders = _PLACEHOLDERS.get(prefixes) or placeholders(prefixes)
         self.refs = refs and not probe
         self._refs: dict = {}                  # recursive definition -> its call
         self._entered: set = set()             # recursive definitions whose body is lowered
@@ -308,11 +308,16 @@ class CountedPieces:
     def _placeholder_left(self) -> bool:
         """Whether a placeholder is left for one more piece; short of one, a lowering that
         may take more raises :class:`_OutOfPlaceholders`."""
-        if self._placed() < len(self._holes_left):
+        if self._placed() < len(self._placeholders):
             return True
         if self.prefixes < MAX_PREFIXES:
             raise _OutOfPlaceholders
         return False
+
+    def _next_placeholder(self) -> tuple:
+        """The first placeholder not taken, and the automaton of its one text."""
+        h = self._placeholders[self._placed()]
+        return h, DFA.literal(h if isinstance(h, str) else chr(h))
 
     def only_recursion(self) -> bool:
         """Whether the pieces made are those of recursive definitions (and of open values)
@@ -536,8 +541,7 @@ class CountedPieces:
         if not self._placeholder_left():
             raise OpaqueSymbolError("no placeholder left for a recursive definition",
                                     targets={key})
-        h = self._holes_left[self._placed()]
-        hole = DFA.literal(h if isinstance(h, str) else chr(h))
+        h, hole = self._next_placeholder()
         self._piece_of[h] = piece = self.net.declare()
         self._target_of[piece] = key
         self._depth = lw.max_depth
@@ -575,11 +579,10 @@ class CountedPieces:
         if got is None and at not in self._memo:
             if not self._placeholder_left():
                 return None        # no placeholder left: inlined
-            h = self._holes_left[self._placed()]
+            h, hole = self._next_placeholder()
             self._piece_of[h] = piece = make()
             self._target_of[piece] = key
-            got = self._memo[at] = (DFA.literal(h if isinstance(h, str) else chr(h)),
-                                    frozenset([key]))
+            got = self._memo[at] = (hole, frozenset([key]))
         return got
 
     def _text_piece(self, dfa: DFA, lw) -> int:
