@@ -10,8 +10,10 @@ none). So patterns are parsed here by a small recursive-descent parser and lower
 tree of :mod:`tokenfsm.automata.regex_ast`, never translated to Python syntax.
 
 Leniencies from ECMA-262 Annex B, which most validators apply: ``{``, ``}`` and ``]`` are
-literals where they cannot be syntax, and a class escape next to ``-`` in a class (``[\\w-.]``)
-makes the ``-`` a literal. Back-references and look-around are not regular and raise
+literals where they cannot be syntax, a class escape next to ``-`` in a class (``[\\w-.]``)
+makes the ``-`` a literal, and an escaped character that is neither a letter nor a digit is
+that character (``\\~``, ``\\_``; a ``u`` pattern may escape only syntax characters).
+Back-references and look-around are not regular and raise
 :class:`~tokenfsm.automata.errors.RegexError` with the position.
 
 Example
@@ -52,7 +54,6 @@ DOT = ANY - LINE_TERMINATORS
 _CLASS_ESCAPES = {"d": ECMA_DIGIT, "D": ~ECMA_DIGIT, "w": ECMA_WORD, "W": ~ECMA_WORD,
                   "s": ECMA_SPACE, "S": ~ECMA_SPACE}
 _CONTROL_ESCAPES = {"t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
-_SYNTAX = set("^$\\.*+?()[]{}|/")
 _QUANT = re.compile(r"\{(\d+)(,(\d*))?\}")
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -284,7 +285,7 @@ class _Parser:
             return self._char(self.unicode_escape(at))
         if c in "pP":
             return self.property(c == "P", at)
-        if c in _SYNTAX or c == "-" or not (c.isalnum() or c == "_"):
+        if not c.isalnum():     # (syntax characters, and Annex B's identity escapes)
             return self._char(ord(c))
         self.error(f"unknown escape \\{c}", at)
 
