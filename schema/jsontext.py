@@ -209,7 +209,9 @@ class TypedLanguage:
     def only(self, types: Iterable[str]) -> "TypedLanguage":
         types = set(types)
         untyped = self.untyped()
-        if untyped and set(self.parts) - types:
+        if not types & self.parts.keys():
+            untyped = frozenset()     # (no part kept: no text of any call either)
+        elif untyped and set(self.parts) - types:
             raise OpaqueSymbolError("a type filter on a call of another automaton",
                                     targets=untyped)
         typed = frozenset((c, t) for c, t in self.typed if t in types)

@@ -741,6 +741,11 @@ class Lowering:
         for kind, sub in rest:
             if lang.is_empty():
                 break
+            if kind != "schema" and not self.possible_types(sub) & lang.parts.keys():
+                # a negation of values of other types only (the branches of a oneOf over
+                # a string, an object and an array): nothing to take away, and nothing to
+                # lower (a recursive reference there would be expanded in place)
+                continue
             if not isinstance(sub, ir.Ref) and {"object", "array"} - set(lang.parts):
                 # only the types still in lang matter: objects and arrays are costly to build
                 # (a reference stays as it is: it is followed by reference())

@@ -521,6 +521,31 @@ def test_a_recursive_definition_merged_in_place_unrolls_its_cycle():
     assert got.accepts('{"one":[{"a":true}]}') and not got.accepts('{"one":[{"more":null}]}')
 
 
+ELEMENT = {"type": "object", "additionalProperties": False, "required": ["type"], "properties": {
+    "type": {"type": "string"}, "props": {"type": "object", "additionalProperties": True},
+    "children": {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/element"},
+                           {"type": "array", "items": {"$ref": "#/$defs/element"}}]}}}
+
+
+@pytest.mark.parametrize("root", [{"type": "object", "properties": {"top": {
+    "$ref": "#/$defs/element"}}}, {"$ref": "#/$defs/element", "type": "object"}])
+def test_a_oneof_of_other_types_beside_a_recursion_needs_no_complement(root):
+    # a string, the element itself or a list of elements (Github_easy o83258): no branch holds
+    # a value of another's types, so the oneOf takes nothing away from any of them and nothing
+    # sees through a call; under the first root the recursion is a piece, the second (merged
+    # in place) unrolls it, its list a counted piece that a branch's filter by type drops whole
+    schema = {"$defs": {"element": ELEMENT}, **root}
+    for max_depth in (1, 2):
+        options = dict(whitespace=0, property_order="any", allow_extra_keys=True,
+                       max_depth=max_depth)
+        got = compile_tuned(schema, DEFAULT_TUNING, **options)
+        assert got.lazy is not None
+        unrolled = compile_tuned(schema, FLAT, **options, recursion="unroll")
+        assert _language(got) == unrolled.dfa
+    doc = '{"children":[{"type":"b","children":"c"}],"type":"a","props":{"x":[]}}'
+    assert got.accepts('{"top":' + doc + "}" if "properties" in root else doc)
+
+
 def test_union_members_told_apart_by_their_first_byte_are_calls():
     # "lose" is an object in one alternative and any value in the other (an undeclared key
     # there): a member for objects, one for the rest, each a call (Github_trivial o19070)

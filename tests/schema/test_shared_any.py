@@ -111,6 +111,9 @@ def test_a_filter_by_type_keeps_or_drops_a_typed_call():
     assert nested.typed == {(arr, "array")} and nested.untyped() == {obj}
     with pytest.raises(OpaqueSymbolError):
         nested.only(["array"])
+    # unless it keeps no part: no text of the call is left either
+    none = nested.only(["string", "null"])
+    assert none.is_empty() and none.calls == frozenset() and none.typed == frozenset()
     # a union keeps a call typed only where neither side holds it otherwise
     assert lang.union(nested).typed == {(arr, "array")}
     assert lang.union(lang).typed == lang.typed
