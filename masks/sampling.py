@@ -295,7 +295,7 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
                         q, q_to = state, nexts
                     else:
                         q = state[0] & _LOW32   # (the state of a packed frame)
-                        q_to = np.array([c[0] for c in configs], dtype=np.int64) & _LOW32
+                        q_to = np.array([c[0] & _LOW32 for c in configs], dtype=np.int64)
                     logits[allowed] -= spelling * plain.long_way(allowed, q, q_to, gain)
                 if weight and m.is_accepting():
                     logits[eos] += weight

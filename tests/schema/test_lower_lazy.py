@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 
+import jsonschema
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -970,6 +971,20 @@ def test_counted_masks_equal_the_flat_index(schema, excludes, qwen):
     flat_index = TokenIndex.build(flat.dfa, qwen)
     for seed in range(4):
         _walk(index, flat_index, qwen, random.Random(seed), steps=20)
+
+
+def test_samples_of_key_sets_spelled_plainly(qwen):
+    # a key-set frame packs its keys above 64 bits: the plain-spelling guide reads its state
+    from tokenfsm.masks.sampling import sample_documents
+
+    wide = {"type": "object", "additionalProperties": False, "required": ["a", "b", "c"],
+            "properties": {k: {"enum": [1, 2]} for k in "abcdef"}}
+    index = IndexCompiler(qwen).json_schema(wide, whitespace=0, property_order="any")
+    assert isinstance(index, PushdownIndex)
+    runs = sample_documents(index, 8, seed=3, plain_json=True, pull=0.2)
+    assert all(r.finished for r in runs)
+    for r in runs:
+        jsonschema.validate(json.loads(r.text), wide)
 
 
 def test_the_compiler_indexes_counted_schemas_lazily(qwen):
