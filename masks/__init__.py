@@ -4,8 +4,9 @@ A byte DFA (from :mod:`tokenfsm.automata` or :mod:`tokenfsm.schema`) and a :clas
 make a :class:`TokenIndex`: for every automaton state, the tokens that keep the text viable and the
 state each leads to, with packed bitmask rows. A :class:`Matcher` walks one sequence through it.
 A recursive grammar kept as a stack automaton, or a lazy network whose configurations hold counts
-and key sets, gets a :class:`PushdownIndex` instead (rows per configuration, computed on demand);
-one :class:`Matcher` class drives both kinds of index.
+and key sets, gets a :class:`PushdownIndex` instead (rows per configuration, computed on demand),
+and a schema compiled branch by branch a :class:`UnionIndex` of its branches' indexes; one
+:class:`Matcher` class drives every kind of index.
 
 Example
 -------
@@ -45,6 +46,7 @@ from .matcher import (
 )
 from .pushdown import PushdownIndex
 from .trie import TokenTrie, token_trie
+from .union import UnionIndex
 from .vocab import Vocabulary
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "FORMAT_VERSION",
     "Matcher",
     "PushdownIndex",
+    "UnionIndex",
     "IndexCompiler",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
