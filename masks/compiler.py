@@ -293,11 +293,17 @@ class IndexCompiler:
 
     def index_of(self, grammar):
         """The index of a compiled grammar as this compiler builds it (not cached): a
-        :class:`~.pushdown.PushdownIndex` for a schema on the stack route (``recursive``: rows
-        per configuration, on demand; its flat ``dfa`` is not built), a counted one (``lazy``)
-        or a lazy network itself (``call_ptr``); else :meth:`_flat_index`."""
+        :class:`~.union.UnionIndex` of its branches' indexes for a schema compiled branch by
+        branch (``branches``); a :class:`~.pushdown.PushdownIndex` for a schema on the stack
+        route (``recursive``: rows per configuration, on demand; its flat ``dfa`` is not built),
+        a counted one (``lazy``) or a lazy network itself (``call_ptr``); else
+        :meth:`_flat_index`."""
         from .pushdown import PushdownIndex
 
+        if getattr(grammar, "branches", ()):
+            from .union import UnionIndex
+
+            return UnionIndex([self.index_of(b) for b in grammar.branches])
         if getattr(grammar, "recursive", None) is not None:
             return PushdownIndex(grammar.recursive.to_bytes(), self.vocab)
         if getattr(grammar, "lazy", None) is not None:

@@ -229,7 +229,8 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
 
     Parameters
     ----------
-    index : TokenIndex or PushdownIndex
+    index : TokenIndex, PushdownIndex or UnionIndex
+        A union index's sequences each come from one branch, drawn at random.
     n : int
         Number of sequences.
     seed : int
@@ -262,12 +263,17 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
         raise VocabularyError("the vocabulary has no end-of-sequence token, so a sample cannot end "
                               "(give its id)")
     eos_set = set(eos.tolist())
-    dist = distance_to_accept(index)
-    flat = hasattr(index, "transitions")  # a TokenIndex lists each state's (token, next) pairs
-    plain = _PlainJson(index) if plain_json else None
+    branches = getattr(index, "branches", None) or (index,)
+    guides: dict = {}      # per branch: its distances, whether it is flat, its plain spelling
     bitmask = allocate_token_bitmask(1, size)
     runs = []
     for _ in range(n):
+        index = branches[int(rng.integers(len(branches)))] if len(branches) > 1 else branches[0]
+        if id(index) not in guides:
+            # (a TokenIndex lists each state's (token, next) pairs)
+            guides[id(index)] = (distance_to_accept(index), hasattr(index, "transitions"),
+                                 _PlainJson(index) if plain_json else None)
+        dist, flat, plain = guides[id(index)]
         m = Matcher(index)
         toks, fills, applies = [], [], []
         finished = False

@@ -76,6 +76,7 @@ as exact set operations are what an automaton (rather than a grammar) makes poss
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
@@ -86,6 +87,7 @@ from tokenfsm.automata.errors import (DEFAULT_BUDGET, Budget, BudgetExceeded,
                                      as_budget)
 from tokenfsm.automata.gcpause import gc_paused
 
+from .branches import root_branches
 from .compose import LazyDFA
 from .errors import SchemaError, SchemaWarning
 from .lower import Lowering
@@ -123,14 +125,21 @@ class CompiledSchema:
         10**9``, an array of ``minItems: 10**6``): the lazy network, counts held in the walk's
         configuration, which :meth:`~tokenfsm.masks.IndexCompiler.json_schema` indexes with rows
         on demand. Same language as ``dfa`` (which expands it, under the budget).
+    branches : tuple of CompiledSchema
+        For a schema whose root union passed the budget as one automaton (see
+        :mod:`.branches`): its branches compiled apart, which the index walks side by side.
+        ``dfa`` is their union, built under the budget; empty otherwise.
     """
 
-    __slots__ = ("_dfa", "warnings", "schema", "recursive", "lazy", "_budget", "_flat")
+    __slots__ = ("_dfa", "warnings", "schema", "recursive", "lazy", "_budget", "_flat",
+                 "branches")
 
     def __init__(self, dfa: DFA | None, warnings: list | None = None, schema: Any = None,
-                 recursive=None, budget: Budget | None = None, lazy=None, flat=None):
-        if dfa is None and recursive is None and lazy is None:
-            raise ValueError("a compiled schema needs a DFA, a recursive automaton or a network")
+                 recursive=None, budget: Budget | None = None, lazy=None, flat=None,
+                 branches=()):
+        if dfa is None and recursive is None and lazy is None and not branches:
+            raise ValueError("a compiled schema needs a DFA, a recursive automaton, a network "
+                             "or branches")
         self._dfa = dfa
         self.warnings = list(warnings or [])
         self.schema = schema
@@ -138,11 +147,14 @@ class CompiledSchema:
         self.lazy = lazy
         self._budget = budget
         self._flat = flat      # () -> the flat route's DFA where it is the same language, or None
+        self.branches = tuple(branches)
 
     @property
     def dfa(self) -> DFA:
         if isinstance(self._dfa, LazyDFA):
             return self._dfa.minimize()
+        if self._dfa is None and self.branches:
+            self._dfa = DFA.union_all([b.dfa for b in self.branches], self._budget).minimize()
         if self._dfa is None:
             if self.lazy is not None:
                 from tokenfsm.automata.network import expand
@@ -167,12 +179,17 @@ class CompiledSchema:
     def accepts(self, text: str) -> bool:
         """Whether ``text`` is one of the JSON texts the automaton allows."""
         if self._dfa is None:
+            if self.branches:
+                return any(b.accepts(text) for b in self.branches)
             if self.lazy is not None:
                 return self.lazy.accepts(text.encode("utf-8", "surrogatepass"))
             return self.recursive.accepts(text)
         return self._dfa.accepts(text)
 
     def __repr__(self) -> str:
+        if self._dfa is None and self.branches:
+            return (f"CompiledSchema(union of {len(self.branches)} branches, "
+                    f"{len(self.warnings)} warnings)")
         if self._dfa is None and self.lazy is not None:
             return f"CompiledSchema(lazy, {self.lazy.num_states} states, {len(self.warnings)} warnings)"
         what = (f"recursive, {len(self.recursive.modules)} automata" if self._dfa is None
@@ -260,10 +277,17 @@ def compile_json_schema(schema, whitespace: int | None = 2, excludes: Iterable[s
                                  strict=strict, allow_extra_keys=allow_extra_keys,
                                  property_order=property_order, max_depth=max_depth,
                                  budget=budget)
-    return compile_tuned(schema, DEFAULT_TUNING, whitespace=whitespace, excludes=excludes,
-                         strict=strict, allow_extra_keys=allow_extra_keys,
-                         property_order=property_order, max_depth=max_depth, budget=budget,
-                         documents=documents, recursion=recursion)
+    options = dict(whitespace=whitespace, excludes=excludes, strict=strict,
+                   allow_extra_keys=allow_extra_keys, property_order=property_order,
+                   max_depth=max_depth, documents=documents, recursion=recursion)
+    started = time.perf_counter()
+    try:
+        return compile_tuned(schema, DEFAULT_TUNING, **options, budget=budget)
+    except BudgetExceeded:
+        got = _by_branches(schema, options, budget, started)
+        if got is None:
+            raise
+        return got
 
 
 def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
@@ -410,6 +434,45 @@ def compile_tuned(schema, tuning: Tuning, *, whitespace: int | None = 2,
 
             return CompiledSchema(None, lw.warnings, schema, budget=budget, lazy=lazy, flat=flat)
         return CompiledSchema(dfa, lw.warnings, schema)
+
+
+def _by_branches(schema, options: dict, budget: Budget | None,
+                 started: float) -> CompiledSchema | None:
+    """``schema``, a root union that passed the budget as one automaton, compiled branch by
+    branch (:func:`.branches.root_branches`) in what is left of its time, each branch's
+    automaton or network walked beside the others' by the index; None where the root is no
+    such union or a branch passes the budget too. A branch with no value is left out."""
+    branches = root_branches(_load(schema))
+    if branches is None:
+        return None
+    given = budget if budget is not None else DEFAULT_BUDGET
+    compiled, said = [], {}
+    for branch in branches:
+        left = given
+        if given.max_seconds is not None:     # (the time left when the branch starts)
+            remaining = given.max_seconds - (time.perf_counter() - started)
+            if remaining <= 0:
+                return None
+            left = replace(given, max_seconds=remaining, deadline=None)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = compile_tuned(branch, DEFAULT_TUNING, **options, budget=left)
+        except BudgetExceeded:
+            return None
+        except SchemaError as e:
+            if "unsatisfiable" not in e.msg:
+                raise
+            continue
+        compiled.append(got)
+        said.update(dict.fromkeys(got.warnings))
+    if not compiled:
+        raise SchemaError("schema is unsatisfiable: no JSON value satisfies it", "")
+    for text in said:  # (stack: here, compile_json_schema, the caller)
+        warnings.warn(text, SchemaWarning, stacklevel=3)
+    if len(compiled) == 1:
+        return compiled[0]
+    return CompiledSchema(None, list(said), _load(schema), budget=budget, branches=compiled)
 
 
 def _reachable(dfa: DFA) -> DFA:
