@@ -117,10 +117,17 @@ class Grammar:
     recursive: object = None
     #: A counted schema or regex (``dfa`` is then None): a LazyBytes (tokenfsm.automata.network)
     lazy: object = None
+    #: A schema compiled branch by branch (``dfa`` is then None): a Grammar per branch
+    branches: tuple = ()
 
     def index(self, vocab):
-        """The token index: a flat :class:`TokenIndex`, or a :class:`PushdownIndex` (rows made
-        on demand) for a schema on the stack route or a counted grammar."""
+        """The token index: a flat :class:`TokenIndex`, a :class:`PushdownIndex` (rows made on
+        demand) for a schema on the stack route or a counted grammar, or a :class:`UnionIndex`
+        of its branches' indexes."""
+        if self.branches:
+            from .union import UnionIndex
+
+            return UnionIndex([b.index(vocab) for b in self.branches])
         if self.recursive is not None or self.lazy is not None:
             from .pushdown import PushdownIndex
 
@@ -193,12 +200,20 @@ def compile_grammar(args, schema=None, source: str | None = None) -> Grammar:
         text = str(w.message)
         if text not in found:
             found.append(text)
-    if compiled.recursive is not None or compiled.lazy is not None:  # one DFA only if asked
-        return Grammar(None, "schema", source or "schema", schema=compiled.schema,
-                       warnings=found, seconds=seconds, recursive=compiled.recursive,
-                       lazy=compiled.lazy)
-    return Grammar(compiled.dfa, "schema", source or "schema", schema=compiled.schema,
-                   warnings=found, seconds=seconds)
+    return _grammar_of(compiled, source or "schema", found, seconds)
+
+
+def _grammar_of(compiled, source: str, found: list, seconds: float) -> Grammar:
+    """The Grammar of a compiled schema (one DFA only where it has one, or where asked)."""
+    if compiled.branches:
+        return Grammar(None, "schema", source, schema=compiled.schema, warnings=found,
+                       seconds=seconds, branches=tuple(_grammar_of(b, source, [], 0.0)
+                                                       for b in compiled.branches))
+    if compiled.recursive is not None or compiled.lazy is not None:
+        return Grammar(None, "schema", source, schema=compiled.schema, warnings=found,
+                       seconds=seconds, recursive=compiled.recursive, lazy=compiled.lazy)
+    return Grammar(compiled.dfa, "schema", source, schema=compiled.schema, warnings=found,
+                   seconds=seconds)
 
 
 def load_vocab(args):
@@ -293,7 +308,17 @@ def _network_sizes(lb) -> list[tuple[str, str]]:
 
 
 def _sizes(g) -> list[tuple[str, str]]:
-    """The sizes of a grammar with no single automaton (stack route or counted)."""
+    """The sizes of a grammar with no single automaton (stack route, counted, or branches)."""
+    if g.branches:
+        out = [("route", f"union: the root's {len(g.branches)} branches compiled apart, "
+                         "walked side by side")]
+        for i, b in enumerate(g.branches, start=1):
+            what = (f"{b.dfa.num_states:,} states" if b.dfa is not None else
+                    f"counted network, {b.lazy.num_states - 1:,} states over bytes"
+                    if b.lazy is not None else
+                    f"stack route, {len(b.recursive.modules)} automata")
+            out.append((f"branch {i}", what))
+        return out
     return _network_sizes(g.lazy) if g.lazy is not None else _stack_sizes(g.recursive)
 
 
@@ -311,7 +336,10 @@ def _stack_sizes(rd) -> list[tuple[str, str]]:
 
 def cmd_inspect(args) -> int:
     g = compile_grammar(args)
-    if g.recursive is not None or g.lazy is not None:
+    if g.dfa is None:
+        if g.branches and (args.rules or args.dot):
+            raise CommandError("this schema's root union was compiled branch by branch: no "
+                               "single automaton to print")
         if g.lazy is not None and (args.rules or args.dot):
             raise CommandError("this grammar holds a large count as a count: no single automaton "
                                "to print")
@@ -356,7 +384,7 @@ def cmd_compile(args) -> int:
     t0 = time.perf_counter()
     index = g.index(vocab)
     t_index = time.perf_counter() - t0
-    if g.recursive is not None or g.lazy is not None:
+    if g.dfa is None:
         return _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index)
     print(f"{g.source}")
     print("automaton")
@@ -384,6 +412,9 @@ def cmd_compile(args) -> int:
 
 def _compile_stack_report(args, g, vocab, trie, index, t_vocab, t_trie, t_index) -> int:
     if args.save:
+        if g.branches:
+            raise CommandError("an index of a union's branches makes its mask rows on demand and "
+                               "has no file format")
         if g.lazy is not None:
             raise CommandError("an index of counted pieces makes its mask rows on demand and has "
                                "no file format")

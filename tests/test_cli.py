@@ -279,6 +279,33 @@ def test_counted_schema_and_regex_compile_inspect_and_sample(files):
         assert not any("ab" in v for v in value)
 
 
+#: A tagged oneOf whose one automaton passes --max-states 60 and its branches do not.
+TAGGED = {"type": "object", "oneOf": [
+    {"type": "object", "required": ["kind"],
+     "properties": {"kind": {"const": "a"}, "x": {"type": "boolean"}}},
+    {"type": "object", "required": ["kind"],
+     "properties": {"kind": {"enum": ["b", 1]}, "x": {"type": "null"}}}]}
+
+
+def test_a_union_compiled_branch_by_branch_compile_inspect_and_sample(files):
+    (files / "tagged.json").write_text(json.dumps(TAGGED))
+    tok = files / "tokenizer.json"
+    tight = ("--max-states", "60", "--property-order", "any", "--whitespace", "0")
+    out = run("compile", files / "tagged.json", "--vocab", tok, *tight, check_rc=0).stdout
+    for word in ("union: the root's 2 branches", "branch 2", "first row", "warnings: 0"):
+        assert word in out, word
+    assert "branch 1" in run("inspect", files / "tagged.json", *tight, check_rc=0).stdout
+    assert_one_line_error(run("inspect", files / "tagged.json", *tight, "--dot"),
+                          "no single automaton")
+    assert_one_line_error(run("compile", files / "tagged.json", "--vocab", tok, *tight,
+                              "--save", files / "x.npz"), "no file format")
+    proc = run("sample", files / "tagged.json", "-n", "4", "--seed", "2", "--vocab", tok, *tight,
+               check_rc=0)
+    assert "valid by jsonschema: 4/4" in proc.stderr
+    for line in proc.stdout.splitlines():
+        jsonschema.validate(json.loads(line), TAGGED)
+
+
 # ---------------------------------------------------------------------------------------- errors
 def test_error_bad_schema(files):
     assert_one_line_error(run("inspect", files / "typo.json"), "/type")
