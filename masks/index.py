@@ -947,6 +947,16 @@ def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
     return rows, number[:-1].astype(np.int32), int(number[-1])
 
 
+
+def row_token_ids(index, row: np.ndarray, include_eos: bool = True) -> np.ndarray:
+    """The token ids set in a packed mask ``row`` of ``index`` (ascending ``int32``), without
+    the end-of-sequence ids unless ``include_eos``."""
+    bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: index.vocab_size]
+    ids = np.flatnonzero(bits).astype(np.int32)
+    if not include_eos and index._eos_set:
+        ids = ids[~np.isin(ids, index.eos_ids)]
+    return ids
+
 class TokenIndex:
     """Allowed tokens per state of a byte DFA, for one vocabulary. Build with :meth:`build`.
 
@@ -1261,12 +1271,19 @@ class TokenIndex:
     def allowed_token_ids(self, state: int, include_eos: bool = True) -> np.ndarray:
         """Token ids allowed in ``state`` (ascending), EOS included where the state accepts."""
         s = self._check_state(state)
-        row = self.mask_rows[self.state_row[s]]
-        bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: self.vocab_size]
-        ids = np.flatnonzero(bits).astype(np.int32)
-        if not include_eos and self._eos_set:
-            ids = ids[~np.isin(ids, self.eos_ids)]
-        return ids
+        return row_token_ids(self, self.mask_rows[self.state_row[s]], include_eos)
+
+    def forced_bytes(self, state: int) -> bytes:
+        """The bytes forced from ``state``: while exactly one byte keeps it live and it does
+        not accept, that byte (:attr:`forced_byte`)."""
+        s, out = self._check_state(state), bytearray()
+        for _ in range(self.num_states):
+            b = int(self.forced_byte[s])
+            if b < 0:
+                break
+            out.append(b)
+            s = int(self.table[s, self.byte_classes[b]])
+        return bytes(out)
 
     def next_state(self, state: int, token_id: int) -> int:
         """The state ``token_id`` leads to from ``state``: 0 if it is not allowed there.

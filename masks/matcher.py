@@ -423,18 +423,7 @@ class Matcher:
         """
         if self._finished:
             return ""
-        ix = self._index
-        if self._flat:
-            s = self._state
-            out = bytearray()
-            for _ in range(ix.num_states):
-                b = int(ix.forced_byte[s])
-                if b < 0:
-                    break
-                out.append(b)
-                s = int(ix.table[s, ix.byte_classes[b]])
-        else:
-            out = ix.forced_bytes(self._state)
+        out = self._index.forced_bytes(self._state)
         try:
             return out.decode("utf-8")
         except UnicodeDecodeError as e:

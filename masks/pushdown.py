@@ -78,7 +78,7 @@ from tokenfsm.automata.cache import ByteLRU
 
 from . import pd_kernels
 from .frames import FrameAutomaton
-from .index import _automaton_error, _checked_byte_tables
+from .index import _automaton_error, _checked_byte_tables, row_token_ids
 from .matcher import Matcher
 from .row_ways import (
     count_band_way,
@@ -762,12 +762,7 @@ class PushdownIndex:
 
     def allowed_token_ids(self, state, include_eos: bool = True) -> np.ndarray:
         """Token ids allowed in ``state`` (ascending), EOS included where it may end."""
-        row = self.mask_row(state)
-        bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: self.vocab_size]
-        ids = np.flatnonzero(bits).astype(np.int32)
-        if not include_eos and self._eos_set:
-            ids = ids[~np.isin(ids, self.eos_ids)]
-        return ids
+        return row_token_ids(self, self.mask_row(state), include_eos)
 
     # -- forced text ----------------------------------------------------------------------------
     def _own_bytes(self, q: int) -> int:

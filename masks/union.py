@@ -38,7 +38,7 @@ import threading
 
 import numpy as np
 
-from .index import TokenIndex
+from .index import TokenIndex, row_token_ids
 
 __all__ = ["UnionIndex", "UNION_ROW_BYTES"]
 
@@ -72,14 +72,7 @@ class _Flat:
         return bool(self.ix.accepting[s])
 
     def forced(self, s: int) -> bytes:
-        ix, out = self.ix, bytearray()
-        for _ in range(ix.num_states):
-            b = int(ix.forced_byte[s])
-            if b < 0:
-                break
-            out.append(b)
-            s = int(ix.table[s, ix.byte_classes[b]])
-        return bytes(out)
+        return self.ix.forced_bytes(s)
 
 
 class _Lazy:
@@ -244,12 +237,7 @@ class UnionIndex:
 
     def allowed_token_ids(self, config, include_eos: bool = True) -> np.ndarray:
         """Token ids allowed in ``config`` (ascending), EOS included where a branch may end."""
-        row = self.mask_row(config)
-        bits = np.unpackbits(row.view(np.uint8), bitorder="little")[: self.vocab_size]
-        ids = np.flatnonzero(bits).astype(np.int32)
-        if not include_eos and self._eos_set:
-            ids = ids[~np.isin(ids, self.eos_ids)]
-        return ids
+        return row_token_ids(self, self.mask_row(config), include_eos)
 
     def __repr__(self) -> str:
         return (f"UnionIndex({len(self.branches)} branches, vocab_size={self.vocab_size}, "

@@ -6,16 +6,16 @@ import random
 import warnings
 
 import jsonschema
-import numpy as np
 import pytest
 
 from tokenfsm.automata import Budget, BudgetExceeded
 from tokenfsm.automata.dfa import DFA
-from tokenfsm.masks import IndexCompiler, Matcher, TokenIndex, UnionIndex
-from tokenfsm.masks.matcher import allocate_token_bitmask, unpack_bitmask
+from tokenfsm.masks import IndexCompiler, TokenIndex, UnionIndex
 from tokenfsm.schema import compile_json_schema
 from tokenfsm.schema.branches import disjoint_branches, root_branches
 from tokenfsm.schema.errors import SchemaError
+
+from test_lower_lazy import _walk
 
 
 def _compile(schema, **options):
@@ -162,38 +162,13 @@ def test_the_union_index_walks_the_branches_side_by_side(qwen):
     assert isinstance(index, UnionIndex) and len(index.branches) == 2
     flat = TokenIndex.build(_compile(schema, **options).dfa, qwen)
     for seed, prefix in enumerate(["", '{"x":', '{"x":null,', '{"kind":"a"', '{"y":[],']):
-        _walk(index, flat, qwen, random.Random(seed), steps=40, prefix=prefix)
+        _walk(index, flat, qwen, random.Random(seed), steps=40, prefix=prefix, rollback_every=7)
 
 
 def test_no_branch_past_the_budget_keeps_the_error():
     with pytest.raises(BudgetExceeded):
         _compile(_tagged(3), property_order="any", allow_extra_keys=True,
                  budget=Budget(max_states=300))
-
-
-def _walk(index, flat, vocab, rng, steps, prefix=""):
-    """The same random tokens, after ``prefix``, through the union and the flat index: masks,
-    acceptance, the forced text and rollback agree at every step."""
-    m, f = Matcher(index), Matcher(flat)
-    assert m.accept_string(prefix) and f.accept_string(prefix)
-    bm = allocate_token_bitmask(2, vocab.size)
-    for step in range(steps):
-        m.fill_next_token_bitmask(bm, 0)
-        f.fill_next_token_bitmask(bm, 1)
-        assert bm[0].tolist() == bm[1].tolist()
-        assert m.is_accepting() == f.is_accepting()
-        assert m.find_jump_forward_string() == f.find_jump_forward_string()
-        assert m.allowed_token_ids().tolist() == f.allowed_token_ids().tolist()
-        allowed = np.flatnonzero(unpack_bitmask(bm[1], vocab.size)).tolist()
-        text = [t for t in allowed if t not in vocab.eos_token_ids]
-        if not text:
-            break
-        t = rng.choice(text)
-        m.advance(t)
-        f.advance(t)
-        if step % 7 == 6:
-            m.rollback(2)
-            f.rollback(2)
 
 
 def test_a_union_index_samples_each_sequence_from_one_branch(qwen):

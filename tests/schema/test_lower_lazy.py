@@ -925,12 +925,14 @@ def test_large_bounds_under_exclusions_are_counted_not_dropped():
                                                                       or len(text) < 2), text
 
 
-def _walk(index, flat, vocab, rng, steps):
-    """The same random tokens through a lazy and a flat matcher: masks, acceptance and the
-    forced text agree at every step."""
+def _walk(index, flat, vocab, rng, steps, prefix="", rollback_every=0):
+    """The same random tokens, after ``prefix``, through a lazy and a flat matcher: masks,
+    acceptance and the forced text agree at every step (and where ``rollback_every`` is set,
+    after the last two steps are rolled back every so many steps)."""
     m, f = Matcher(index), Matcher(flat)
+    assert m.accept_string(prefix) and f.accept_string(prefix)
     bm = allocate_token_bitmask(2, vocab.size)
-    for _ in range(steps):
+    for step in range(steps):
         m.fill_next_token_bitmask(bm, 0)
         f.fill_next_token_bitmask(bm, 1)
         assert bm[0].tolist() == bm[1].tolist()
@@ -943,6 +945,9 @@ def _walk(index, flat, vocab, rng, steps):
         t = rng.choice(text)
         m.advance(t)
         f.advance(t)
+        if rollback_every and step % rollback_every == rollback_every - 1:
+            m.rollback(2)
+            f.rollback(2)
 
 
 @pytest.fixture(scope="module")
