@@ -948,6 +948,17 @@ def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
 
 
 
+def eos_row(eos_ids, n_words: int) -> np.ndarray:
+    """The packed mask row (read-only ``int32[n_words]``) that allows the ``eos_ids`` alone:
+    the row of a finished sequence."""
+    row = np.zeros(n_words, dtype=np.uint32)
+    for t in eos_ids:
+        row[t >> 5] |= np.uint32(1 << (t & 31))
+    row = row.view(np.int32)
+    row.flags.writeable = False
+    return row
+
+
 def row_token_ids(index, row: np.ndarray, include_eos: bool = True) -> np.ndarray:
     """The token ids set in a packed mask ``row`` of ``index`` (ascending ``int32``), without
     the end-of-sequence ids unless ``include_eos``."""

@@ -78,7 +78,7 @@ from tokenfsm.automata.cache import ByteLRU
 
 from . import pd_kernels
 from .frames import FrameAutomaton
-from .index import _automaton_error, _checked_byte_tables, row_token_ids
+from .index import _automaton_error, _checked_byte_tables, eos_row, row_token_ids
 from .matcher import Matcher
 from .row_ways import (
     count_band_way,
@@ -274,11 +274,7 @@ class PushdownIndex:
         self._cap = max(self.max_stack, 1)
         q0 = a["start"]  # the contract: every nonzero state can complete
         self.start = (q0, ())
-        fin = np.zeros(self._n_words, dtype=np.uint32)
-        for t in self._eos_set:
-            fin[t >> 5] |= np.uint32(1 << (t & 31))
-        self.finished_mask = fin.view(np.int32)
-        self.finished_mask.flags.writeable = False
+        self.finished_mask = eos_row(self._eos_set, self._n_words)
         self._finished_view = memoryview(self.finished_mask).cast("B")
         self._empty_row = np.zeros(self._n_words, dtype=np.int32)
         self._empty_row.flags.writeable = False

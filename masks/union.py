@@ -38,7 +38,7 @@ import threading
 
 import numpy as np
 
-from .index import TokenIndex, row_token_ids
+from .index import TokenIndex, eos_row, row_token_ids
 
 __all__ = ["UnionIndex", "UNION_ROW_BYTES"]
 
@@ -146,11 +146,7 @@ class UnionIndex:
         self.eos_ids = first.eos_ids
         self._eos_set = first._eos_set
         self._n_words = (self.vocab_size + 31) // 32
-        fin = np.zeros(self._n_words, dtype=np.uint32)
-        for t in self._eos_set:
-            fin[t >> 5] |= np.uint32(1 << (t & 31))
-        self.finished_mask = fin.view(np.int32)
-        self.finished_mask.flags.writeable = False
+        self.finished_mask = eos_row(self._eos_set, self._n_words)
         self._finished_view = memoryview(self.finished_mask).cast("B")
         self.start = self._config(tuple((i, w.start) for i, w in enumerate(ways)
                                         if w.start is not None))
