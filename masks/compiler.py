@@ -75,9 +75,13 @@ LAZY_STATES = 5000
 
 def _charged_bytes(index) -> int:
     """What an index held in memory is charged: its arrays (``nbytes``), or for a stack index,
-    which fills its rows as it goes, the default limit of its row cache."""
+    which fills its rows as it goes, the default limit of its row cache; for a union index,
+    its branches' charges and its own row cache's limit."""
     from .pushdown import ROW_CACHE_BYTES
+    from .union import UnionIndex
 
+    if isinstance(index, UnionIndex):
+        return sum(map(_charged_bytes, index.branches)) + index.cache_bytes
     nbytes = getattr(index, "nbytes", None)
     return int(nbytes) if nbytes is not None else ROW_CACHE_BYTES
 
@@ -221,7 +225,9 @@ class IndexCompiler:
         an array of ``minItems: 10**6``, see :mod:`tokenfsm.schema.lower_lazy`), gives a
         :class:`~.pushdown.PushdownIndex` (same :class:`~.matcher.Matcher` API, rows computed
         per configuration); it is cached in memory only, not on disk. So does a flat automaton
-        of more than ``lazy_states`` states.
+        of more than ``lazy_states`` states. A schema whose root union was compiled branch by
+        branch (``branches`` set) gives a :class:`~.union.UnionIndex` of its branches' indexes,
+        also in memory only.
         """
         from tokenfsm.schema import compile_json_schema
 

@@ -151,7 +151,8 @@ class UnionIndex:
         self.start = self._config(tuple((i, w.start) for i, w in enumerate(ways)
                                         if w.start is not None))
         self._rows: dict = {}
-        self._max_rows = max(16, int(cache_bytes) // (4 * self._n_words))
+        self.cache_bytes = int(cache_bytes)
+        self._max_rows = max(16, self.cache_bytes // (4 * self._n_words))
         self._lock = threading.Lock()
         self.stats = {"hits": 0, "misses": 0}
 

@@ -61,3 +61,11 @@ def test_arguments_are_checked():
     other = Vocabulary(TOKENS[:-1] + [b"d", None], eos_token_ids=[8])
     with pytest.raises(ValueError, match="one vocabulary"):
         UnionIndex([_flat("a"), _flat("b", other)])
+
+
+def test_a_compiler_charges_a_union_for_its_branches_and_its_rows():
+    from tokenfsm.masks.compiler import _charged_bytes
+
+    branches = [_flat(p) for p in PATTERNS]
+    union = UnionIndex(branches, cache_bytes=1 << 20)
+    assert _charged_bytes(union) == sum(b.nbytes for b in branches) + (1 << 20)
