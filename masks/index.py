@@ -947,7 +947,6 @@ def _joined_rows(rows_a, sr_a, fin_a, rows_b, sr_b, fin_b) -> tuple:
     return rows, number[:-1].astype(np.int32), int(number[-1])
 
 
-
 def eos_row(eos_ids, n_words: int) -> np.ndarray:
     """The packed mask row (read-only ``int32[n_words]``) that allows the ``eos_ids`` alone:
     the row of a finished sequence."""
@@ -967,6 +966,7 @@ def row_token_ids(index, row: np.ndarray, include_eos: bool = True) -> np.ndarra
     if not include_eos and index._eos_set:
         ids = ids[~np.isin(ids, index.eos_ids)]
     return ids
+
 
 class TokenIndex:
     """Allowed tokens per state of a byte DFA, for one vocabulary. Build with :meth:`build`.

@@ -34,6 +34,7 @@ Example
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -100,7 +101,7 @@ class _Lazy:
         return self.ix.config_can_end(c)
 
     def forced(self, c) -> bytes:
-        return bytes(self.ix.forced_bytes(c))
+        return self.ix.forced_bytes(c)
 
 
 class UnionIndex:
@@ -214,19 +215,7 @@ class UnionIndex:
     def forced_bytes(self, config) -> bytes:
         """The bytes every live branch forces: the longest prefix their forced texts share (a
         branch that may end, or that allows two bytes, forces none)."""
-        out = None
-        for i, c in config[1]:
-            f = self._ways[i].forced(c)
-            if out is None:
-                out = f
-            else:
-                k = 0
-                while k < min(len(out), len(f)) and out[k] == f[k]:
-                    k += 1
-                out = out[:k]
-            if not out:
-                return b""
-        return out or b""
+        return os.path.commonprefix([self._ways[i].forced(c) for i, c in config[1]]) or b""
 
     def mask_row(self, config) -> np.ndarray:
         """The packed bitmask of ``config`` (read-only ``int32[n_words]``)."""

@@ -442,7 +442,8 @@ def _by_branches(schema, options: dict, budget: Budget | None,
     branch (:func:`.branches.root_branches`) in what is left of its time, each branch's
     automaton or network walked beside the others' by the index; None where the root is no
     such union or a branch passes the budget too. A branch with no value is left out."""
-    branches = root_branches(_load(schema))
+    schema = _load(schema)
+    branches = root_branches(schema)
     if branches is None:
         return None
     given = budget if budget is not None else DEFAULT_BUDGET
@@ -472,7 +473,7 @@ def _by_branches(schema, options: dict, budget: Budget | None,
         warnings.warn(text, SchemaWarning, stacklevel=3)
     if len(compiled) == 1:
         return compiled[0]
-    return CompiledSchema(None, list(said), _load(schema), budget=budget, branches=compiled)
+    return CompiledSchema(None, list(said), schema, budget=budget, branches=compiled)
 
 
 def _reachable(dfa: DFA) -> DFA:
