@@ -16,7 +16,9 @@ Two preferences make the documents look like something a model would write:
 :func:`distance_to_accept` is the bytes still needed from every state, for a flat
 :class:`~.index.TokenIndex` and for a stack automaton's :class:`~.pushdown.PushdownIndex` alike
 (there a state's distance is to the end of its definition, and a configuration adds the distances
-of the return states on its stack: :func:`bytes_to_accept`).
+of the return states on its stack: :func:`bytes_to_accept`). On a lazy network an object's frame
+also counts the required keys it has not written yet (:class:`_LazyGuide`): in any order, a
+required key may come last, after undeclared ones.
 
 Example
 -------
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tokenfsm.automata.lazy_bytes import STATE_MASK
+from tokenfsm.automata.lazy_bytes import KEY_SET, STATE_MASK
 
 from .errors import VocabularyError
 
@@ -189,9 +191,159 @@ class _PlainJson:
         return out
 
 
+class _LazyGuide:
+    """Bytes still needed from a lazy index's configurations, for the sampler's pull.
+
+    :func:`bytes_to_accept` adds the distances of the frames' states, which do not read their key
+    sets: an object with required keys missing looks as if it could close at once, so the pull
+    keeps a value going rather than start the next member (a ``,`` leads away from a ``}`` that
+    is not allowed). Here a key-set frame also needs, for one of its piece's terms that no key
+    written breaks, each required key still missing as a member of its own (a comma, then the
+    member's shortest text); where the member being written may still become one of them, the
+    bytes that finish it as that key count instead (:meth:`frame`). With no key missing it is
+    the state's distance, as there. Member texts are measured on the network: per declared key,
+    the bytes from each state of its name (the states whose key mask holds it) to the end of
+    its shortest value, a member's own from where a comma leads. Where the counts are taken
+    the result is no more than the bytes of the shortest completion (a lower bound, as the
+    state's distance is).
+    """
+
+    def __init__(self, index, dist: np.ndarray):
+        self.dist = dist
+        self.table = np.asarray(index.table) & STATE_MASK     # (moves carry tick bits)
+        classes = np.asarray(index.byte_classes)
+        first = np.array([t[0] if t else 0 for t in index.vocab.tokens], dtype=np.int64)
+        self.first_class = classes[first]
+        self.class_byte = [0] * self.table.shape[1]     # (a byte of each class)
+        for b in range(255, -1, -1):
+            self.class_byte[classes[b]] = b
+        self.token_of = {t: i for i, t in enumerate(index.vocab.tokens) if t}
+        self.fa = fa = getattr(index, "_frames", None)
+        # per (piece, key): state -> bytes that finish the member as that key, then the bytes
+        # from its value's return; the member's own bytes from where it starts
+        self.finish: dict = {}
+        self.after: dict = {}
+        self.member: dict = {}
+        if fa is None or KEY_SET not in fa._kind:
+            return
+        lb = fa.lb
+        piece, kind, kmask = fa._piece, fa._kind, fa._kmask
+        entry, ret = lb.call_entry.tolist(), lb.call_return.tolist()
+        caller = np.repeat(np.arange(lb.num_states), np.diff(lb.call_ptr)).tolist()
+        heads: dict = {}            # (piece, key) -> [(bytes, state)] where its value starts
+        for e, j in enumerate(lb.call_commit.tolist()):
+            q = caller[e]
+            if j >= 0 and kind[piece[q]] == KEY_SET:
+                key = (piece[q], j)
+                heads.setdefault(key, []).append((int(dist[entry[e]]), q))
+                self.after[key] = min(self.after.get(key, FAR), int(dist[ret[e]]))
+        if not heads:
+            return
+        ptr, sources = _reverse_moves(self.table)
+        # where a member after the first starts: a comma's move from where the object may close
+        comma = self.table[:, classes[ord(",")]]
+        starts = {int(comma[t]) for t in range(1, len(piece)) if fa._close[t] and comma[t]}
+        for (p, j), todo in heads.items():
+            bit = 1 << j
+            best: dict = {}
+            heapq.heapify(todo)
+            while todo:
+                d, t = heapq.heappop(todo)
+                if t in best:
+                    continue
+                best[t] = d
+                for s in sources[ptr[t]:ptr[t + 1]].tolist():
+                    if s not in best and piece[s] == p and kmask[s] & bit:
+                        heapq.heappush(todo, (d + 1, s))
+            self.finish[p, j] = best
+            self.member[p, j] = min((best[t] for t in starts if t in best),
+                                    default=max(best.values()))
+
+    def frame(self, x: int) -> int:
+        """Bytes a frame still needs to end its piece (see the class docstring)."""
+        return self._frame(x)[0]
+
+    def _frame(self, x: int) -> tuple[int, int]:
+        """``(bytes, key)``: :meth:`frame`, and the missing key that the member being written
+        finishes as on the way counted (-1: none, the state's own distance counted)."""
+        q = x & _LOW32
+        d = int(self.dist[q])
+        fa = self.fa
+        if not self.member:
+            return d, -1
+        p = fa._piece[q]
+        if fa._kind[p] != KEY_SET:
+            return d, -1
+        k = x >> 96
+        best, via = FAR, -1
+        for req, forb in fa._terms[p]:
+            if forb & k:
+                continue
+            missing = req & ~k
+            if not missing:
+                return d, -1
+            keys = [j for j in range(missing.bit_length()) if missing >> j & 1]
+            total = sum(1 + self.member.get((p, j), 0) for j in keys)
+            if d + total < best:
+                best, via = d + total, -1
+            now = fa._kmask[q] & missing
+            for j in keys:
+                f = self.finish.get((p, j), {}).get(q) if now >> j & 1 else None
+                if f is not None and f + total - 1 - self.member[p, j] + self.after[p, j] < best:
+                    best, via = f + total - 1 - self.member[p, j] + self.after[p, j], j
+        return (d, -1) if best == FAR else (best, via)
+
+    def distance(self, state) -> int:
+        """Bytes still needed from a configuration ``(top, stack)``: its frames' sum."""
+        q, stack = state
+        return min(FAR, self.frame(q) + sum(self.frame(r) for r in stack))
+
+    def toward(self, state, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Of ``tokens`` (ascending), those that may lead toward the end from ``state``, in two
+        parts: those whose first byte calls or returns from the top frame (not followed here),
+        and those that spell the start of the shortest way on within it (:meth:`lead`: a
+        missing key's name, the closing quote of a string)."""
+        x = state[0]
+        lead = self.lead(x)
+        ids = [self.token_of.get(lead[:i], -1) for i in range(1, len(lead) + 1)]
+        return (tokens[self.table[x & _LOW32, self.first_class[tokens]] == 0],
+                tokens[np.isin(tokens, ids)])
+
+    def lead(self, x: int, most: int = 32) -> bytes:
+        """The shortest way on from frame ``x`` by the table, at most ``most`` bytes: a byte at a
+        time to a state nearer by :meth:`frame` (a required key's name, where one is missing),
+        until none is."""
+        rest = x & ~_LOW32
+        q = x & _LOW32
+        out = bytearray()
+        while len(out) < most:
+            d, j = self._frame(q | rest)
+            row = self.table[q].tolist()
+            if j >= 0:
+                goal = self.finish[self.fa._piece[q], j]
+                step = next((c for c, t in enumerate(row) if t and goal.get(t) == goal[q] - 1),
+                            None)
+            elif d == int(self.dist[q]):
+                step = next((c for c, t in enumerate(row) if t and self.dist[t] == d - 1), None)
+            else:           # (between members, a key missing: the byte that starts one)
+                near = {t: self.frame(t | rest) for t in set(row) if t}
+                step = min((c for c, t in enumerate(row) if t and near[t] < d),
+                           key=lambda c: near[row[c]], default=None)
+            if step is None:
+                break
+            out.append(self.class_byte[step])
+            q = row[step]
+        return bytes(out)
+
+
 # ------------------------------------------------------------------------------------------------
 # the sampler
 # ------------------------------------------------------------------------------------------------
+#: Tokens a lazy index's step follows to weigh the pull, by the noise: as many among all the
+#: allowed tokens as among those that call or return first (see :meth:`_LazyGuide.toward`).
+CANDIDATES = 64
+
+
 @dataclass
 class SampleRun:
     """One sampled sequence.
@@ -271,9 +423,11 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
         index = branches[int(rng.integers(len(branches)))] if len(branches) > 1 else branches[0]
         if id(index) not in guides:
             # (a TokenIndex lists each state's (token, next) pairs)
-            guides[id(index)] = (distance_to_accept(index), hasattr(index, "transitions"),
-                                 _PlainJson(index) if plain_json else None)
-        dist, flat, plain = guides[id(index)]
+            flat = hasattr(index, "transitions")
+            dist = distance_to_accept(index)
+            guides[id(index)] = (dist, flat, _PlainJson(index) if plain_json else None,
+                                 None if flat else _LazyGuide(index, dist))
+        dist, flat, plain, lazy = guides[id(index)]
         m = Matcher(index)
         toks, fills, applies = [], [], []
         finished = False
@@ -286,14 +440,18 @@ def sample_documents(index, n: int, seed: int = 0, max_tokens: int = 256, pull: 
                     allowed, nexts = index.transitions(state)   # this state's pairs only
                     gain = np.sign(dist[state] - dist[nexts]).astype(np.float32)
                 else:
-                    # the candidates the noise favours (following every allowed token through
-                    # the stack would cost a walk each)
+                    # candidates (following every allowed token through the stack would cost a
+                    # walk each): those the noise favours, as many of those that call or return,
+                    # and those that spell the shortest way on (few, among 100k that do not)
                     allowed = m.allowed_token_ids()
                     allowed = allowed[~np.isin(allowed, eos)]
-                    allowed = allowed[np.argsort(logits[allowed])[-64:]]
-                    here = bytes_to_accept(dist, state)
+                    hops, lead = lazy.toward(state, allowed)
+                    allowed = np.union1d(np.union1d(
+                        allowed[np.argsort(logits[allowed])[-CANDIDATES:]],
+                        hops[np.argsort(logits[hops])[-CANDIDATES:]]), lead)
+                    here = lazy.distance(state)
                     configs = [index.next_state(state, int(t)) for t in allowed]
-                    gain = np.array([np.sign(here - bytes_to_accept(dist, c)) for c in configs],
+                    gain = np.array([np.sign(here - lazy.distance(c)) for c in configs],
                                     dtype=np.float32)
                 logits[allowed] += weight * gain
                 if plain:
