@@ -193,6 +193,7 @@ def compile_grammar(args, schema=None, source: str | None = None) -> Grammar:
         compiled = compile_json_schema(
             schema, **spacing, excludes=excludes, strict=not args.lenient,
             property_order=args.property_order, budget=budget,
+            allow_extra_keys=getattr(args, "allow_extra_keys", False),
             recursion=getattr(args, "recursion", "auto"))
     seconds = time.perf_counter() - t0
     found = list(compiled.warnings)
@@ -633,6 +634,9 @@ def _add_grammar_args(p) -> None:
     _add_whitespace_arg(p)
     p.add_argument("--property-order", choices=("schema", "any"), default="schema",
                    help="object keys in the schema's order, or in any order (default schema)")
+    p.add_argument("--allow-extra-keys", action="store_true",
+                   help="where a schema says nothing of undeclared keys, write them too, with "
+                        "any value (with --property-order any: anywhere among the declared ones)")
     p.add_argument("--lenient", action="store_true",
                    help="warn about unsupported keywords instead of failing")
     p.add_argument("--max-states", type=_positive, metavar="N",

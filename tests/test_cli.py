@@ -202,9 +202,11 @@ def test_sample_prints_valid_documents_one_a_line(files):
     assert again.stdout == proc.stdout  # the seed fixes the documents
 
 
-def test_sample_in_any_order_writes_the_required_keys(tmp_path):
+@pytest.mark.parametrize("extra", [False, True])
+def test_sample_in_any_order_writes_the_required_keys(tmp_path, extra):
     # keys in any order are a key set held in the configuration: the sampler's pull counts the
     # required keys not written yet, so that a value does not go on instead of the next member
+    # (with undeclared keys among them, which this schema does not forbid)
     schema = {"type": "object", "required": ["z", "s"], "properties": {
         "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"},
         "d": {"type": "integer"}, "s": {"enum": [1, 2]},
@@ -212,11 +214,15 @@ def test_sample_in_any_order_writes_the_required_keys(tmp_path):
               "properties": {k: {"type": "integer"} for k in "whdra"}}}}
     path = tmp_path / "any.json"
     path.write_text(json.dumps(schema))
-    proc = run("sample", path, "--property-order", "any", "-n", "6", "--seed", "0", check_rc=0)
+    proc = run("sample", path, "--property-order", "any", "-n", "6", "--seed", "0",
+               *(["--allow-extra-keys"] if extra else []), check_rc=0)
     lines = proc.stdout.splitlines()
     assert len(lines) == 6 and "valid by jsonschema: 6/6" in proc.stderr, proc.stderr
-    for line in lines:
-        jsonschema.validate(json.loads(line), schema)
+    docs = [json.loads(line) for line in lines]
+    for doc in docs:
+        jsonschema.validate(doc, schema)
+    undeclared = {k for doc in docs for k in doc} - set(schema["properties"])
+    assert bool(undeclared) == extra, undeclared
 
 
 def test_sample_with_whitespace_keeps_one_document_per_line(files):
