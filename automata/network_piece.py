@@ -651,23 +651,32 @@ def _numbered(tab, tgt, accepting, block, idx, start, call_rows, byte_cls,
 def _closure(seeds: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
              within: np.ndarray | None = None, check=None) -> np.ndarray:
     """The states reached from ``seeds`` over the edges ``src -> dst`` (only through states of
-    ``within`` when given), as a bool array of ``n``: a level at a time (``check`` called before
-    each: each reads every edge)."""
+    ``within`` when given), as a bool array of ``n``: a level at a time, each level reading the
+    edges of its frontier only (the edges sorted by source once), so that a long chain costs
+    its edges, not its edges times its length (``check`` called before each level)."""
+    order = np.argsort(src, kind="stable")
+    out = dst[order]
+    ptr = np.searchsorted(src[order], np.arange(n + 1))
     seen = np.zeros(n, dtype=bool)
     seen[seeds] = True
-    frontier = seen.copy()
-    while True:
+    frontier = np.flatnonzero(seen)
+    while frontier.size:
         if check is not None:
             check()
-        nxt = np.zeros(n, dtype=bool)
-        nxt[dst[frontier[src]]] = True
+        lo, hi = ptr[frontier], ptr[frontier + 1]
+        size = hi - lo
+        total = int(size.sum())
+        if not total:
+            break
+        # the frontier's edges: each state's run of sorted edges, end to end
+        at = np.repeat(lo - np.cumsum(size) + size, size) + np.arange(total)
+        nxt = np.unique(out[at])
+        nxt = nxt[~seen[nxt]]
         if within is not None:
-            nxt &= within
-        nxt &= ~seen
-        if not nxt.any():
-            return seen
-        seen |= nxt
+            nxt = nxt[within[nxt]]
+        seen[nxt] = True
         frontier = nxt
+    return seen
 
 
 #: The ways of building a piece: name -> function ``(parts) -> BytePiece`` or None where the way

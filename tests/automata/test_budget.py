@@ -221,6 +221,13 @@ def _called_run():
     return DFA.literal("\x01") + _long_run()
 
 
+@functools.cache
+def _called_longer_run():
+    """:func:`_called_run` four times as long: its piece takes about a second and a half to
+    trim and number, so that a time budget of half a second stops it there."""
+    return DFA.literal("\x01") + DFA.from_regex("[a-z]").repeat(0, 160000)
+
+
 def _piece_of(dfa, budget):
     from tokenfsm.automata.network import Call, Text
     from tokenfsm.automata.network_piece import build_piece
@@ -246,12 +253,12 @@ def test_a_piece_is_charged_its_texts_before_it_embeds_them():
     lambda b: DFA.from_regex(r"(a|b)*a(a|b){20}", budget=b),             # subset blow-up
     lambda b: DFA.from_regex(r"[\s\S]{0,190000}", budget=b),             # a long NFA first
     lambda b: _bounded_any().intersect(DFA.excluding(MARKERS), budget=b),
-    lambda b: _piece_of(_called_run(), b),       # a network piece's trim and numbering
+    lambda b: _piece_of(_called_longer_run(), b),    # a network piece's trim and numbering
 ], ids=["blowup", "long", "product", "piece"])
 def test_time_budget_stops_within_ten_percent(make):
     limit = 0.5
     _bounded_any()
-    _called_run()
+    _called_longer_run().to_bytes()
     # measured where it stopped: 8% early, to free what it built within the limit (and 20 ms
     # for the scheduler of a shared machine); a machine busy with other work can push a wall-clock
     # bound past however the construction behaves, so it must hold in one of three runs

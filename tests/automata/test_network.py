@@ -634,3 +634,36 @@ def test_same_depth_groups_merge_and_check_their_pieces():
         net.same_depth(a, 7)
     with pytest.raises(AutomatonError, match="same_depth"):
         net.same_depth(True)
+
+
+def _closure_by_levels(seeds, src, dst, n, within=None):
+    """The reference: a level at a time, every edge read at every level."""
+    seen = np.zeros(n, dtype=bool)
+    seen[seeds] = True
+    frontier = seen.copy()
+    while True:
+        nxt = np.zeros(n, dtype=bool)
+        nxt[dst[frontier[src]]] = True
+        if within is not None:
+            nxt &= within
+        nxt &= ~seen
+        if not nxt.any():
+            return seen
+        seen |= nxt
+        frontier = nxt
+
+
+def test_the_closure_of_a_piece_reads_each_frontier_s_edges_only():
+    # the trim of a piece reaches states over its frontier's edges (sorted by source once): the
+    # same states as reading every edge at every level, on random graphs, through all states or
+    # through some only
+    from tokenfsm.automata.network_piece import _closure
+
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        n = int(rng.integers(1, 60))
+        src, dst = rng.integers(0, n, (2, int(rng.integers(0, 150))))
+        seeds = rng.integers(0, n, int(rng.integers(1, 4)))
+        within = rng.random(n) < 0.7 if trial % 2 else None
+        want = _closure_by_levels(seeds, src, dst, n, within)
+        assert _closure(seeds, src, dst, n, within).tolist() == want.tolist(), trial
