@@ -648,18 +648,39 @@ def _numbered(tab, tgt, accepting, block, idx, start, call_rows, byte_cls,
     return BytePiece(byte_cls, out, acc, 1, tuple(out_calls), call_specs)
 
 
+#: Levels :func:`_closure` reads by all the edges before it sorts them by source and reads only
+#: each frontier's: most pieces are done within them (750 closures of the any-order sample took
+#: 44 ms that way, 160 ms sorted), a long chain is linear after them.
+CLOSURE_DENSE_LEVELS = 16
+
+
 def _closure(seeds: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
-             within: np.ndarray | None = None, check=None) -> np.ndarray:
+             within: np.ndarray | None = None, check=None,
+             dense_levels: int = CLOSURE_DENSE_LEVELS) -> np.ndarray:
     """The states reached from ``seeds`` over the edges ``src -> dst`` (only through states of
-    ``within`` when given), as a bool array of ``n``: a level at a time, each level reading the
-    edges of its frontier only (the edges sorted by source once), so that a long chain costs
-    its edges, not its edges times its length (``check`` called before each level)."""
+    ``within`` when given), as a bool array of ``n``, a level at a time (``check`` called before
+    each): the first ``dense_levels`` levels read every edge; past them the edges are sorted by
+    source once and each level reads its frontier's edges only, so that a long chain (a
+    bounded repetition) costs its edges, not its edges times its length."""
+    seen = np.zeros(n, dtype=bool)
+    seen[seeds] = True
+    frontier = seen.copy()
+    for _ in range(dense_levels):
+        if check is not None:
+            check()
+        nxt = np.zeros(n, dtype=bool)
+        nxt[dst[frontier[src]]] = True
+        if within is not None:
+            nxt &= within
+        nxt &= ~seen
+        if not nxt.any():
+            return seen
+        seen |= nxt
+        frontier = nxt
     order = np.argsort(src, kind="stable")
     out = dst[order]
     ptr = np.searchsorted(src[order], np.arange(n + 1))
-    seen = np.zeros(n, dtype=bool)
-    seen[seeds] = True
-    frontier = np.flatnonzero(seen)
+    frontier = np.flatnonzero(frontier)
     while frontier.size:
         if check is not None:
             check()

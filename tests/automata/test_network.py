@@ -653,17 +653,26 @@ def _closure_by_levels(seeds, src, dst, n, within=None):
         frontier = nxt
 
 
-def test_the_closure_of_a_piece_reads_each_frontier_s_edges_only():
-    # the trim of a piece reaches states over its frontier's edges (sorted by source once): the
-    # same states as reading every edge at every level, on random graphs, through all states or
-    # through some only
-    from tokenfsm.automata.network_piece import _closure
+@pytest.mark.parametrize("dense_levels", [0, 3, None])
+def test_the_closure_of_a_piece_reads_each_frontier_s_edges_only(dense_levels):
+    # past its first levels, the trim of a piece reaches states over its frontier's edges
+    # (sorted by source once): the same states as reading every edge at every level, on random
+    # graphs and chains, through all states or through some; from the first level on, from the
+    # third, and at the default
+    from tokenfsm.automata.network_piece import CLOSURE_DENSE_LEVELS, _closure
 
+    levels = CLOSURE_DENSE_LEVELS if dense_levels is None else dense_levels
     rng = np.random.default_rng(7)
     for trial in range(400):
         n = int(rng.integers(1, 60))
-        src, dst = rng.integers(0, n, (2, int(rng.integers(0, 150))))
+        if trial % 4 == 3:          # a chain with a few edges besides: many levels
+            n = int(rng.integers(20, 80))
+            src = np.concatenate([np.arange(n - 1), rng.integers(0, n, 5)])
+            dst = np.concatenate([np.arange(1, n), rng.integers(0, n, 5)])
+        else:
+            src, dst = rng.integers(0, n, (2, int(rng.integers(0, 150))))
         seeds = rng.integers(0, n, int(rng.integers(1, 4)))
-        within = rng.random(n) < 0.7 if trial % 2 else None
+        within = rng.random(n) < 0.9 if trial % 2 else None
         want = _closure_by_levels(seeds, src, dst, n, within)
-        assert _closure(seeds, src, dst, n, within).tolist() == want.tolist(), trial
+        got = _closure(seeds, src, dst, n, within, dense_levels=levels)
+        assert got.tolist() == want.tolist(), trial
