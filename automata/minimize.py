@@ -616,26 +616,40 @@ def _coreachable_mask(T, rows, accepting_mask):
     src, dst, _ = _row_groups(T[rows], None)
     src = rows[src]
     keep = src != dst
-    src, dst = src[keep], dst[keep]
-    order = np.argsort(dst, kind="stable")
-    src, dst = src[order], dst[order]
-    bounds = np.searchsorted(dst, np.arange(n + 1))
     in_rows = np.zeros(n, dtype=bool)
     in_rows[rows] = True
     live = accepting_mask & in_rows
-    frontier = np.flatnonzero(live)
-    src_list = bound_list = None
+    reach(dst[keep], src[keep], live)
+    return live
+
+
+def reach(src, dst, seen, within=None, check=None) -> None:
+    """Mark in ``seen`` (a boolean mask over the states, updated in place) every state reached
+    from those already marked over the edges ``src -> dst``, only through states of ``within``
+    when given: breadth first, the edges sorted by source once and each level reading its
+    frontier's only (a narrow level, a chain's, in Python; ``check`` called before each level).
+    """
+    import numpy as np
+    n = seen.shape[0]
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    bounds = np.searchsorted(src, np.arange(n + 1))
+    frontier = np.flatnonzero(seen)
+    dst_list = bound_list = within_list = None
     while frontier.size:
+        if check is not None:
+            check()
         if frontier.size <= PYTHON_MAX_FRONTIER:
-            # a narrow level (a chain): its predecessors in Python
-            if src_list is None:
-                src_list, bound_list = src.tolist(), bounds.tolist()
+            # a narrow level (a chain): its successors in Python
+            if dst_list is None:
+                dst_list, bound_list = dst.tolist(), bounds.tolist()
+                within_list = within.tolist() if within is not None else None
             nxt = []
-            for t in frontier.tolist():
-                for s in src_list[bound_list[t]:bound_list[t + 1]]:
-                    if not live[s]:
-                        live[s] = True
-                        nxt.append(s)
+            for s in frontier.tolist():
+                for t in dst_list[bound_list[s]:bound_list[s + 1]]:
+                    if not seen[t] and (within_list is None or within_list[t]):
+                        seen[t] = True
+                        nxt.append(t)
             frontier = np.array(nxt, dtype=np.int64)
             continue
         lo, hi = bounds[frontier], bounds[frontier + 1]
@@ -643,12 +657,14 @@ def _coreachable_mask(T, rows, accepting_mask):
         total = int(lens.sum())
         if not total:
             break
+        # the frontier's edges: each state's run of sorted edges, end to end
         idx = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
-        preds = np.unique(src[idx])
-        preds = preds[~live[preds]]
-        live[preds] = True
-        frontier = preds
-    return live
+        nxt = np.unique(dst[idx])
+        nxt = nxt[~seen[nxt]]
+        if within is not None:
+            nxt = nxt[within[nxt]]
+        seen[nxt] = True
+        frontier = nxt
 
 
 def _minimize_arrays(delta, accepting, start, refine=None, check=None):

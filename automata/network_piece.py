@@ -36,7 +36,7 @@ import numpy as np
 from .cache import ByteLRU
 from .errors import DEFAULT_BUDGET, AutomatonError, Budget, NondeterministicCall
 from .lazy_bytes import STATE_MASK, TICK_BIT
-from .minimize import hopcroft_blocks
+from .minimize import hopcroft_blocks, reach
 
 __all__ = ["BytePiece", "build_piece", "body_shape", "PIECES"]
 
@@ -677,27 +677,10 @@ def _closure(seeds: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
             return seen
         seen |= nxt
         frontier = nxt
-    order = np.argsort(src, kind="stable")
-    out = dst[order]
-    ptr = np.searchsorted(src[order], np.arange(n + 1))
-    frontier = np.flatnonzero(frontier)
-    while frontier.size:
-        if check is not None:
-            check()
-        lo, hi = ptr[frontier], ptr[frontier + 1]
-        size = hi - lo
-        total = int(size.sum())
-        if not total:
-            break
-        # the frontier's edges: each state's run of sorted edges, end to end
-        at = np.repeat(lo - np.cumsum(size) + size, size) + np.arange(total)
-        nxt = np.unique(out[at])
-        nxt = nxt[~seen[nxt]]
-        if within is not None:
-            nxt = nxt[within[nxt]]
-        seen[nxt] = True
-        frontier = nxt
-    return seen
+    # on from the last level (the states before it have no edge left to read)
+    later = frontier.copy()
+    reach(src, dst, later, within, check)
+    return seen | later
 
 
 #: The ways of building a piece: name -> function ``(parts) -> BytePiece`` or None where the way
