@@ -321,7 +321,8 @@ class IndexCompiler:
     def warm_up(self) -> dict:
         """Load (or compile) every kernel this compiler's indexes and matchers call, by taking
         each route of :data:`.warmup.WARM_UPS` (nothing is kept in the caches): the first
-        request of each kind then loads none. Returns ``{"seconds", "kernels", "routes"}``: what
+        request of each kind then loads none, nor reads what a request reads once (the
+        package's version, for the cache keys). Returns ``{"seconds", "kernels", "routes"}``: what
         it took, the kernel signatures it loaded or compiled, the routes taken."""
         from .warmup import warm_up
 
