@@ -20,7 +20,7 @@ Example
 >>> out, touched = row_scratch(n_words)                                   # doctest: +SKIP
 >>> used, exact, visited, idx, val = fill_row(trie.nodes, trie.tok_ids, trie.max_depth, roots,
 ...     automaton_tuple(lb), q, c, keys, st_ret, st_cnt, st_keys, cap, can_end, eos_ids, out,
-...     touched)                                                          # doctest: +SKIP
+...     touched, -1, NO_NEED, NO_SPAN)                                    # doctest: +SKIP
 
 The persistent stack per trie level is :mod:`.pd_kernels`'s; liveness of counts from a lasso of
 tick counts follows counting automata (Turonova et al., OOPSLA 2020).
@@ -54,6 +54,8 @@ AUTOMATON_FIELDS = tuple(FIELD_TYPES)
 _MASK = (1 << 30) - 1
 #: The needs :func:`fill_row` takes where the walk is not a band's (never read).
 NO_NEED = np.zeros(0, dtype=np.int32)
+#: The span :func:`fill_row` takes where the counts its row holds for are not asked (never read).
+NO_SPAN = np.zeros(0, dtype=np.int64)
 #: The EOS ids of a band's walk (none; read-only, as an index's own are).
 NO_EOS = np.zeros(0, dtype=np.int32)
 NO_EOS.flags.writeable = False
@@ -179,6 +181,78 @@ def _count_live(t, c, lo, hi, tail, period, off, bits):
 
 
 @njit(cache=True, inline="always")
+def _span_slot(base, pushed, n, track0, track1):
+    """Which frame of a walk's given configuration is on top (0: the top frame, nothing pushed
+    above it; 2: the stack's top, the frame above it popped), where its counts are spanned
+    (see :func:`_walk_ranges`); -1 otherwise."""
+    if pushed == 0:
+        if base == n and track0:
+            return 0
+        if base == n - 1 and track1:
+            return 2
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _count_spanned(c, c0, lo, hi, tail, period, off, bits, span, at):
+    """:func:`_count_live` for a frame that the walk found at count ``c0``, now at ``c``.
+
+    With ``c0`` at least ``lo`` (the fewest further ticks do not depend on the count there),
+    its *need*, the ticks since ``c0`` and the fewest further ones, goes into ``span[at:at +
+    2]``: the most need that the bound let live and the least it did not. Below ``lo`` (no
+    upper bound then), a state whose counts to come are endless (a set bit in its lasso's
+    period) is live at every count; one whose are not, at most ``M`` more ticks, is live where
+    ``c + M`` reaches ``lo``: the ticks since ``c0`` plus ``M`` go to :func:`_pop_spanned`'s
+    entries, as those of an end (``M`` 0)."""
+    if c0 < lo:
+        most = -1
+        for i in range(tail + period):
+            if bits[off + i]:
+                if i >= tail:
+                    return True
+                most = i
+        if most < 0:
+            return False              # (no count ends it: dead at every count)
+        return _pop_spanned(c + most, c0, lo, span, at)
+    m = _count_need(c, lo, tail, period, off, bits)
+    if m < 0:
+        return False
+    need = c - c0 + m
+    if hi < 0 or need <= hi - c0:
+        if need > span[at]:
+            span[at] = need
+        return True
+    if need < span[at + 1]:
+        span[at + 1] = need
+    return False
+
+
+@njit(cache=True, inline="always")
+def _count_ok(t, c, at, c0, lo, hi, tail, period, off, bits, span):
+    """:func:`_count_live` of state ``t`` at count ``c``, or :func:`_count_spanned` where
+    ``at`` names the spanned frame moving (see :func:`_span_slot`; ``c0``: its count when the
+    walk found it)."""
+    if at >= 0:
+        return _count_spanned(c, c0, lo, hi, tail, period, off, bits, span, at)
+    return _count_live(t, c, lo, hi, tail, period, off, bits)
+
+
+@njit(cache=True, inline="always")
+def _pop_spanned(cc, c0, lo, span, at):
+    """A spanned frame found below ``lo`` at count ``c0`` ends at count ``cc`` (allowed from
+    ``lo`` on): of the ticks ``cc - c0`` it took, ``span[at]`` keeps the most of those that
+    ended too soon and ``span[at + 1]`` the fewest of those that did not. Whether it may."""
+    k = cc - c0
+    if cc >= lo:
+        if k < span[at + 1]:
+            span[at + 1] = k
+        return True
+    if k > span[at]:
+        span[at] = k
+    return False
+
+
+@njit(cache=True, inline="always")
 def _terms(a):
     """The key sets' terms of an automaton tuple, as :func:`_keys_live` and :func:`_term_met`
     take them: ``(piece_terms, term_required, term_forbidden)``."""
@@ -266,7 +340,7 @@ def _levels(max_depth, cap, W):
 @njit(cache=True)
 def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, tok_ids, a, lq, lc,
                  lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-                 touched, n_set, band, nd, tok_need):
+                 touched, n_set, band, nd, tok_need, span):
     """Walk the trie node ranges ``r_start[k] .. r_stop[k] - 1`` (whole subtrees) for ``k <
     n_ranges``, each from the configuration of level ``depth - 1`` of its first node, setting the
     bits of the tokens that stay live in ``out`` (words listed in ``touched``). A range with
@@ -282,9 +356,20 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
     walk serves both: a band's branch costs the other walks a test per node, and a second
     compilation of this walk and its callers costs seconds on first use.
 
+    With ``span`` of four entries (``band`` -1), each test of the count of the top frame (where
+    ``span[1] >= 0``) or of the stack's top frame (where ``span[3] >= 0``), each a counted
+    piece's, while that frame is on top (its moves, its calls' returns, its moves once its
+    callees pop, its end) also goes into ``span[0:2]`` or ``span[2:4]`` (see
+    :func:`_count_spanned`, :func:`_pop_spanned`). From the lower bound, the row then holds at
+    every count ``c'`` of that frame with ``span[at] <= hi - c' < span[at + 1]``; below it
+    (no upper bound), at every ``c'`` below it with ``span[at] < lo - c' <= span[at + 1]``;
+    the other frame's count either the same or in its own such run.
+
     Returns ``(fewest entries of the given stack left, exact, nodes visited, words listed)``
     (see :func:`fill_row`)."""
     n = st_ret.shape[0]
+    track0 = span.shape[0] == 4 and span[1] >= 0
+    track1 = span.shape[0] == 4 and span[3] >= 0
     W = lk.shape[1]
     # the arrays of the common move, taken out of the tuple once (not per node)
     table, byte_classes, accepting, state_piece, piece_kind = a[0], a[1], a[2], a[9], a[10]
@@ -334,8 +419,10 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                             nd[d] = c2 - lc[0] + m
                         kind = 0
                 if kind == 1:
-                    alive = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                        piece_period[sp], count_off[t], count_bits)
+                    at = _span_slot(bs[p], cn[p], n, track0, track1)
+                    alive = _count_ok(t, c2, at, lc[0] if at <= 0 else st_cnt[n - 1],
+                                      piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                      piece_period[sp], count_off[t], count_bits, span)
                 elif kind == 2:
                     alive = _keys_live(t, sp, c2, lk, p, piece_lo[sp], piece_hi[sp], piece_keys,
                                        terms, piece_extras, key_close, key_mask, key_extra)
@@ -393,8 +480,10 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                             sp = state_piece[r]
                             kind = piece_kind[sp]
                             if kind == 1:
-                                ok = _count_live(r, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                                 piece_period[sp], count_off[r], count_bits)
+                                at = _span_slot(base, cnt, n, track0, track1)
+                                ok = _count_ok(r, c2, at, lc[0] if at <= 0 else st_cnt[n - 1],
+                                               piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                               piece_period[sp], count_off[r], count_bits, span)
                             elif kind == 2:
                                 ok = _keys_live(r, sp, c2, a_keys, s, piece_lo[sp], piece_hi[sp],
                                                 piece_keys, terms, piece_extras, key_close,
@@ -421,6 +510,12 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                             break
                         sp = state_piece[q]
                         kind = piece_kind[sp]
+                        if kind == 1:
+                            at = _span_slot(base, cnt, n, track0, track1)
+                            if at >= 0:
+                                c0 = lc[0] if at == 0 else st_cnt[n - 1]
+                                if c0 < piece_lo[sp]:
+                                    _pop_spanned(cc, c0, piece_lo[sp], span, at)
                         if kind != 0 and (cc < piece_lo[sp] or (kind == 2 and not _term_met(
                                 terms, sp, lk, d))):
                             break
@@ -447,8 +542,10 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
                         sp = state_piece[t]
                         kind = piece_kind[sp]
                         if kind == 1:
-                            ok = _count_live(t, c2, piece_lo[sp], piece_hi[sp], piece_tail[sp],
-                                             piece_period[sp], count_off[t], count_bits)
+                            at = _span_slot(base, cnt, n, track0, track1)
+                            ok = _count_ok(t, c2, at, lc[0] if at <= 0 else st_cnt[n - 1],
+                                           piece_lo[sp], piece_hi[sp], piece_tail[sp],
+                                           piece_period[sp], count_off[t], count_bits, span)
                         elif kind == 2:
                             ok = _keys_live(t, sp, c2, lk, d, piece_lo[sp], piece_hi[sp],
                                             piece_keys, terms, piece_extras, key_close,
@@ -480,7 +577,7 @@ def _walk_ranges(r_start, r_stop, r_depth, r_state, r_count, n_ranges, nodes, to
 
 @njit(cache=True)
 def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cnt,
-             st_keys, cap, can_end, eos_ids, out, touched, band, tok_need):
+             st_keys, cap, can_end, eos_ids, out, touched, band, tok_need, span):
     """The allowed-token row of configuration ``((q, c, keys), stack)``.
 
     Parameters
@@ -513,6 +610,12 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
         least the lower bound) iff its need is at most ``hi - c'`` (a token of ``L`` bytes ticks
         at most ``L`` times, so that holds for every count; see
         :meth:`.frames.FrameAutomaton.band_piece`).
+    span : int64[0] or int64[4]
+        :data:`NO_SPAN`, or (``band`` -1) per frame, the top one then the stack's top: where it
+        is a counted piece's at a count of at least its lower bound, ``[0, a number past its
+        bound]``; below it (no upper bound), ``[-1, a number past any count]``; else ``[0,
+        -1]``: the walk narrows each to the needs that decide the row (see
+        :func:`_walk_ranges`).
 
     Returns
     -------
@@ -543,7 +646,7 @@ def fill_row(nodes, tok_ids, max_depth, roots, packed, q, c, keys, st_ret, st_cn
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_zero, r_zero, r_count, k, nodes, tok_ids, a, lq, lc, lk, bs, tp, cn,
         st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out, touched, np.int64(0), band,
-        np.zeros(max_depth + 1 if band >= 0 else 0, dtype=np.int64), tok_need)
+        np.zeros(max_depth + 1 if band >= 0 else 0, dtype=np.int64), tok_need, span)
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])
@@ -643,7 +746,8 @@ def replay_row(rec, exits, known, toks, nodes, tok_ids, max_depth, packed, q, c,
     min_base, exact, visited, n_set = _walk_ranges(
         r_start, r_stop, r_depth, r_state, r_count, k, nodes, tok_ids, a, lq,
         lc, lk, bs, tp, cn, st_ret, st_cnt, st_keys, a_ret, a_cnt, a_keys, a_par, cap, out,
-        touched, n_set, np.int64(-1), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
+        touched, n_set, np.int64(-1), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+        np.zeros(0, dtype=np.int64))
     if can_end:
         for j in range(eos_ids.shape[0]):
             n_set = _set_token(out, touched, n_set, eos_ids[j])

@@ -426,17 +426,61 @@ class FrameAutomaton:
             self._stacks[stack] = got
         return (q, c, keys) + got
 
+    def spanned(self, x: int) -> bool:
+        """Whether frame ``x`` (or key frame: an exact count) is a counted piece's where the
+        rows tell its counts apart (:meth:`count_class`): near its upper bound and at least its
+        lower one, or, with no upper bound, near and below its lower one. A walk then finds the
+        run of its counts over which its row holds (:meth:`fill`)."""
+        q = x & _LOW32
+        c = (x >> 32) & _LOW64
+        p = self._piece[q]
+        if self._kind[p] != 1:
+            return False
+        lo, hi = self._lo[p], self._hi[p]
+        if hi < 0:
+            return c < lo and lo - c <= self._margin[p]
+        return lo <= c <= hi and hi - c <= self._margin[p]
+
+    def _run(self, x: int, a: int, b: int) -> tuple:
+        """The first and last count of frame ``x`` whose row the walk's ``span`` entries ``a``
+        and ``b`` for it leave the same (see :func:`.frame_kernels._walk_ranges`)."""
+        p = self._piece[x & _LOW32]
+        c = (x >> 32) & _LOW64
+        lo, hi = self._lo[p], self._hi[p]
+        if c >= lo:
+            return max(lo, hi - b + 1), hi - a
+        first, last = max(0, lo - b), min(lo - 1, lo - a - 1)
+        return (first, last) if first <= c <= last else (c, c)
+
+    def _span_start(self, x: int) -> list:
+        """The ``span`` entries of frame ``x`` before a walk (see :meth:`fill`)."""
+        if not self.spanned(x):
+            return [0, -1]
+        p = self._piece[x & _LOW32]
+        return [0, 1 << 62] if (x >> 32) & _LOW64 >= self._lo[p] else [-1, 1 << 62]
+
     def fill(self, trie, roots, x: int, stack: tuple, can_end: bool, eos_ids, out,
              touched) -> tuple:
-        """The row of ``(x, stack)`` by a walk of the trie: ``(used, exact, visited, idx, val)``
-        (see :func:`.frame_kernels.fill_row`; ``roots``: :func:`.pd_kernels.root_children` of the
-        trie, ``out``/``touched`` zeroed scratch)."""
+        """The row of ``(x, stack)`` by a walk of the trie: ``(used, exact, visited, idx, val,
+        counts)`` (see :func:`.frame_kernels.fill_row`; ``roots``: :func:`.pd_kernels.
+        root_children` of the trie, ``out``/``touched`` zeroed scratch). ``counts`` is None, or
+        ``(top, below)`` where ``x`` or the stack's top frame is :meth:`spanned`: for each such
+        frame, the first and last of its counts at which the row is the same (see
+        :func:`.frame_kernels._count_spanned`; None for the other). A token of a few bytes ticks
+        a few times, so most counts near a bound share the row of their neighbours."""
         q, c, keys, st_ret, st_cnt, st_keys = self._stack_arrays(x, stack)
+        start = self._span_start(x) + (self._span_start(stack[-1]) if stack else [0, -1])
+        top, below = start[1] >= 0, start[3] >= 0
+        span = np.array(start, dtype=np.int64) if top or below else frame_kernels.NO_SPAN
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
             st_cnt, st_keys, max(self.max_stack, 1), can_end, eos_ids, out, touched, -1,
-            frame_kernels.NO_NEED)
-        return int(used), bool(exact), int(visited), idx, val
+            frame_kernels.NO_NEED, span)
+        counts = None
+        if top or below:
+            counts = (self._run(x, int(span[0]), int(span[1])) if top else None,
+                      self._run(stack[-1], int(span[2]), int(span[3])) if below else None)
+        return int(used), bool(exact), int(visited), idx, val, counts
 
     def band_piece(self, x: int) -> int:
         """The piece whose band (:meth:`fill_band`) holds the row of top frame ``x``, or -1: a
@@ -474,7 +518,7 @@ class FrameAutomaton:
         used, exact, visited, idx, val = frame_kernels.fill_row(
             trie.nodes, trie.tok_ids, trie.max_depth, roots, self.kernel, q, c, keys, st_ret,
             st_cnt, st_keys, max(self.max_stack, 1), False, frame_kernels.NO_EOS, out,
-            touched, self._piece[q], tok_need)
+            touched, self._piece[q], tok_need, frame_kernels.NO_SPAN)
         return int(used), bool(exact), int(visited), idx, val
 
     def replay(self, trie, rec, exits, toks, x: int, stack: tuple, can_end: bool, eos_ids, out,

@@ -48,7 +48,9 @@ The same index walks a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose fr
 and key sets (a lazy network: counted repetitions, objects as key sets): every frame is then one
 int (state, count and keys packed, :mod:`.frames`), liveness is decided per move, and rows are
 kept under keys in which each count is classified by where it lies relative to its bounds, so a
-count of a billion needs no more rows than a count of ten.
+count of a billion needs no more rows than a count of ten. Near an upper bound each count is a
+key of its own; there a walk also says over which counts of the frame on top, and of the one
+below it, its row holds (a token ticks a few times at most), and those counts take that row.
 
 Example
 -------
@@ -96,6 +98,9 @@ __all__ = ["PushdownIndex", "as_pushdown_bytes", "ROW_CACHE_BYTES"]
 
 _LOW64 = (1 << 64) - 1
 _COUNT_FIELD = _LOW64 << 32
+#: A spanned frame's count in a key of :attr:`PushdownIndex._spans`: neither a count (below
+#: ``2**63``) nor a count class (-1, or -2 less a residue: above it).
+_SPANNED = (1 << 63) << 32
 
 #: Bytes of mask rows a :class:`PushdownIndex` keeps by default (Qwen's 151k vocabulary: ~1,700 rows
 #: of the vocabulary's size; many more of those kept as their few nonzero words).
@@ -292,6 +297,10 @@ class PushdownIndex:
         self._rows: OrderedDict = OrderedDict()
         self._used: dict[int, list[int]] = {}  # per state: the top-of-stack lengths keyed
         self._exact_q: set[int] = set()  # states with rows keyed by their whole stack
+        # rows a walk found to hold over runs of counts of the top frame or the stack's top, near
+        # their bounds: per key with those counts left out, (run of the top's counts or None,
+        # run of the stack top's or None, entry), a run as (first, last) (see _frame_row)
+        self._spans: dict = {}
         # in front of the keyed rows: configurations met lately, straight to their row (a plain
         # dict emptied when full: at most as many rows again as the cache holds)
         self._by_config: dict = {}
@@ -360,6 +369,7 @@ class PushdownIndex:
             self._rows.clear()
             self._used.clear()
             self._exact_q.clear()
+            self._spans.clear()
             self._by_config.clear()
             self._by_class.clear()
             self._stack_keys.clear()
@@ -500,7 +510,7 @@ class PushdownIndex:
             region_flags(self)              # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(q, stack, end)
-        _, used, exact, _ = made
+        _, used, exact, _, _ = made
         key = (q, stack, True, end) if exact else (q, stack[len(stack) - used:] if used else (),
                                                      False, end)
         return self._keep(q, key, made, t0)
@@ -508,7 +518,9 @@ class PushdownIndex:
     def _frame_row(self, x: int, stack: tuple, top: int, below: tuple):
         """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
         their counts classified (:meth:`.frames.FrameAutomaton.key_frame`): ``top`` is ``x``'s
-        key frame, ``below`` those of the stack's frames."""
+        key frame, ``below`` those of the stack's frames. Near a counted piece's upper bound,
+        where each count is a key of its own, a row that a walk found to hold over a run of
+        counts (:meth:`.frames.FrameAutomaton.fill`) serves every count of the run."""
         fa = self._frames
         rows = self._rows
         q = x & 0xFFFFFFFF
@@ -525,15 +537,58 @@ class PushdownIndex:
                     hit = rows.get(key)
                     if hit is not None:
                         break
+        if hit is None and self._spans:
+            hit = self._spanned(x, top, below, end)
+            key = None if hit is None else hit[2]
         if hit is not None:
             return self._kept(key, hit)
         if self._flags is None and self.share_walks:
             region_flags(self)              # (timed on its own: once per index)
         t0 = time.perf_counter()
         made = self._make_row(x, stack, end)
-        _, used, exact, _ = made
+        _, used, exact, _, counts = made
         key = (top, below if exact else below[n - used:] if used else (), exact, end)
-        return self._keep(q, key, made, t0)
+        entry = self._keep(q, key, made, t0)
+        if counts is not None:
+            run_top, run_below = counts
+            if not key[1]:
+                run_below = None             # (the row does not read the stack's top)
+            if any(r is not None and r[0] < r[1] for r in (run_top, run_below)):
+                with self._lock:
+                    if len(self._spans) >= self._max_rows:
+                        self._spans.clear()
+                    self._spans.setdefault(self._span_key(top, key[1], exact, end), []).append(
+                        (run_top, run_below, entry))
+        return entry
+
+    def _span_key(self, top: int, below: tuple, exact: bool, end: bool) -> tuple:
+        """A row's key with the counts of its spanned frames left out (see :meth:`_frame_row`):
+        the top frame, and the stack's top where the key holds it."""
+        spanned = self._frames.spanned
+        if spanned(top):
+            top = top & ~_COUNT_FIELD | _SPANNED
+        if below and spanned(below[-1]):
+            below = below[:-1] + (below[-1] & ~_COUNT_FIELD | _SPANNED,)
+        return top, below, exact, end
+
+    def _spanned(self, x: int, top: int, below: tuple, end: bool):
+        """The entry of a row made at other counts of the spanned frames of ``(x, below)``
+        (``top``: ``x``'s key frame) that holds at theirs (see :meth:`_frame_row`), or None."""
+        q = x & 0xFFFFFFFF
+        n = len(below)
+        keys = [(below, True)] if q in self._exact_q else []
+        keys += [(below[n - u:] if u else (), False) for u in self._used.get(q, ()) if u <= n]
+        c_top = (top >> 32) & _LOW64
+        for b, exact in keys:
+            runs = self._spans.get(self._span_key(top, b, exact, end))
+            if runs is None:
+                continue
+            c_below = (b[-1] >> 32) & _LOW64 if b else 0
+            for run_top, run_below, entry in runs:
+                if (run_top is None or run_top[0] <= c_top <= run_top[1]) and (
+                        run_below is None or run_below[0] <= c_below <= run_below[1]):
+                    return entry
+        return None
 
     def _kept(self, key, entry):
         try:
@@ -564,9 +619,9 @@ class PushdownIndex:
             entry[0] = parts       # one store: a reader sees the old parts or the new
 
     def _make_row(self, x: int, stack: tuple, end: bool):
-        """``(entry, used, exact, visited)`` of a configuration, by the way of
+        """``(entry, used, exact, visited, counts)`` of a configuration, by the way of
         :data:`.row_ways.ROW_WAYS` that applies: the shared walk of ``x``'s region where there is
-        one, else the walk."""
+        one, else the walk (``counts``: see :data:`.row_ways.ROW_WAYS`)."""
         pool = self._scratch
         try:
             scratch = pool.pop()
@@ -577,8 +632,8 @@ class PushdownIndex:
                                       or count_band_way(self, x, stack, end, *scratch))
                 or walk_way(self, x, stack, end, *scratch))
         pool.append(scratch)          # (zeroed again by the kernel)
-        base, used, exact, visited, idx, val = made
-        return self._entry(base, idx, val), used, exact, visited
+        base, used, exact, visited, idx, val, counts = made
+        return self._entry(base, idx, val), used, exact, visited, counts
 
     def _entry(self, base, idx, val):
         """The cache entry of the row ``base`` with words ``val`` or-ed in at ``idx`` (``base`` a
@@ -606,7 +661,7 @@ class PushdownIndex:
         """Keep a row made under ``key`` (least recently used rows dropped past
         ``cache_bytes``, at least 16 kept; ``t0`` None: a row made up front, a hit); its cache
         entry."""
-        entry, used, exact, visited = made
+        entry, used, exact, visited, _ = made
         entry[2] = key
         rows = self._rows
         with self._lock:
@@ -630,6 +685,7 @@ class PushdownIndex:
                     us.append(used)
             while self._held > self._cache_bytes and len(rows) > 16:
                 self._held -= rows.popitem(last=False)[1][1]
+                self._spans.clear()       # (no dropped row kept alive there)
         return entry
 
     def row_array(self, entry) -> np.ndarray:

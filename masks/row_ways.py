@@ -53,7 +53,7 @@ EOS token added past it) give the same row; no row is made up front for a state 
 >>> x, stack = index.walk_bytes(index.start, b"abc")
 >>> out, touched = pd_kernels.row_scratch(index.n_words)
 >>> def tokens(made):
-...     base, _, _, _, idx, val = made
+...     base, _, _, _, idx, val, _ = made
 ...     words = np.zeros(1, np.uint32) if base is None else base[0].copy()
 ...     words[idx] |= val
 ...     return np.flatnonzero(unpack_bitmask(words.view(np.int32), vocab.size)).tolist()
@@ -461,7 +461,7 @@ def walk_way(index, x: int, stack: tuple, end: bool, out, touched):
         trie.nodes, trie.tok_ids, trie.max_depth, index._roots, *index._k_automaton, x,
         np.asarray(stack, dtype=np.int32) if stack else _NO_STACK, index._cap, end, index.eos_ids,
         out, touched)
-    return None, int(used), bool(exact), int(visited), idx, val
+    return None, int(used), bool(exact), int(visited), idx, val, None
 
 
 def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
@@ -485,7 +485,7 @@ def shared_region_way(index, x: int, stack: tuple, end: bool, out, touched):
     used, exact, visited, idx, val = _replayed(index, q, x, stack, end, rec, toks, out, touched)
     if fa is not None and not stack:
         exact = True          # an accepting state's zero move was dead here: empty stack only
-    return (row, view), used, exact, visited, idx, val
+    return (row, view), used, exact, visited, idx, val, None
 
 
 class CountBand:
@@ -690,7 +690,7 @@ def region_band_way(index, x: int, stack: tuple, end: bool, out, touched):
     used, exact, visited, idx, val = _replayed(index, q, x, stack, end, shared[2], shared[3], out,
                                                touched)
     row[idx] |= val
-    return None, used, exact or not stack, visited, index._all_words, row
+    return None, used, exact or not stack, visited, index._all_words, row, None
 
 
 def count_band_way(index, x: int, stack: tuple, end: bool, out, touched):
@@ -706,7 +706,7 @@ def count_band_way(index, x: int, stack: tuple, end: bool, out, touched):
     if end:
         row = row.copy()
         frame_kernels.set_tokens(row, index.eos_ids, 0, index.eos_ids.shape[0], True)
-    return None, band.used, band.exact, visited, index._all_words, row
+    return None, band.used, band.exact, visited, index._all_words, row, None
 
 
 def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
@@ -722,15 +722,17 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
         *index._k_automaton, index._cap, EAGER_MAX_VISITS, index.n_words, -1, out, touched)
     if not ok[0]:
         return None
-    return None, 0, False, int(visited), idx, val
+    return None, 0, False, int(visited), idx, val, None
 
 
 #: The ways a mask row is made, each ``(index, top, stack, end, out, touched) -> (base, used,
-#: exact, visited, idx, val)`` or None where it does not apply (``out``, ``touched``: the
-#: scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a shared
-#: ``(row, byte view)``, or None) with the words ``val`` or-ed in at ``idx``. All give the
+#: exact, visited, idx, val, counts)`` or None where it does not apply (``out``, ``touched``:
+#: the scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a
+#: shared ``(row, byte view)``, or None) with the words ``val`` or-ed in at ``idx``; ``counts``
+#: None, or the first and last count of the top frame at which the same row holds (the walk's,
+#: near a counted piece's upper bound: :meth:`.frames.FrameAutomaton.fill`). All give the
 #: reference's row, and a ``used``/``exact`` claim at least as cautious as its (the tests run
-#: every way on every configuration they meet).
+#: every way on every configuration they meet, and the row at each count a way claims).
 #: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else
 #: ``count-band`` where that applies; else ``walk``. ``up-front`` rows are the ones
 #: :func:`rows_up_front` makes for many states at once when an index is built.

@@ -146,24 +146,41 @@ def rows_by_every_way(index, config) -> dict:
         assert not out.any(), name
         if made is None:
             continue
-        base, used, exact, _visited, idx, val = made
+        base, used, exact, _visited, idx, val, _counts = made
         row = np.zeros(index.n_words, dtype=np.uint32) if base is None else base[0].copy()
         assert idx.tolist() == sorted(set(idx.tolist())), name
         row[idx] |= val
-        got[name] = (unpack_bitmask(row.view(np.int32), index.vocab_size).tolist(), used, exact)
+        got[name] = (unpack_bitmask(row.view(np.int32), index.vocab_size).tolist(), used, exact,
+                     _counts)
     return got
 
 
-def check_row_ways(index, config, want) -> set:
+def check_row_ways(index, config, want, ref=None) -> set:
     """Every way of ``ROW_WAYS`` that applies to ``config`` gives the row ``want`` (bools), with a
     claim on the stack no bolder than the reference's: a row said to hold for every stack with
-    the same top ``used`` entries must be one the reference says that of. Returns the ways that
-    applied."""
+    the same top ``used`` entries must be one the reference says that of; and, given ``ref``
+    (a configuration's row, as the naive walk makes it), a row said to hold over runs of counts
+    of the top frame and of the stack's top is the naive row at each pair of them. Returns the
+    ways that applied."""
+    from tokenfsm.masks.frames import pack, unpack
     from tokenfsm.masks.row_ways import ROW_REFERENCE
 
     got = rows_by_every_way(index, config)
-    _, ref_used, ref_exact = got[ROW_REFERENCE]
-    for name, (row, used, exact) in got.items():
+    _, ref_used, ref_exact, _ = got[ROW_REFERENCE]
+    for name, (row, used, exact, counts) in got.items():
         assert row == want, (name, config)
         assert exact or (not ref_exact and used >= ref_used), (name, config)
+        if counts is not None and ref is not None:
+            x, stack = config
+            frames = [unpack(x)] + ([unpack(stack[-1])] if stack else [])
+            runs = []
+            for (q, c, k), run in zip(frames, counts):
+                assert run is None or run[0] <= c <= run[1], (name, config, counts)
+                runs.append([c] if run is None else range(run[0], run[1] + 1))
+            for c_top in runs[0]:
+                for c_below in runs[1] if stack else [None]:
+                    top = pack(frames[0][0], c_top, frames[0][2])
+                    below = stack if not stack else stack[:-1] + (
+                        pack(frames[1][0], c_below, frames[1][2]),)
+                    assert ref((top, below)) == row, (name, config, c_top, c_below)
     return set(got)

@@ -203,8 +203,9 @@ def test_every_row_way_gives_the_reference_row_with_counts_and_keys():
     for (net, p), depth in [(n, None) for n in nets] + [((rec, arr), 2)]:
         lb = net.build(p) if depth is None else net.build(p, max_depth=depth)
         index = PushdownIndex(lb, VOCAB)
+        ref = lambda c, lb=lb: ref_mask(lb, VOCAB, *c)  # noqa: E731
         for cfg in configurations_met(index, VOCAB, range(6), 40):
-            for name in check_row_ways(index, cfg, ref_mask(lb, VOCAB, *cfg)):
+            for name in check_row_ways(index, cfg, ref(cfg), ref):
                 applied[name] = applied.get(name, 0) + 1
     assert applied["shared-region"] > 20 and applied["walk"] > 5 * applied["shared-region"] / 4
     assert applied["count-band"] > 5 and applied["region-band"] > 5, applied
@@ -313,6 +314,117 @@ def test_a_band_gives_the_row_of_every_count_near_the_bound():
             assert ("count-band" in ways) == (c >= 1), (text, c)
             applied[(q, stack)] = applied.get((q, stack), 0) + 1
     assert index.stats["band_walks"] == len(applied) and max(applied.values()) >= 5
+
+
+def counted_arrays(lo, hi):
+    """Arrays of ``lo`` to ``hi`` items, each a number or such an array: a counted piece that
+    calls its items (ticks on its calls), arrays among them."""
+    net = Network()
+    arr = net.declare()
+    num = net.piece(Text(DFA.from_regex("1|12")))
+    lit = lambda s: Text(DFA.literal(s))  # noqa: E731
+    item = choice(Call(num, tick=True), Call(arr, tick=True))
+    items = concat(item, star(concat(lit(","), item)))
+    net.counted(concat(lit("["), optional(items), lit("]")), lo=lo, hi=hi, into=arr)
+    return net, arr
+
+
+def nested_words(lo, hi):
+    """``(`` letters and such groups ``)``, ``lo`` to ``hi`` letters in each group: a counted
+    piece (ticks on its moves) that calls groups."""
+    net = Network()
+    grp = net.declare()
+    lit = lambda s: Text(DFA.literal(s))  # noqa: E731
+    body = star(choice(concat(Text(DFA.from_regex("[ab]")), Tick()), Call(grp)))
+    net.counted(concat(lit("("), body, lit(")")), lo=lo, hi=hi, into=grp)
+    return net, grp
+
+
+def words_in_parens(lo, hi):
+    """``(`` a word of ``lo`` to ``hi`` letters (one at least) ``)``: a counted piece that may
+    end wherever it has letters enough, ended by what its caller reads next."""
+    net = Network()
+    letter = concat(Text(DFA.from_regex("[ab]")), Tick())
+    word = net.counted(concat(letter, star(letter)), lo=lo, hi=hi)
+    lit = lambda s: Text(DFA.literal(s))  # noqa: E731
+    return net, net.piece(concat(lit("("), Call(word), lit(")")))
+
+
+#: Tokens that open, fill and close groups or arrays, several items or letters at once.
+NESTING = Vocabulary([b"(", b")", b"a", b"ab", b"(a", b"(ab", b"(aab", b"ab)", b"b))", b")a",
+                      b"((", b"(aaaaa", b"aaaa", b"[", b"]", b"1", b"12", b",", b"[]", b"[[",
+                      b"[1,1]", b"],[", b"]]", b",[]", b"1,", b",1]", b"[1", b"1,1,1,1", None],
+                     eos_token_ids=[28])
+
+
+@pytest.mark.parametrize("grammar", [counted_arrays, nested_words, words_in_parens])
+@pytest.mark.parametrize("lo, hi", [(0, 12), (2, 12), (8, None)])
+def test_a_row_near_the_bound_serves_the_counts_its_walk_spans(grammar, lo, hi):
+    # near a counted piece's upper bound, or below its lower one where it has no upper one,
+    # every count is a key of its own, but a token ticks a few times at most: the walk says
+    # over which counts of the top frame, and of the stack's top (an array below the item being
+    # written), its row holds (each pair checked against the naive walk), and the index serves
+    # those counts from it, whichever count came first (counts met upwards, then downwards over
+    # a fresh index); the rows are the naive walk's
+    net, top = grammar(lo, hi)
+    lb = net.build(top, max_depth=3)
+    ref = lambda cfg: ref_mask(lb, NESTING, *cfg)  # noqa: E731
+    texts = ([b"[", b"[1,", b"[12,1,", b"[[1,", b"[1,[", b"[[1,1,1,1,1,1,1,1],", b"[1", b"[12,1",
+              b"[[1,12"]
+             if grammar is counted_arrays
+             else [b"(", b"(a", b"(ab(", b"((ab", b"(ab(babababa)", b"((", b"(a(b("]
+             if grammar is nested_words else [b"(a", b"(b", b"(ab", b"(aab"])
+    spanned = 0
+    for counts in (range(14), range(13, -1, -1)):
+        index = PushdownIndex(lb, NESTING, eager_states=0)
+        fa = index._frames
+        met = 0
+        for text in texts:
+            x, stack = index.walk_bytes(index.start, text)
+            q, c0, k = unpack(x)
+            assert q != 0, text
+            for c in counts:
+                if fa.piece_kind(q) == 1:            # the count of the top frame
+                    if not fa.live(q, c, k):
+                        continue
+                    cfg = (pack(q, c, k), stack)
+                else:                                # the count of the array below the item
+                    q1, _, k1 = unpack(stack[-1])
+                    if not fa.live(q1, c, k1):
+                        continue
+                    cfg = (x, stack[:-1] + (pack(q1, c, k1),))
+                want = ref(cfg)
+                check_row_ways(index, cfg, want, ref)
+                assert unpack_bitmask(index.mask_row(cfg), NESTING.size).tolist() == want, (
+                    text, c)
+                met += 1
+        spanned += met - index.stats["misses"]
+        assert index.stats["misses"] < met
+    assert spanned > 20
+
+
+def test_a_row_spanned_over_the_stack_top_keeps_the_top_frames_class():
+    # an inner array far from its bound (its counts share one class) over an outer one near
+    # its bound: a row that holds over a run of the outer counts serves those counts for the
+    # far inner counts only, not for inner counts near the bound, whose rows differ
+    net, top = counted_arrays(0, 30)
+    lb = net.build(top, max_depth=3)
+    index = PushdownIndex(lb, NESTING, eager_states=0)
+    fa = index._frames
+    x, stack = index.walk_bytes(index.start, b"[1,[")
+    q, _, k = unpack(x)
+    q1, _, k1 = unpack(stack[-1])
+    rows = set()
+    for c_top in (0, 1, 29, 28, 30):
+        for c_below in range(18, 31):
+            cfg = (pack(q, c_top, k), (pack(q1, c_below, k1),))
+            if not (fa.live(q, c_top, k) and fa.live(q1, c_below, k1)):
+                continue
+            want = ref_mask(lb, NESTING, *cfg)
+            assert unpack_bitmask(index.mask_row(cfg), NESTING.size).tolist() == want, (
+                c_top, c_below)
+            rows.add(tuple(want))
+    assert len(rows) > 2 and index._spans
 
 
 def test_key_names_are_walked_once_for_every_key_set():
