@@ -48,9 +48,10 @@ The same index walks a :class:`~tokenfsm.automata.lazy_bytes.LazyBytes` whose fr
 and key sets (a lazy network: counted repetitions, objects as key sets): every frame is then one
 int (state, count and keys packed, :mod:`.frames`), liveness is decided per move, and rows are
 kept under keys in which each count is classified by where it lies relative to its bounds, so a
-count of a billion needs no more rows than a count of ten. Near an upper bound each count is a
-key of its own; there a walk also says over which counts of the frame on top, and of the one
-below it, its row holds (a token ticks a few times at most), and those counts take that row.
+count of a billion needs no more rows than a count of ten. Near an upper bound (or below a lower
+one, with no upper one) each count is a key of its own; there a walk also says over which counts
+of the frame on top, and of the one below it, its row holds (a token ticks a few times at most),
+and those counts take that row.
 
 Example
 -------
@@ -518,27 +519,23 @@ class PushdownIndex:
     def _frame_row(self, x: int, stack: tuple, top: int, below: tuple):
         """:meth:`_row_keyed` for an automaton whose frames hold data: frames in the keys have
         their counts classified (:meth:`.frames.FrameAutomaton.key_frame`): ``top`` is ``x``'s
-        key frame, ``below`` those of the stack's frames. Near a counted piece's upper bound,
-        where each count is a key of its own, a row that a walk found to hold over a run of
-        counts (:meth:`.frames.FrameAutomaton.fill`) serves every count of the run."""
+        key frame, ``below`` those of the stack's frames. Where each count of a frame is a key
+        of its own (near a counted piece's bound, :meth:`.frames.FrameAutomaton.spanned`), a row
+        that a walk found to hold over a run of counts (:meth:`.frames.FrameAutomaton.fill`)
+        serves every count of the run."""
         fa = self._frames
         rows = self._rows
         q = x & 0xFFFFFFFF
         n = len(stack)
         end = fa.can_end(x, stack)
         hit = key = None
-        if q in self._exact_q:
-            key = (top, below, True, end)
+        for b, exact in self._belows(q, below):
+            key = (top, b, exact, end)
             hit = rows.get(key)
-        if hit is None:
-            for u in self._used.get(q, ()):
-                if u <= n:
-                    key = (top, below[n - u:] if u else (), False, end)
-                    hit = rows.get(key)
-                    if hit is not None:
-                        break
+            if hit is not None:
+                break
         if hit is None and self._spans:
-            hit = self._spanned(x, top, below, end)
+            hit = self._spanned(q, top, below, end)
             key = None if hit is None else hit[2]
         if hit is not None:
             return self._kept(key, hit)
@@ -571,15 +568,22 @@ class PushdownIndex:
             below = below[:-1] + (below[-1] & ~_COUNT_FIELD | _SPANNED,)
         return top, below, exact, end
 
-    def _spanned(self, x: int, top: int, below: tuple, end: bool):
-        """The entry of a row made at other counts of the spanned frames of ``(x, below)``
-        (``top``: ``x``'s key frame) that holds at theirs (see :meth:`_frame_row`), or None."""
-        q = x & 0xFFFFFFFF
+    def _belows(self, q: int, below: tuple):
+        """The stacks (as key frames) that rows of state ``q`` may be kept under, each with
+        whether the whole stack is read: the whole of ``below`` where some row of ``q`` read it
+        to its bottom, then its tops of the lengths that rows of ``q`` read."""
         n = len(below)
-        keys = [(below, True)] if q in self._exact_q else []
-        keys += [(below[n - u:] if u else (), False) for u in self._used.get(q, ()) if u <= n]
+        if q in self._exact_q:
+            yield below, True
+        for u in self._used.get(q, ()):
+            if u <= n:
+                yield (below[n - u:] if u else ()), False
+
+    def _spanned(self, q: int, top: int, below: tuple, end: bool):
+        """The entry of a row of state ``q`` made at other counts of the spanned frames of
+        ``(top, below)`` (key frames) that holds at theirs (see :meth:`_frame_row`), or None."""
         c_top = (top >> 32) & _LOW64
-        for b, exact in keys:
+        for b, exact in self._belows(q, below):
             runs = self._spans.get(self._span_key(top, b, exact, end))
             if runs is None:
                 continue

@@ -729,10 +729,11 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 #: exact, visited, idx, val, counts)`` or None where it does not apply (``out``, ``touched``:
 #: the scratch of :func:`.pd_kernels.row_scratch`, left as given): the row is ``base`` (a
 #: shared ``(row, byte view)``, or None) with the words ``val`` or-ed in at ``idx``; ``counts``
-#: None, or the first and last count of the top frame at which the same row holds (the walk's,
-#: near a counted piece's upper bound: :meth:`.frames.FrameAutomaton.fill`). All give the
-#: reference's row, and a ``used``/``exact`` claim at least as cautious as its (the tests run
-#: every way on every configuration they meet, and the row at each count a way claims).
+#: None, or the runs of counts of the top frame and of the stack's top over which the same row
+#: holds (the walk's, near a counted piece's bound: :meth:`.frames.FrameAutomaton.fill`). All
+#: give the reference's row, and a ``used``/``exact`` claim at least as cautious as its (the
+#: tests run every way on every configuration they meet, and the row at each count a way
+#: claims).
 #: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else
 #: ``count-band`` where that applies; else ``walk``. ``up-front`` rows are the ones
 #: :func:`rows_up_front` makes for many states at once when an index is built.
