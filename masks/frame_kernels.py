@@ -34,7 +34,7 @@ from numba import njit
 from .pd_kernels import _live_roots, _set_token, _take, skeleton_exits
 
 __all__ = ["AUTOMATON_FIELDS", "FIELD_TYPES", "automaton_tuple", "fill_row", "replay_row",
-           "region_needs", "set_tokens"]
+           "region_needs", "set_tokens", "tick_targets"]
 
 #: The automaton's fields, in the order the kernels index them (``a[k]``), and the type each
 #: is read as: (dtype, dimensions).
@@ -792,6 +792,19 @@ def region_needs(nodes, tok_ids, max_depth, table, byte_classes, comp, least, r)
             k += 1
         i += 1
     return toks[:k].copy(), needs[:k].copy(), visited
+
+
+@njit(cache=True)
+def tick_targets(table):
+    """Per state of a table whose moves hold their ticks in the bits from 30 up, whether some
+    move ticks into it."""
+    out = np.zeros(table.shape[0], dtype=np.bool_)
+    for s in range(table.shape[0]):
+        for k in range(table.shape[1]):
+            t = table[s, k]
+            if t >> 30:
+                out[t & _MASK] = True
+    return out
 
 
 @njit(cache=True)

@@ -309,16 +309,18 @@ def _regions(bt: ByteTables) -> np.ndarray:
     once per vocabulary. Any partition would be correct (walks are shared within a region and
     replayed past its exits); this one isolates what repeats across schemas.
     """
-    classes = bt.byte_classes
-    n_classes = bt.table.shape[1]
-    csize = np.bincount(classes, minlength=n_classes)
+    return kernels.cut_components(bt.table, _region_cut(bt.byte_classes, bt.table.shape[1]))[0]
+
+
+def _region_cut(byte_classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """The classes :func:`_regions` cuts: those of :data:`REGION_CUT_BYTES` that hold that byte
+    alone (``bool[n_classes]``)."""
+    csize = np.bincount(byte_classes, minlength=n_classes)
     cut = np.zeros(n_classes, dtype=bool)
     for b in REGION_CUT_BYTES:
-        if csize[classes[b]] == 1:
-            cut[classes[b]] = True
-    if not cut.any():
-        return kernels.scc_ids(bt.table)
-    return kernels.scc_ids(np.where(cut[None, :], 0, bt.table).astype(np.int32))
+        if csize[byte_classes[b]] == 1:
+            cut[byte_classes[b]] = True
+    return cut
 
 
 def _shared_walks(walk, groups, sig_ptr, sig, order, g_ptr, node_bit, n_tok_nodes, max_depth,

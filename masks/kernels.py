@@ -71,6 +71,7 @@ __all__ = [
     "coreachable",
     "forced_bytes",
     "scc_ids",
+    "cut_components",
     "relaxed_blocks",
     "token_nodes",
     "walk_visits",
@@ -609,8 +610,41 @@ def scc_ids(table):
     """Strongly connected components of a byte DFA (Tarjan's algorithm, iterative).
 
     Transitions to the dead state 0 are ignored. Returns ``int32[num_states]``: the component of
-    each state (the dead state 0 alone in component 0)."""
+    each state (the dead state 0 alone in component 0), a component numbered after every one it
+    reaches. It is :func:`cut_components` cutting no class."""
+    return cut_components(table, np.zeros(table.shape[1], dtype=np.bool_))[0]
+
+
+@njit(cache=True)
+def cut_components(table, cut):
+    """:func:`scc_ids` of ``table`` without its moves on the classes where ``cut`` is set, and
+    per state whether it moves to itself on some class (cut or not): ``(comp, loops)``.
+
+    The moves are first listed per state, each target once in the order of its first class
+    (a dense table repeats a few targets over many classes), then Tarjan's search reads the
+    lists: the same components, numbered alike (a repeated move changes nothing in the search),
+    in less than half the time of a search over the table's cells."""
     n, c = table.shape
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    tgt = np.empty(4 * n + 16, dtype=np.int32)
+    last = np.full(n, -1, dtype=np.int32)     # the last state that listed each target
+    loops = np.zeros(n, dtype=np.bool_)
+    k = 0
+    for v in range(n):
+        for e in range(c):
+            w = table[v, e]
+            if w == v:
+                loops[v] = True
+            if w == 0 or cut[e] or last[w] == v:
+                continue
+            last[w] = v
+            if k == tgt.shape[0]:
+                bigger = np.empty(2 * k, dtype=np.int32)
+                bigger[:k] = tgt
+                tgt = bigger
+            tgt[k] = w
+            k += 1
+        ptr[v + 1] = k
     index = np.full(n, -1, dtype=np.int32)
     low = np.zeros(n, dtype=np.int32)
     on_stack = np.zeros(n, dtype=np.bool_)
@@ -618,9 +652,8 @@ def scc_ids(table):
     stack = np.empty(n, dtype=np.int32)
     sp = 0
     call_state = np.empty(n, dtype=np.int32)
-    call_edge = np.empty(n, dtype=np.int32)
+    call_edge = np.empty(n, dtype=np.int64)
     counter = 0
-    n_comp = 0
     comp[0] = 0
     n_comp = 1
     for root in range(1, n):
@@ -628,7 +661,7 @@ def scc_ids(table):
             continue
         top = 0
         call_state[0] = root
-        call_edge[0] = 0
+        call_edge[0] = ptr[root]
         index[root] = counter
         low[root] = counter
         counter += 1
@@ -638,11 +671,9 @@ def scc_ids(table):
         while top >= 0:
             v = call_state[top]
             e = call_edge[top]
-            if e < c:
+            if e < ptr[v + 1]:
                 call_edge[top] = e + 1
-                w = table[v, e]
-                if w == 0:
-                    continue
+                w = tgt[e]
                 if index[w] < 0:
                     index[w] = counter
                     low[w] = counter
@@ -652,7 +683,7 @@ def scc_ids(table):
                     on_stack[w] = True
                     top += 1
                     call_state[top] = w
-                    call_edge[top] = 0
+                    call_edge[top] = ptr[w]
                 elif on_stack[w]:
                     if index[w] < low[v]:
                         low[v] = index[w]
@@ -671,7 +702,7 @@ def scc_ids(table):
                     u = call_state[top]
                     if low[v] < low[u]:
                         low[u] = low[v]
-    return comp
+    return comp, loops
 
 
 @njit(cache=True)

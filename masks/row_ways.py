@@ -77,7 +77,7 @@ import numpy as np
 from tokenfsm.automata.cache import ByteLRU
 
 from . import frame_kernels, kernels, pd_kernels
-from .index import MAX_SIGNATURE_STATES, ByteTables, _regions, _shared_walks
+from .index import MAX_SIGNATURE_STATES, _region_cut, _shared_walks
 
 __all__ = ["ROW_WAYS", "ROW_REFERENCE", "REPLAY_CACHE_BYTES", "EAGER_MAX_VISITS",
            "EAGER_MAX_TOTAL_VISITS", "region_flags", "shared_walk", "rows_up_front",
@@ -98,10 +98,11 @@ EAGER_MAX_TOTAL_VISITS = 1 << 23
 KEY_NAMES_MAX_STATES = 4096
 
 
-def key_name_regions(lb, comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def key_name_regions(lb, comp: np.ndarray,
+                     table: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``(comp, reads, first)``: the regions ``comp`` with, per key-set piece, the states of its
     key names made one region (numbered from ``first``), and per state whether it reads the
-    keys.
+    keys (``table``: ``lb``'s moves, their ticks stripped).
 
     In a key-set piece a move is live by a formula over the frame's count and keys
     (:func:`.frame_kernels._keys_live`). A move into a state that neither closes the object nor
@@ -115,11 +116,9 @@ def key_name_regions(lb, comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]
     top = int(comp.max()) + 1 if comp.size else 0
     if not keyed.any():
         return comp, np.zeros(comp.shape[0], dtype=bool), top
-    ticks = np.zeros(keyed.shape[0], dtype=bool)
-    ticks[(lb.table[(lb.table >> 30) != 0] & ((1 << 30) - 1))] = True
     calls = np.diff(lb.call_ptr) > 0
-    reads = keyed & (lb.key_close | ~lb.key_extra | ticks)
-    names = _inside_names(lb.table & ((1 << 30) - 1), comp,
+    reads = keyed & (lb.key_close | ~lb.key_extra | frame_kernels.tick_targets(lb.table))
+    names = _inside_names(table, comp,
                           keyed & ~reads & ~calls & ~lb.accepting)
     comp = comp.copy()
     comp[names] = top + lb.state_piece[names]
@@ -151,20 +150,19 @@ def region_flags(index):
             flags = index._flags
             if flags is None:
                 t0 = time.perf_counter()
-                comp = _regions(ByteTables(index._k_byte_classes, index._region_table,
-                                           index._k_accepting, int(index.start[0]) & 0xFFFFFFFF))
+                tab = index._region_table
+                comp, loops = kernels.cut_components(
+                    tab, _region_cut(index._k_byte_classes, tab.shape[1]))   # (see _regions)
                 reads = names_from = None
                 index._scc = comp        # (the cycles, before key names are made regions)
                 if index._frames is not None:
-                    comp, reads, names_from = key_name_regions(index._frames.lb, comp)
+                    comp, reads, names_from = key_name_regions(index._frames.lb, comp, tab)
                 n_comp = int(comp.max()) + 1 if comp.size else 0
                 bad = np.zeros(n_comp, dtype=bool)
                 bad[comp[np.diff(index.call_ptr) > 0]] = True
                 if reads is not None:
                     bad[comp[reads]] = True
                 size = np.bincount(comp, minlength=n_comp)
-                tab = index._region_table
-                loops = (tab == np.arange(tab.shape[0], dtype=tab.dtype)[:, None]).any(axis=1)
                 cyclic = (size > 1) | (np.bincount(comp, weights=loops, minlength=n_comp) > 0)
                 limit = np.full(n_comp, MAX_SIGNATURE_STATES)
                 if reads is not None:

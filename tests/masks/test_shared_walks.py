@@ -479,3 +479,49 @@ def test_inside_names_follow_the_definition(data):
     names = np.array([False] + [data.draw(st.booleans()) for _ in range(n - 1)])
     got = kernels.inside_names(table, comp, names, np.bincount(comp))
     assert set(np.flatnonzero(got).tolist()) == _naive_inside_names(table, comp, names)
+
+
+def _reach(table, cut, s):
+    """The states ``s`` reaches (itself included) over the moves of classes not cut."""
+    seen, todo = {s}, [s]
+    while todo:
+        u = todo.pop()
+        for k, t in enumerate(table[u].tolist()):
+            if t and not cut[k] and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_cut_components_are_the_components_numbered_after_what_they_reach(data):
+    """Two live states share a component iff each reaches the other over the moves left; a
+    state's component is numbered after those of the states it reaches; the dead state is
+    component 0 alone; ``loops`` are the states that move to themselves on some class."""
+    table = _random_table(data, 14)
+    n, c = table.shape
+    cut = np.array([data.draw(st.booleans()) for _ in range(c)])
+    comp, loops = kernels.cut_components(table, cut)
+    reach = [_reach(table, cut, s) for s in range(n)]
+    assert comp[0] == 0 and (comp[1:] > 0).all()
+    for u in range(1, n):
+        for v in range(1, n):
+            assert (comp[u] == comp[v]) == (v in reach[u] and u in reach[v])
+            if v in reach[u] and comp[u] != comp[v]:
+                assert comp[u] > comp[v]
+    assert loops.tolist() == [bool((table[s] == s).any()) for s in range(n)]
+    if not cut.any():
+        assert kernels.scc_ids(table).tolist() == comp.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_tick_targets_are_the_states_a_ticking_move_enters(data):
+    from tokenfsm.masks.frame_kernels import tick_targets
+
+    table = _random_table(data, 14)
+    ticks = np.array([[data.draw(st.booleans()) for _ in row] for row in table])
+    lazy = (table | np.where(ticks & (table != 0), 1 << 30, 0)).astype(np.int32)
+    want = {int(t) for t, k in zip(table.ravel(), ticks.ravel()) if k and t}
+    assert set(np.flatnonzero(tick_targets(lazy)).tolist()) == want
