@@ -452,18 +452,7 @@ def _naive_inside_names(table, comp, names):
     succ = {s: {int(t) for t in table[s] if t and names[t]} for s in range(n) if names[s]}
     on_cycle = {s for s, ts in succ.items()
                 if any(t == s or (size[comp[s]] > 1 and comp[s] == comp[t]) for t in ts)}
-    out = set()
-    for s in succ:
-        seen, todo = {s}, [s]
-        while todo:
-            u = todo.pop()
-            if u in on_cycle:
-                out.add(s)
-                break
-            for t in succ[u] - seen:
-                seen.add(t)
-                todo.append(t)
-    return out
+    return {s for s in succ if _reached(s, succ.__getitem__) & on_cycle}
 
 
 @settings(max_examples=200, deadline=None)
@@ -481,16 +470,20 @@ def test_inside_names_follow_the_definition(data):
     assert set(np.flatnonzero(got).tolist()) == _naive_inside_names(table, comp, names)
 
 
-def _reach(table, cut, s):
-    """The states ``s`` reaches (itself included) over the moves of classes not cut."""
+def _reached(s, successors) -> set:
+    """The states ``s`` reaches (itself included), ``successors(u)`` those ``u`` moves to."""
     seen, todo = {s}, [s]
     while todo:
-        u = todo.pop()
-        for k, t in enumerate(table[u].tolist()):
-            if t and not cut[k] and t not in seen:
-                seen.add(t)
-                todo.append(t)
+        for t in set(successors(todo.pop())) - seen:
+            seen.add(t)
+            todo.append(t)
     return seen
+
+
+def _reach(table, cut, s):
+    """The states ``s`` reaches (itself included) over the moves of classes not cut."""
+    return _reached(s, lambda u: [t for k, t in enumerate(table[u].tolist())
+                                  if t and not cut[k]])
 
 
 @settings(max_examples=300, deadline=None)
