@@ -732,8 +732,8 @@ def up_front_way(index, x: int, stack: tuple, end: bool, out, touched):
 #: give the reference's row, and a ``used``/``exact`` claim at least as cautious as its (the
 #: tests run every way on every configuration they meet, and the row at each count a way
 #: claims).
-#: Where ``share_walks`` is set, the index takes ``shared-region`` where it applies, else
-#: ``count-band`` where that applies; else ``walk``. ``up-front`` rows are the ones
+#: Where ``share_walks`` is set, the index takes the first of ``shared-region``,
+#: ``region-band`` and ``count-band`` that applies; else ``walk``. ``up-front`` rows are the ones
 #: :func:`rows_up_front` makes for many states at once when an index is built.
 ROW_WAYS = {
     "walk": walk_way,
