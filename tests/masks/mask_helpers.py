@@ -146,12 +146,12 @@ def rows_by_every_way(index, config) -> dict:
         assert not out.any(), name
         if made is None:
             continue
-        base, used, exact, _visited, idx, val, _counts = made
+        base, used, exact, _visited, idx, val, counts = made
         row = np.zeros(index.n_words, dtype=np.uint32) if base is None else base[0].copy()
         assert idx.tolist() == sorted(set(idx.tolist())), name
         row[idx] |= val
         got[name] = (unpack_bitmask(row.view(np.int32), index.vocab_size).tolist(), used, exact,
-                     _counts)
+                     counts)
     return got
 
 
